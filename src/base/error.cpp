@@ -1,0 +1,25 @@
+#include "base/error.hpp"
+
+namespace ngxtls {
+
+std::string to_string(const source_location& where) {
+  std::string out = where.file;
+  if (where.line != 0) {
+    out += ':' + std::to_string(where.line);
+    if (where.column != 0) out += ':' + std::to_string(where.column);
+  }
+  return out;
+}
+
+static std::string format_what(const source_location& where, const std::string& message) {
+  return to_string(where) + ": " + message;
+}
+
+input_error::input_error(source_location where, std::string message,
+                         std::vector<source_location> include_chain)
+    : std::runtime_error(format_what(where, message)),
+      where_(std::move(where)),
+      message_(std::move(message)),
+      chain_(std::move(include_chain)) {}
+
+}  // namespace ngxtls

@@ -1,0 +1,20 @@
+#pragma once
+// One file per subcommand. Each registers its CLI11 subcommand and returns the exit code
+// through the callback it installs.
+
+#include <CLI/CLI.hpp>
+
+namespace ngxtls::cli {
+
+/// Exit codes (DESIGN, Command line): 0 clean, 1 findings at or above --fail-on,
+/// 2 usage or input error, 3 a target could not be probed.
+enum exit_code : int { exit_ok = 0, exit_findings = 1, exit_input = 2, exit_target = 3 };
+
+/// Each register_* adds its subcommand to `app`; when that subcommand is chosen,
+/// `run` is set to a function returning the process exit code.
+void register_lint(CLI::App& app, std::function<int()>& run);
+void register_parse(CLI::App& app, std::function<int()>& run);
+void register_probe(CLI::App& app, std::function<int()>& run);
+void register_rules(CLI::App& app, std::function<int()>& run);
+
+}  // namespace ngxtls::cli

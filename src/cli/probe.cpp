@@ -1,0 +1,9 @@
+// Placeholder until the probe subcommand lands; replaced by its real implementation.
+#include "cli/commands.hpp"
+
+namespace ngxtls::cli {
+void register_probe(CLI::App& app, std::function<int()>& run) {
+  auto* sub = app.add_subcommand("probe", "(not built yet)");
+  sub->callback([&run] { run = [] { return 2; }; });
+}
+}  // namespace ngxtls::cli

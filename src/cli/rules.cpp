@@ -1,0 +1,9 @@
+// Placeholder until the rules subcommand lands; replaced by its real implementation.
+#include "cli/commands.hpp"
+
+namespace ngxtls::cli {
+void register_rules(CLI::App& app, std::function<int()>& run) {
+  auto* sub = app.add_subcommand("rules", "(not built yet)");
+  sub->callback([&run] { run = [] { return 2; }; });
+}
+}  // namespace ngxtls::cli

@@ -1,0 +1,73 @@
+#pragma once
+// Reading nginx configuration: one file, a whole tree with includes, or an `nginx -T` dump.
+
+#include <cstddef>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "config/tree.hpp"
+
+namespace ngxtls::config {
+
+/// Where included files come from: the real filesystem, or an in-memory
+/// path -> content map (nginx -T dumps, the fuzzer).
+class file_source {
+ public:
+  virtual ~file_source() = default;
+  /// The file's bytes. Throws input_error (at `from`) when it is missing, a directory,
+  /// not a regular file, unreadable or over the size limit; message as nginx's
+  /// `open() "PATH" failed (2: No such file or directory)` where nginx has one.
+  virtual std::string read(const std::string& path, const source_location& from) = 0;
+  /// Paths matching a glob pattern, sorted bytewise (nginx sorts glob results); empty when none match.
+  virtual std::vector<std::string> glob(const std::string& pattern) = 0;
+};
+
+/// The real filesystem.
+std::unique_ptr<file_source> make_disk_source();
+/// An in-memory map of absolute path -> content; globs match against its keys.
+std::unique_ptr<file_source> make_memory_source(std::map<std::string, std::string> files);
+
+/// Options for loading a configuration.
+struct load_options {
+  /// nginx's conf prefix: relative include paths resolve against it. Default: the main file's directory.
+  std::optional<std::string> conf_prefix;
+  /// Do not follow includes (crossplane's --single-file).
+  bool single_file = false;
+  /// Limits (DESIGN / issue 6): each hit is an input_error that names the limit.
+  std::size_t max_file_bytes = 256u << 20;
+  std::size_t max_depth = 256;          ///< block nesting
+  std::size_t max_include_depth = 64;
+  std::size_t max_included_files = 100000;
+};
+
+/// Parses one buffer into a per-file tree. `file_index` is stamped on every directive.
+/// `path` is used in error locations. Throws input_error with nginx's message
+/// (`unexpected "}"`, `unexpected end of file, expecting ";" or "}"`, `unexpected "X"`,
+/// `directive "X" has no opening "{"`, ...) at file:line:col.
+std::vector<directive> parse_buffer(std::string_view content, const std::string& path,
+                                    std::uint32_t file_index);
+
+/// Loads `main_path` and everything it includes from `source`.
+/// Throws input_error: syntax errors, missing literal includes, include cycles (message names
+/// the chain of active includes), limits.
+config load(const std::string& main_path, file_source& source, const load_options& options = {});
+
+/// Loads a file from disk (load() with the disk source).
+config load_file(const std::string& main_path, const load_options& options = {});
+
+/// Loads an `nginx -T` dump: split at `# configuration file PATH:` markers, main file first;
+/// includes are expanded from that path -> content map (DESIGN fact 10). `dump_name` names the
+/// dump in errors that precede the first marker. Throws input_error when no marker is found.
+config load_dump(std::string_view dump, const std::string& dump_name,
+                 const load_options& options = {});
+
+/// True when `text` looks like an `nginx -T` dump (its first non-empty line, or the line after
+/// nginx's "syntax is ok" lines, is a `# configuration file PATH:` marker).
+bool looks_like_dump(std::string_view text);
+
+}  // namespace ngxtls::config

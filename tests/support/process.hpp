@@ -1,0 +1,49 @@
+#pragma once
+// Test helpers: temporary directories, free loopback ports, running commands.
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace ngxtls::test {
+
+/// A fresh directory under $TMPDIR (or /tmp), removed with everything in it on destruction.
+class temp_dir {
+ public:
+  temp_dir();
+  ~temp_dir();
+  temp_dir(const temp_dir&) = delete;
+  temp_dir& operator=(const temp_dir&) = delete;
+  const std::filesystem::path& path() const { return path_; }
+  /// Writes `content` to path()/name (creating parent dirs) and returns the full path.
+  std::filesystem::path write(const std::string& name, const std::string& content) const;
+
+ private:
+  std::filesystem::path path_;
+};
+
+/// A TCP port on 127.0.0.1 that was free a moment ago (bind to port 0, read it back, close).
+int free_port();
+
+/// The result of a finished command.
+struct command_result {
+  int exit_code = -1;  ///< exit status, or 128+signal when killed by a signal
+  std::string out;     ///< stdout
+  std::string err;     ///< stderr
+};
+
+/// Runs argv (argv[0] looked up on PATH) with `input` on stdin; waits at most
+/// `timeout_s` seconds, then kills it (exit_code 128+9). Throws std::runtime_error when it
+/// cannot be started.
+command_result run(const std::vector<std::string>& argv, const std::string& input = "",
+                   int timeout_s = 120);
+
+/// Path of the ngxtls binary under test, and of the source tree and ../shared.
+std::string ngxtls_binary();
+std::filesystem::path source_dir();
+std::filesystem::path shared_dir();
+
+/// Reads a whole file; throws std::runtime_error when it cannot.
+std::string read_file(const std::filesystem::path& p);
+
+}  // namespace ngxtls::test
