@@ -1,9 +1,70 @@
-// Placeholder until the parse subcommand lands; replaced by its real implementation.
+// `ngxtls parse PATH|- [--single-file] [--format json|crossplane] [--conf-prefix DIR]`:
+// prints the syntax tree. Exit 0 on success; a syntax or input error is an input_error
+// (exit 2, `ngxtls: error: FILE:LINE:COL: MESSAGE` from main.cpp); in crossplane format
+// crossplane's failed-status JSON goes to stdout first, as crossplane does.
+
+#include <iostream>
+#include <iterator>
+#include <memory>
+
+#include "base/error.hpp"
 #include "cli/commands.hpp"
+#include "config/loader.hpp"
+#include "report/parse_output.hpp"
 
 namespace ngxtls::cli {
-void register_parse(CLI::App& app, std::function<int()>& run) {
-  auto* sub = app.add_subcommand("parse", "(not built yet)");
-  sub->callback([&run] { run = [] { return 2; }; });
+
+namespace {
+
+struct parse_args {
+  std::string path;
+  bool single_file = false;
+  std::string format = "json";
+  std::string conf_prefix;
+};
+
+config::config load_parse_input(const parse_args& a) {
+  config::load_options o;
+  o.single_file = a.single_file;
+  if (!a.conf_prefix.empty()) o.conf_prefix = a.conf_prefix;
+  if (a.path != "-") return config::load_file(a.path, o);
+  std::string text((std::istreambuf_iterator<char>(std::cin)), std::istreambuf_iterator<char>());
+  if (config::looks_like_dump(text)) return config::load_dump(text, "<stdin>", o);
+  auto disk = config::make_disk_source();
+  return config::load_buffer(std::move(text), "<stdin>", *disk, o);
 }
+
+int run_parse(const parse_args& a) {
+  config::config cfg;
+  try {
+    cfg = load_parse_input(a);
+  } catch (const input_error& e) {
+    if (a.format == "crossplane") std::cout << report::render_crossplane_error(e) << std::flush;
+    throw;
+  }
+  if (a.format == "crossplane") {
+    std::cout << report::render_crossplane(cfg, a.single_file);
+  } else {
+    std::cout << report::render_tree_json(cfg, a.single_file);
+  }
+  return exit_ok;
+}
+
+}  // namespace
+
+void register_parse(CLI::App& app, std::function<int()>& run) {
+  auto args = std::make_shared<parse_args>();
+  auto* sub = app.add_subcommand("parse", "Print the syntax tree of an nginx configuration");
+  sub->add_option("path", args->path, "Main config file, a saved `nginx -T` dump, or - for stdin")
+      ->required();
+  sub->add_flag("--single-file", args->single_file, "Do not follow includes (as crossplane)");
+  sub->add_option("--format", args->format, "Output format")
+      ->check(CLI::IsMember({"json", "crossplane"}))
+      ->capture_default_str();
+  sub->add_option("--conf-prefix", args->conf_prefix,
+                  "Directory relative include paths resolve against (default: the main "
+                  "file's directory; for stdin, the current directory)");
+  sub->callback([&run, args] { run = [args] { return run_parse(*args); }; });
+}
+
 }  // namespace ngxtls::cli

@@ -1,9 +1,132 @@
-// Placeholder until the probe subcommand lands; replaced by its real implementation.
+// `ngxtls probe TARGET...`: measure session resumption, ticket keys, staples and handshake
+// times on live endpoints (issue 3; DESIGN, Prober). Exit code 3 when a target cannot be probed.
+#include <unistd.h>
+
+#include <chrono>
+#include <fstream>
+#include <iostream>
+#include <memory>
+
+#include "base/error.hpp"
 #include "cli/commands.hpp"
+#include "probe/prober.hpp"
+#include "report/probe_output.hpp"
 
 namespace ngxtls::cli {
-void register_probe(CLI::App& app, std::function<int()>& run) {
-  auto* sub = app.add_subcommand("probe", "(not built yet)");
-  sub->callback([&run] { run = [] { return 2; }; });
+namespace {
+
+struct probe_args {
+  std::vector<std::string> targets;
+  std::optional<std::string> sni, connect, targets_file, sess_in, sess_out;
+  int attempts = 20, per_target = 4, parallel = 16, timeout_ms = 5000, total_timeout_ms = 120000;
+  bool tls12 = false, tls13 = false, no_http = false, fresh = false, no_ocsp = false;
+  std::string format = "text";
+};
+
+// A one-line progress bar on stderr, redrawn at most every 100 ms; only when stderr is a TTY.
+class progress_bar {
+ public:
+  void update(const probe::progress& p) {
+    auto now = std::chrono::steady_clock::now();
+    if (now - last_ < std::chrono::milliseconds(100) && p.done < p.planned) return;
+    last_ = now;
+    int width = 30;
+    int filled = p.planned > 0 ? std::min(width, p.done * width / p.planned) : 0;
+    std::cerr << "\r[" << std::string(filled, '=') << std::string(width - filled, ' ') << "] " << p.done << "/"
+              << p.planned << " connections, " << p.targets_done << "/" << p.targets << " targets" << std::flush;
+    drawn_ = true;
+  }
+  ~progress_bar() {
+    if (drawn_) std::cerr << "\r\033[K" << std::flush;
+  }
+
+ private:
+  std::chrono::steady_clock::time_point last_{};
+  bool drawn_ = false;
+};
+
+int run_probe_command(const probe_args& a) {
+  std::vector<std::string> texts = a.targets;
+  if (a.targets_file) {
+    std::ifstream f(*a.targets_file);
+    if (!f) throw input_error({*a.targets_file, 0, 0}, "cannot read targets file");
+    std::string line;
+    while (std::getline(f, line)) {
+      auto b = line.find_first_not_of(" \t\r");
+      if (b == std::string::npos || line[b] == '#') continue;
+      auto e = line.find_last_not_of(" \t\r");
+      texts.push_back(line.substr(b, e - b + 1));
+    }
+  }
+  if (texts.empty()) throw usage_error("probe: no target given (TARGET... or --targets FILE)");
+  if (a.sess_out && texts.size() != 1) throw usage_error("probe: --sess-out needs exactly one target");
+  if (a.attempts < 0 || a.per_target < 1 || a.parallel < 1 || a.timeout_ms < 1)
+    throw usage_error("probe: -n must be >= 0, -c, --parallel and --timeout >= 1");
+  std::vector<probe::target> targets;
+  for (const auto& t : texts) targets.push_back(probe::parse_target(t, a.sni, a.connect));
+
+  probe::probe_options o;
+  o.attempts = a.attempts;
+  o.per_target = a.per_target;
+  o.parallel = a.parallel;
+  o.timeout_ms = a.timeout_ms;
+  o.total_timeout_ms = a.total_timeout_ms;
+  if (a.tls12 || a.tls13) {
+    o.tls12 = a.tls12;
+    o.tls13 = a.tls13;
+  }
+  o.http = !a.no_http;
+  o.fresh_tickets = a.fresh;
+  o.ocsp = !a.no_ocsp;
+  o.sess_in = a.sess_in;
+  o.sess_out = a.sess_out;
+  std::unique_ptr<progress_bar> bar;
+  if (::isatty(STDERR_FILENO)) {
+    bar = std::make_unique<progress_bar>();
+    o.on_progress = [&bar](const probe::progress& p) { bar->update(p); };
+  }
+  auto results = probe::run_probe(targets, o);
+  bar.reset();
+
+  if (a.format == "json") std::cout << report::probe_json(results).dump(2) << "\n";
+  else if (a.format == "prometheus") std::cout << report::probe_prometheus(results);
+  else std::cout << report::probe_text(results, ::isatty(STDOUT_FILENO) == 1);
+  std::cout.flush();
+
+  int rc = exit_ok;
+  for (const auto& r : results) {
+    if (r.error) {
+      std::cerr << "ngxtls: error: cannot probe " << r.target << ": " << *r.error << "\n";
+      rc = exit_target;
+    }
+  }
+  return rc;
 }
+
+}  // namespace
+
+void register_probe(CLI::App& app, std::function<int()>& run) {
+  auto args = std::make_shared<probe_args>();
+  auto* sub = app.add_subcommand("probe", "measure TLS session resumption, ticket keys and OCSP staples of live endpoints");
+  sub->add_option("TARGET", args->targets, "host, host:port, [v6]:port or https://host[:port]/");
+  sub->add_option("--sni", args->sni, "server name to send (default: the target's host)");
+  sub->add_option("--connect", args->connect, "dial this address (addr[:port]) but send the target's SNI");
+  sub->add_option("-n", args->attempts, "resumption attempts per protocol run (default 20)");
+  sub->add_option("-c", args->per_target, "connections in flight per target (default 4)");
+  sub->add_option("--parallel", args->parallel, "targets probed at once (default 16)");
+  sub->add_flag("--tls1.2", args->tls12, "probe TLS 1.2 (tickets and session IDs)");
+  sub->add_flag("--tls1.3", args->tls13, "probe TLS 1.3");
+  sub->add_option("--timeout", args->timeout_ms, "per connection timeout, ms (default 5000)");
+  sub->add_option("--total-timeout", args->total_timeout_ms, "per target deadline, ms (default 120000)");
+  sub->add_option("--sess-in", args->sess_in, "offer the session in this PEM file (openssl s_client format)");
+  sub->add_option("--sess-out", args->sess_out, "save the first session to this PEM file (mode 0600)");
+  sub->add_flag("--no-http", args->no_http, "do not send HEAD / after the handshake");
+  sub->add_flag("--fresh-tickets", args->fresh, "offer the newest ticket on every attempt (as browsers do)");
+  sub->add_flag("--no-ocsp", args->no_ocsp, "do not ask for OCSP staples");
+  sub->add_option("--targets", args->targets_file, "file with one target a line");
+  sub->add_option("--format", args->format, "text, json or prometheus")
+      ->check(CLI::IsMember({"text", "json", "prometheus"}));
+  sub->callback([&run, args] { run = [args] { return run_probe_command(*args); }; });
+}
+
 }  // namespace ngxtls::cli

@@ -43,6 +43,9 @@ struct load_options {
   std::size_t max_depth = 256;          ///< block nesting
   std::size_t max_include_depth = 64;
   std::size_t max_included_files = 100000;
+  /// Directives in the expanded tree: a file included twice by a file included twice ...
+  /// grows exponentially, so the expansion is bounded too.
+  std::size_t max_directives = 10000000;
 };
 
 /// Parses one buffer into a per-file tree. `file_index` is stamped on every directive.
@@ -57,7 +60,14 @@ std::vector<directive> parse_buffer(std::string_view content, const std::string&
 /// the chain of active includes), limits.
 config load(const std::string& main_path, file_source& source, const load_options& options = {});
 
-/// Loads a file from disk (load() with the disk source).
+/// Loads configuration text that is not a file (a plain config on stdin): `name` labels it
+/// in errors and in config::files[0].path; includes are read from `source`, relative to
+/// options.conf_prefix, else the current directory. Throws input_error as load().
+config load_buffer(std::string content, const std::string& name, file_source& source,
+                   const load_options& options = {});
+
+/// Loads a file from disk (load() with the disk source). A file that looks_like_dump() is
+/// loaded with load_dump() (a saved `nginx -T` output).
 config load_file(const std::string& main_path, const load_options& options = {});
 
 /// Loads an `nginx -T` dump: split at `# configuration file PATH:` markers, main file first;

@@ -1,0 +1,244 @@
+#pragma once
+// nginx configuration syntax as PEGTL rules, read against nginx's own tokenizer
+// (src/core/ngx_conf_file.c, ngx_conf_read_token; DESIGN fact 10) and, for
+// `*_by_lua_block` bodies, against lua-nginx-module's block lexer
+// (ngx_http_lua_conf_lua_block_parse). No actions, no I/O: src/config attaches
+// actions and the control that turns each must<> point into nginx's message
+// (see error_text below).
+//
+// The rules work on bytes: nothing is decoded, and a UTF-8 BOM is an ordinary
+// byte sequence that ends up in the first directive's name, as in nginx.
+
+#include <cstddef>
+
+#include <tao/pegtl.hpp>
+
+namespace ngxtls::grammar {
+
+namespace pegtl = tao::pegtl;
+using pegtl::any;
+using pegtl::at;
+using pegtl::eof;
+using pegtl::must;
+using pegtl::not_at;
+using pegtl::not_one;
+using pegtl::one;
+using pegtl::plus;
+using pegtl::seq;
+using pegtl::sor;
+using pegtl::star;
+
+// ---------------------------------------------------------------------------
+// Between tokens
+
+/// Space, tab, CR, LF: the only bytes nginx treats as white space.
+struct space : one<' ', '\t', '\r', '\n'> {};
+/// `#` to the end of the line. nginx starts a comment only where a token
+/// could start; inside a token `#` is an ordinary byte (see bare_word).
+struct comment : seq<one<'#'>, star<not_one<'\n'>>> {};
+/// What may sit between any two tokens (A10, A11).
+struct separator : sor<plus<space>, comment> {};
+struct separators : star<separator> {};
+
+// ---------------------------------------------------------------------------
+// Tokens
+
+/// The byte after a backslash; any byte, a newline included. Missing only at end of file.
+struct escaped_byte : any {};
+/// A backslash keeps the next byte from ending or quoting anything (`\;`, `\ `, `\{`, `\"`).
+struct escape : seq<one<'\\'>, must<escaped_byte>> {};
+/// `$` followed by `{`: nginx does not end a token at a `{` right after `$`
+/// (the flag stays set, so `${{` is kept too; A09).
+struct variable : seq<one<'$'>, star<one<'{'>>> {};
+/// Bytes that end an unquoted token.
+struct bare_end : one<' ', '\t', '\r', '\n', ';', '{'> {};
+/// Any other byte of an unquoted token: quotes, `#` and `}` are ordinary here (A14).
+struct bare_byte : not_one<' ', '\t', '\r', '\n', ';', '{', '\\', '$'> {};
+struct bare_part : sor<escape, variable, bare_byte> {};
+/// An unquoted token. It cannot start with a quote (that opens a quoted token),
+/// `}` (that closes a block) or `#` (a comment; consumed by separators first).
+struct bare_word : seq<not_at<one<'"', '\'', '}', '#'>>, plus<bare_part>> {};
+
+/// What must follow a closing quote: white space, `;`, `{` or `)`. Anything
+/// else is `unexpected "X"` (A14b). The `)` starts the next token.
+struct after_quote : at<one<' ', '\t', '\r', '\n', ';', '{', ')'>> {};
+
+struct dq_open : one<'"'> {};
+struct dq_close : one<'"'> {};
+struct dq_body : star<sor<escape, not_one<'"'>>> {};
+/// A double-quoted token; `;`, `{`, `}` and `#` are plain text inside (A01, A04).
+struct dq_word : seq<dq_open, dq_body, must<dq_close>, must<after_quote>> {};
+
+struct sq_open : one<'\''> {};
+struct sq_close : one<'\''> {};
+struct sq_body : star<sor<escape, not_one<'\''>>> {};
+/// A single-quoted token, which may span lines (A08).
+struct sq_word : seq<sq_open, sq_body, must<sq_close>, must<after_quote>> {};
+
+/// One token: a directive name or an argument.
+struct word : sor<dq_word, sq_word, bare_word> {};
+
+// ---------------------------------------------------------------------------
+// Directives and blocks
+
+struct directive_end : one<';'> {};
+struct block_open : one<'{'> {};
+struct block_close : one<'}'> {};
+
+struct statement;
+/// The directives of a block, each followed by optional separators.
+struct block_body : seq<separators, star<statement, separators>> {};
+/// `{ ... }`; end of file before the `}` is `unexpected end of file, expecting "}"`.
+struct block : seq<block_open, block_body, must<block_close>> {};
+/// A directive ends with `;` or with a block; `}` or end of file here is an error.
+struct statement_end : sor<directive_end, block> {};
+/// Name and arguments, separated by white space or comments.
+struct words : seq<word, separators, star<word, separators>> {};
+
+// ---------------------------------------------------------------------------
+// `*_by_lua_block` (lua-nginx-module): the body is Lua, not nginx syntax
+
+struct lua_suffix : TAO_PEGTL_STRING("_by_lua_block") {};
+struct bare_lua_name : seq<not_at<one<'"', '\'', '}', '#'>>, plus<not_at<lua_suffix, sor<bare_end, eof>>, bare_part>, lua_suffix, at<sor<bare_end, eof>>> {};
+struct dq_lua_name : seq<dq_open, plus<not_at<lua_suffix, dq_close>, sor<escape, not_one<'"'>>>, lua_suffix, dq_close> {};
+struct sq_lua_name : seq<sq_open, plus<not_at<lua_suffix, sq_close>, sor<escape, not_one<'\''>>>, lua_suffix, sq_close> {};
+/// A directive name ending in `_by_lua_block` (quoted or not; nginx compares the unquoted name).
+struct lua_name : sor<bare_lua_name, dq_lua_name, sq_lua_name> {};
+/// Look-ahead only: a lua block directive whose arguments end with `{`.
+/// Ended with `;` instead, it is an ordinary statement that src/config rejects
+/// with `directive "X" has no opening "{"`.
+struct lua_head : seq<lua_name, separators, star<word, separators>, block_open> {};
+
+/// A Lua long bracket `[[...]]`, `[==[...]==]` (Lua 5.1 manual, 2.1). Matches the
+/// whole bracketed text; an opening bracket without its closing one raises
+/// `lua_long_bracket_close` (lua-nginx-module: `Lua code block missing the closing long
+/// bracket "]==]"`). Like the module, a `[` not followed by `=`* `[` is an ordinary byte.
+struct lua_long_bracket_close {};
+struct lua_long_bracket {
+  using rule_t = lua_long_bracket;
+  using subs_t = pegtl::empty_list;
+
+  template <pegtl::apply_mode A, pegtl::rewind_mode M, template <typename...> class Action,
+            template <typename...> class Control, typename ParseInput, typename... States>
+  static bool match(ParseInput& in, States&&... st) {
+    const std::size_t n = in.size(std::size_t(-1));
+    const char* p = in.current();
+    if (n < 2 || p[0] != '[') return false;
+    std::size_t level = 0;
+    std::size_t i = 1;
+    while (i < n && p[i] == '=') ++i, ++level;
+    if (i >= n || p[i] != '[') return false;
+    for (std::size_t j = i + 1; j + level + 1 < n; ++j) {
+      if (p[j] != ']') continue;
+      std::size_t k = 1;
+      while (k <= level && p[j + k] == '=') ++k;
+      if (k == level + 1 && p[j + k] == ']') {
+        in.bump(j + level + 2);
+        return true;
+      }
+    }
+    Control<lua_long_bracket_close>::raise(static_cast<const ParseInput&>(in), st...);
+  }
+};
+
+struct lua_long_comment : seq<one<'-'>, one<'-'>, lua_long_bracket> {};
+struct lua_line_comment : seq<one<'-'>, one<'-'>, star<not_one<'\n'>>> {};
+/// lua-nginx-module's lexer: a backslash escapes any byte but a newline, and a short
+/// string cannot span lines (measured on Debian's libnginx-mod-http-lua).
+struct lua_escape : seq<one<'\\'>, not_one<'\n'>> {};
+/// Lua short strings. An unterminated one is not a string token for the module's
+/// lexer either: its quote is then an ordinary byte.
+struct lua_dq_string : seq<one<'"'>, star<sor<lua_escape, not_one<'"', '\n'>>>, one<'"'>> {};
+struct lua_sq_string : seq<one<'\''>, star<sor<lua_escape, not_one<'\'', '\n'>>>, one<'\''>> {};
+struct lua_body;
+struct lua_brace_open : one<'{'> {};
+struct lua_brace_close : one<'}'> {};
+/// A Lua table constructor or other `{...}`: nested, counted like the module's level.
+struct lua_braces : seq<lua_brace_open, lua_body, must<lua_brace_close>> {};
+struct lua_other : not_one<'{', '}'> {};
+struct lua_body : star<sor<lua_long_comment, lua_line_comment, lua_long_bracket, lua_dq_string,
+                           lua_sq_string, lua_braces, lua_other>> {};
+/// End of file inside a Lua body is `unexpected end of file, expecting terminating
+/// characters for lua code block`.
+struct lua_block_open : one<'{'> {};
+struct lua_block_close : one<'}'> {};
+struct lua_block : seq<lua_block_open, lua_body, must<lua_block_close>> {};
+struct lua_statement : seq<words, lua_block> {};
+
+// ---------------------------------------------------------------------------
+// Statements and the file
+
+struct plain_statement : seq<words, must<statement_end>> {};
+/// One directive. Lua block directives are recognised by name first.
+struct statement : sor<seq<at<lua_head>, lua_statement>, plain_statement> {};
+/// A `}`, `;` or `{` where a directive should start is `unexpected "X"`.
+struct end_of_file : eof {};
+/// A whole configuration file.
+struct config_file : seq<separators, star<statement, separators>, must<end_of_file>> {};
+
+// ---------------------------------------------------------------------------
+// Messages at each must<> point, in nginx's words (ngx_conf_file.c; lua-nginx-module).
+
+/// Error text for a failed must<Rule>: `at_eof` when the input ended there,
+/// `otherwise` with `%c` standing for the offending byte. nullptr: no must<> point.
+template <typename Rule>
+struct error_text {
+  static constexpr const char* at_eof = nullptr;
+  static constexpr const char* otherwise = nullptr;
+};
+
+/// nginx's message for a directive cut short by the end of the file.
+inline constexpr const char* eof_in_directive = "unexpected end of file, expecting \";\" or \"}\"";
+/// nginx's message for a block cut short by the end of the file.
+inline constexpr const char* eof_in_block = "unexpected end of file, expecting \"}\"";
+/// nginx's message for a byte that cannot appear where it does.
+inline constexpr const char* unexpected_byte = "unexpected \"%c\"";
+
+template <>
+struct error_text<escaped_byte> {
+  static constexpr const char* at_eof = eof_in_directive;
+  static constexpr const char* otherwise = eof_in_directive;
+};
+template <>
+struct error_text<dq_close> {
+  static constexpr const char* at_eof = eof_in_directive;
+  static constexpr const char* otherwise = unexpected_byte;
+};
+template <>
+struct error_text<sq_close> : error_text<dq_close> {};
+template <>
+struct error_text<after_quote> {
+  static constexpr const char* at_eof = eof_in_directive;
+  static constexpr const char* otherwise = unexpected_byte;
+};
+template <>
+struct error_text<statement_end> {
+  static constexpr const char* at_eof = eof_in_directive;
+  static constexpr const char* otherwise = unexpected_byte;
+};
+template <>
+struct error_text<block_close> {
+  static constexpr const char* at_eof = eof_in_block;
+  static constexpr const char* otherwise = unexpected_byte;
+};
+template <>
+struct error_text<end_of_file> {
+  static constexpr const char* at_eof = unexpected_byte;
+  static constexpr const char* otherwise = unexpected_byte;
+};
+template <>
+struct error_text<lua_block_close> {
+  static constexpr const char* at_eof =
+      "unexpected end of file, expecting terminating characters for lua code block";
+  static constexpr const char* otherwise = at_eof;
+};
+template <>
+struct error_text<lua_brace_close> : error_text<lua_block_close> {};
+template <>
+struct error_text<lua_long_bracket_close> {
+  /// `%b` stands for the closing bracket (`]]`, `]==]`) matching the one at the error position.
+  static constexpr const char* at_eof = "Lua code block missing the closing long bracket \"%b\", the inlined Lua code may be too long";
+  static constexpr const char* otherwise = at_eof;
+};
+
+}  // namespace ngxtls::grammar

@@ -1,0 +1,191 @@
+// ticket-key-rotation: ssl_session_ticket_key files that break resumption when rotated,
+// are the wrong size, or are readable by others.
+
+#include <set>
+
+#include "rules/common.hpp"
+#include "rules/rules.hpp"
+
+namespace ngxtls::rules {
+namespace {
+
+constexpr const char* id = "ticket-key-rotation";
+
+constexpr const char* doc = R"(# ticket-key-rotation
+
+## What it flags
+- With `--baseline OLD_CONFIG`: error when the new key list of a socket's default server no
+  longer holds the key that encrypted under the old config (its first key), compared by a
+  fingerprint of the file's content where readable, else by path.
+- Error: a key file that is not 48 or 80 bytes (nginx: `"FILE" must be 48 or 80 bytes`; nginx
+  reports it at the block's closing brace, ngxtls at the directive).
+- Warning: a key file readable by group or others (it holds the keys that protect every
+  session's master secret).
+- Note: a single key. The next rotation must list `[new, this one]`, never replace it in place.
+- A key file not present on this machine is a note ("not inspected here"); an error with
+  `--strict-files`.
+
+## Why it matters
+Only the first `ssl_session_ticket_key` encrypts; the others only decrypt (a ticket opened
+with a later key is renewed). Dropping the key that was encrypting until now makes every
+outstanding ticket undecryptable: every client does a full handshake at once.
+
+## Example
+Rotation from `[k1]` to `[k2]` (or to `[k3, k2]` when `k1` was first): every k1 ticket fails.
+
+## Fix
+Rotate in steps, on every instance:
+```nginx
+# step 1 (everywhere): add the new key after the current one (decrypt only)
+ssl_session_ticket_key tickets/current.key;
+ssl_session_ticket_key tickets/new.key;
+# step 2 (once every instance has it): promote it, keep the old one to decrypt
+ssl_session_ticket_key tickets/new.key;
+ssl_session_ticket_key tickets/current.key;
+```
+Make keys with `umask 077; openssl rand 80 > FILE` (mode 0600).
+
+## How the prober confirms it
+`ngxtls probe --sess-out before.pem` before the deploy, `ngxtls probe --sess-in before.pem`
+after it: the saved ticket no longer resumes. The key name the prober reports is the key
+file's first 16 bytes.
+
+## Source
+DESIGN fact 5 (nginx 1.22.1: [k1] -> [k2,k1] resumes a k1 ticket 10/10; -> [k2] or [k3,k2]
+0/10); nginx docs for ssl_session_ticket_key (http://nginx.org/en/docs/http/ngx_http_ssl_module.html#ssl_session_ticket_key).
+)";
+
+// Identity of a key file for comparing two configs: content fingerprint, else the path.
+struct key_id {
+  std::string fingerprint;  // empty when unreadable
+  std::string path;
+};
+
+key_id identify(const engine::context& ctx, const std::string& arg) {
+  key_id k;
+  k.path = ctx.resolve(arg);
+  const auto& l = ctx.files().ticket_key(k.path);
+  if (l.facts) k.fingerprint = l.facts->fingerprint;
+  return k;
+}
+
+bool same_key(const key_id& a, const key_id& b) {
+  if (!a.fingerprint.empty() && !b.fingerprint.empty()) return a.fingerprint == b.fingerprint;
+  return a.path == b.path;
+}
+
+void check_files(const engine::context& ctx, std::vector<engine::finding>& out) {
+  const auto& m = ctx.model();
+  const bool strict = ctx.options().strict_files;
+  std::set<const config::directive*> seen;
+  for (const auto& s : m.servers) {
+    if (!s.has_ssl) continue;
+    const auto* keys = s.get("ssl_session_ticket_key");
+    if (!keys) continue;
+    for (const auto& occ : keys->values) {
+      if (!occ.where || occ.args.empty() || !seen.insert(occ.where).second) continue;
+      const std::string& arg = occ.args.front();
+      const std::string path = ctx.resolve(arg);
+      const auto& l = ctx.files().ticket_key(path);
+      if (!l.facts) {
+        auto f = ctx.make(id, strict ? engine::severity::error : engine::severity::note,
+                          "ticket key file \"" + path + "\" " +
+                              (l.missing ? std::string("is not on this machine")
+                                         : "cannot be read (" + l.error + ")") +
+                              (strict ? "" : ": not inspected here"),
+                          occ.where);
+        f.facts.push_back({"ssl_session_ticket_key", arg, "file", ctx.where(occ.where)});
+        out.push_back(std::move(f));
+        continue;
+      }
+      const auto& k = *l.facts;
+      if (!k.valid_size) {
+        auto f = ctx.make(id, engine::severity::error,
+                          "\"" + path + "\" must be 48 or 80 bytes (it has " +
+                              std::to_string(k.size_bytes) + "): nginx refuses to start",
+                          occ.where);
+        f.facts.push_back({"size_bytes", std::to_string(k.size_bytes), "file", ctx.where(occ.where)});
+        f.fix = "# umask 077; openssl rand 80 > " + path;
+        out.push_back(std::move(f));
+      }
+      if (k.group_or_other_readable) {
+        char mode[8];
+        std::snprintf(mode, sizeof mode, "%04o", k.mode);
+        auto f = ctx.make(id, engine::severity::warning,
+                          "ticket key file \"" + path + "\" is readable by group or others (mode " +
+                              mode + "): whoever reads it can decrypt every session it sealed",
+                          occ.where);
+        f.facts.push_back({"mode", mode, "file", ctx.where(occ.where)});
+        f.fix = "chmod 600 " + path;
+        out.push_back(std::move(f));
+      }
+    }
+    if (keys->values.size() == 1 && keys->where() && seen.count(keys->where()) &&
+        keys->from != model::origin::nginx_default) {
+      auto f = ctx.make(id, engine::severity::note,
+                        "a single ticket key: the next rotation must list the new key first and "
+                        "keep this one after it, never replace it in place",
+                        keys->where());
+      f.facts.push_back(setting_evidence(ctx, s, "ssl_session_ticket_key"));
+      f.fix = "ssl_session_ticket_key NEW.key;\nssl_session_ticket_key " + keys->first() + ";";
+      out.push_back(std::move(f));
+    }
+  }
+}
+
+void check_baseline(const engine::context& ctx, std::vector<engine::finding>& out) {
+  const model::model* old = ctx.options().baseline;
+  if (!old) return;
+  const auto& m = ctx.model();
+  engine::context old_ctx(*old, ctx.options());
+  for (const auto& [di, sockets] : ssl_sockets_by_default(m)) {
+    const model::server& d = m.servers[di];
+    for (const auto* k : sockets) {
+      // The same socket in the old config.
+      const model::listen_socket* ok = nullptr;
+      for (const auto& cand : old->sockets)
+        if (cand.ssl && cand.context == k->context && cand.address == k->address && cand.port == k->port) ok = &cand;
+      if (!ok) continue;
+      const model::server& od = old->servers[ok->default_server];
+      const auto* old_keys = od.get("ssl_session_ticket_key");
+      if (!old_keys || old_keys->values.empty() || old_keys->values.front().args.empty()) continue;
+      if (!model::is_on(od.get("ssl_session_tickets"))) continue;
+      key_id encrypting = identify(old_ctx, old_keys->values.front().args.front());
+      const auto* new_keys = d.get("ssl_session_ticket_key");
+      bool kept = false;
+      if (new_keys)
+        for (const auto& occ : new_keys->values)
+          if (!occ.args.empty() && same_key(identify(ctx, occ.args.front()), encrypting)) kept = true;
+      if (kept) continue;
+      auto f = ctx.make(id, engine::severity::error,
+                        "on " + k->name() + " the key that encrypted tickets under the baseline (\"" +
+                            encrypting.path + "\") is no longer listed: every outstanding ticket "
+                            "becomes undecryptable and every client does a full handshake",
+                        new_keys && new_keys->values.front().where ? new_keys->values.front().where : default_anchor(d));
+      f.facts.push_back(setting_evidence(ctx, d, "ssl_session_ticket_key"));
+      f.facts.push_back({"baseline encrypting key", encrypting.path,
+                         encrypting.fingerprint.empty() ? "compared by path" : "compared by content fingerprint",
+                         old_ctx.where(old_keys->values.front().where)});
+      f.fix = "# keep the old encrypting key after the new one:\nssl_session_ticket_key NEW.key;\n"
+              "ssl_session_ticket_key " + old_keys->values.front().args.front() + ";";
+      f.server = server_label(ctx, d);
+      out.push_back(std::move(f));
+      break;
+    }
+  }
+}
+
+void check(const engine::context& ctx, std::vector<engine::finding>& out) {
+  check_files(ctx, out);
+  check_baseline(ctx, out);
+}
+
+}  // namespace
+
+engine::rule ticket_key_rotation() {
+  return {id, engine::severity::error,
+          "Ticket key files that break resumption on rotation, have the wrong size, or leak",
+          doc, check};
+}
+
+}  // namespace ngxtls::rules

@@ -1,0 +1,174 @@
+// tls13-resumption-disabled: `ssl_session_tickets off` without a session cache, and ticket
+// settings that differ between a socket's default server and its name-based servers.
+
+#include <algorithm>
+
+#include "rules/common.hpp"
+#include "rules/rules.hpp"
+
+namespace ngxtls::rules {
+namespace {
+
+constexpr const char* id = "tls13-resumption-disabled";
+
+constexpr const char* doc = R"(# tls13-resumption-disabled
+
+## What it flags
+- A listen socket that serves TLS 1.3 whose default server has `ssl_session_tickets off` and no
+  session cache (`ssl_session_cache` is `none` or `off`, nginx's default is `none`). Error.
+- The same with a `shared:` cache: a note, because TLS 1.3 resumption then works but is
+  stateful and bound to this host's cache.
+- `ssl_session_tickets` set differently in the default server and a name-based server of the
+  same socket (this rule owns every such mismatch). Error when the default server has tickets
+  off and a name-based server has them on; warning the other way round.
+
+## Why it matters
+`ssl_session_tickets off` does not stop TLS 1.3 tickets. OpenSSL then issues *stateful*
+tickets (a 32-byte session ID) that resume only through the server's session cache. With no
+cache every client receives two tickets on every connection and never resumes: each
+connection is a full handshake (more CPU, one more round trip). TLS 1.2 clients cannot resume
+either: session IDs need the cache too.
+
+On one listen socket the session cache, timeout and ticket keys come from the default server
+(the one marked `default_server`, else the first server listening there). A name-based
+server with tickets on behind a default server with tickets off gets tickets issued that
+never resume.
+
+## Example
+```nginx
+server {
+    listen 443 ssl;
+    ssl_protocols TLSv1.2 TLSv1.3;
+    ssl_session_tickets off;      # copied from a hardening template; no ssl_session_cache
+}
+```
+
+## Fix
+Keep tickets off if you want, but give the server a shared cache:
+```nginx
+ssl_session_cache shared:SSL:10m;   # about 40,000 sessions
+ssl_session_timeout 1h;
+```
+or turn tickets back on with `ssl_session_ticket_key` files shared by every instance
+(see `ticket-keys-not-shared`). Put ticket and cache settings in the default server, or
+better in the `http` block, so every server on a socket agrees.
+
+## How the prober confirms it
+`ngxtls probe --tls1.3` shows tickets arriving (stateful: 32 bytes) and 0% resumption;
+with a shared cache the same config resumes 100%.
+
+## Source
+DESIGN fact 1 (measured on nginx 1.22.1 / OpenSSL 3.0: 0/40 without cache, 40/40 with
+`shared:`), fact 6 (0/10 for tickets on behind a default server with tickets off). From nginx
+1.29.2 SNI is applied before resumption (nginx CHANGES), so the mismatch outcome there is
+unmeasured.
+)";
+
+constexpr const char* cache_fix =
+    "ssl_session_cache shared:SSL:10m;  # stateful resumption for TLS 1.2 and 1.3, this host\n"
+    "ssl_session_timeout 1h;";
+
+void check(const engine::context& ctx, std::vector<engine::finding>& out) {
+  const auto& m = ctx.model();
+  const bool sni_before_resumption = m.versions.nginx >= model::version{1, 29, 2};
+  for (const auto& [di, sockets] : ssl_sockets_by_default(m)) {
+    const model::server& d = m.servers[di];
+    const bool tls13 = tls13_enabled(m, d);
+    const bool tls12 = model::protocols_enable(d.get("ssl_protocols"), "TLSv1.2");
+    const bool d_tickets = model::is_on(d.get("ssl_session_tickets"));
+    const auto cache = model::cache_kind(d.get("ssl_session_cache"));
+    const std::string where_sockets = socket_names(sockets);
+    auto add_evidence = [&](engine::finding& f, const model::server& s) {
+      for (const char* n : {"ssl_protocols", "ssl_session_tickets", "ssl_session_cache"})
+        f.facts.push_back(setting_evidence(ctx, s, n));
+    };
+    if (tls13 && !d_tickets) {
+      const auto* at = d.get("ssl_session_tickets")->where();
+      if (cache == model::session_cache_kind::none || cache == model::session_cache_kind::off) {
+        auto f = ctx.make(id, engine::severity::error,
+                          "no TLS 1.3 client can resume on " + where_sockets +
+                              ": `ssl_session_tickets off` makes OpenSSL issue stateful tickets "
+                              "that need a session cache, and ssl_session_cache is " +
+                              d.get("ssl_session_cache")->first() +
+                              (tls12 ? "; TLS 1.2 clients cannot resume either" : "") +
+                              " (every connection is a full handshake)",
+                          at);
+        add_evidence(f, d);
+        f.fix = cache_fix;
+        f.server = server_label(ctx, d);
+        out.push_back(std::move(f));
+      } else if (cache == model::session_cache_kind::shared) {
+        auto f = ctx.make(id, engine::severity::note,
+                          "TLS 1.3 resumption on " + where_sockets +
+                              " is stateful (`ssl_session_tickets off` with a shared cache): it "
+                              "works only on this host, through its session cache",
+                          at);
+        add_evidence(f, d);
+        f.server = server_label(ctx, d);
+        out.push_back(std::move(f));
+      }
+    }
+    // Mismatches between the default server and the name-based servers of its sockets.
+    std::vector<std::size_t> seen;
+    for (const auto* k : sockets) {
+      for (std::size_t si : k->servers) {
+        if (si == di || std::find(seen.begin(), seen.end(), si) != seen.end()) continue;
+        seen.push_back(si);
+        const model::server& s = m.servers[si];
+        const bool s_tickets = model::is_on(s.get("ssl_session_tickets"));
+        if (s_tickets == d_tickets) continue;
+        const auto* s_at = s.get("ssl_session_tickets")->where();
+        if (!s_at) s_at = default_anchor(s);
+        const std::string who = server_label(ctx, s);
+        const std::string dname = server_label(ctx, d);
+        engine::finding f;
+        if (sni_before_resumption) {
+          f = ctx.make(id, engine::severity::warning,
+                       "ssl_session_tickets is " + std::string(s_tickets ? "on" : "off") + " in " +
+                           who + " but " + (d_tickets ? "on" : "off") + " in the default server " +
+                           dname + " of " + where_sockets +
+                           "; nginx >= 1.29.2 applies SNI before resumption and the outcome is "
+                           "unmeasured: set ticket and cache settings once, in the http block",
+                       s_at);
+        } else if (!d_tickets) {
+          f = ctx.make(id, engine::severity::error,
+                       who + " has session tickets on but the default server " + dname + " of " +
+                           where_sockets +
+                           " has `ssl_session_tickets off`: tickets issued under this name "
+                           "never resume (the default server's settings rule the handshake)",
+                       s_at);
+        } else {
+          const bool no_cache = cache == model::session_cache_kind::none ||
+                                cache == model::session_cache_kind::off;
+          f = ctx.make(id, engine::severity::warning,
+                       "`ssl_session_tickets off` in " + who +
+                           " applies only in part: nginx copies its SSL options on SNI, but the "
+                           "session cache and ticket keys come from the default server " +
+                           dname + " of " + where_sockets +
+                           (no_cache && tls13_enabled(m, s)
+                                ? ", which has no session cache, so TLS 1.3 clients of this "
+                                  "server cannot resume"
+                                : ""),
+                       s_at);
+        }
+        add_evidence(f, s);
+        f.facts.push_back(setting_evidence(ctx, d, "ssl_session_tickets"));
+        f.facts.back().name = "default server ssl_session_tickets";
+        f.fix = "# in the http block, once for every server:\nssl_session_tickets " +
+                std::string(d_tickets ? "on" : "off") + ";";
+        f.server = who;
+        out.push_back(std::move(f));
+      }
+    }
+  }
+}
+
+}  // namespace
+
+engine::rule tls13_resumption_disabled() {
+  return {id, engine::severity::error,
+          "TLS 1.3 with session tickets off and no session cache: no client can resume", doc,
+          check};
+}
+
+}  // namespace ngxtls::rules

@@ -1,0 +1,29 @@
+#pragma once
+// Pieces shared by the subcommands that read configs: loading inputs, choosing the
+// assumed versions, writing output.
+
+#include <optional>
+#include <string>
+
+#include "config/loader.hpp"
+#include "engine/project_config.hpp"
+#include "model/version.hpp"
+
+namespace ngxtls::cli {
+
+/// Loads one input: a path (a plain config or a saved `nginx -T` dump) or "-" (stdin, either
+/// kind). Throws input_error.
+config::config load_input(const std::string& path, const config::load_options& opts);
+
+/// The assumed versions: flags, else .ngxtls.toml, else `nginx -V` when nginx is on PATH,
+/// else the newest known nginx and the linked libssl. Throws usage_error for unparseable values.
+model::assumed_versions choose_versions(const std::string& nginx_flag, const std::string& openssl_flag,
+                                        const std::optional<engine::project_config>& pc);
+
+/// Writes `text` to `path` ("" or "-" = stdout). Throws usage_error when it cannot.
+void write_output(const std::string& path, const std::string& text);
+
+/// True when stdout (fd 1) / stderr (fd 2) is a terminal.
+bool is_tty(int fd);
+
+}  // namespace ngxtls::cli

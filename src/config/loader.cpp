@@ -1,0 +1,489 @@
+// Loading a whole configuration: files, includes (expanded at every site), `nginx -T` dumps.
+
+#include "config/loader.hpp"
+
+#include <fcntl.h>
+#include <fnmatch.h>
+#include <glob.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <set>
+#include <utility>
+
+#include "config/parse_internal.hpp"
+
+namespace ngxtls::config {
+
+namespace {
+
+/// nginx's wording for a failed system call: `open() "PATH" failed (2: No such file or directory)`.
+std::string syscall_failed(const char* call, const std::string& path, int err) {
+  return std::string(call) + " \"" + path + "\" failed (" + std::to_string(err) + ": " +
+         std::strerror(err) + ")";
+}
+
+bool has_glob_chars(const std::string& s) { return s.find_first_of("*?[") != std::string::npos; }
+
+std::string normalize(const std::string& path) {
+  if (path.empty()) return path;
+  return std::filesystem::path(path).lexically_normal().string();
+}
+
+/// The directory of `path` as nginx's conf prefix ("" when the path has no directory:
+/// relative includes then resolve against the current directory).
+std::string directory_of(const std::string& path) {
+  const auto slash = path.rfind('/');
+  if (slash == std::string::npos) return {};
+  if (slash == 0) return "/";
+  return path.substr(0, slash);
+}
+
+/// ngx_conf_full_name(): absolute paths stay, relative ones are joined to the prefix.
+std::string resolve(const std::string& prefix, const std::string& name) {
+  if (!name.empty() && name.front() == '/') return name;
+  if (prefix.empty() || prefix == ".") return name;
+  if (prefix.back() == '/') return prefix + name;
+  return prefix + "/" + name;
+}
+
+class disk_source final : public file_source {
+ public:
+  explicit disk_source(std::size_t max_bytes) : max_bytes_(max_bytes) {}
+
+  std::string read(const std::string& path, const source_location& from) override {
+    struct stat sb {};
+    if (::stat(path.c_str(), &sb) != 0) throw input_error(from, syscall_failed("open()", path, errno));
+    if (S_ISDIR(sb.st_mode)) throw input_error(from, syscall_failed("pread()", path, EISDIR));
+    // nginx reads st_size bytes: a device such as /dev/null reads as empty. A FIFO or
+    // socket would block nginx (and us): refuse it.
+    if (S_ISCHR(sb.st_mode) || S_ISBLK(sb.st_mode)) return {};
+    if (!S_ISREG(sb.st_mode)) throw input_error(from, "\"" + path + "\" is not a regular file");
+    if (static_cast<std::size_t>(sb.st_size) > max_bytes_) throw too_big(path, from);
+    // O_NONBLOCK: the file may have been replaced by a FIFO since stat().
+    const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) throw input_error(from, syscall_failed("open()", path, errno));
+    std::string out;
+    try {
+      struct stat fb {};
+      if (::fstat(fd, &fb) != 0 || !S_ISREG(fb.st_mode)) {
+        throw input_error(from, "\"" + path + "\" is not a regular file");
+      }
+      out.resize(static_cast<std::size_t>(fb.st_size));
+      std::size_t got = 0;
+      while (true) {
+        if (got == out.size()) {
+          if (out.size() >= max_bytes_ + 1) break;
+          out.resize(std::min(out.size() * 2 + 4096, max_bytes_ + 1));  // the file grew
+        }
+        const ssize_t n = ::read(fd, out.data() + got, out.size() - got);
+        if (n < 0) {
+          if (errno == EINTR) continue;
+          throw input_error(from, syscall_failed("pread()", path, errno));
+        }
+        if (n == 0) break;
+        got += static_cast<std::size_t>(n);
+      }
+      out.resize(got);
+    } catch (...) {
+      ::close(fd);
+      throw;
+    }
+    ::close(fd);
+    if (out.size() > max_bytes_) throw too_big(path, from);
+    return out;
+  }
+
+  std::vector<std::string> glob(const std::string& pattern) override {
+    glob_t g{};
+    const int rc = ::glob(pattern.c_str(), 0, nullptr, &g);
+    std::vector<std::string> out;
+    if (rc == 0) {
+      for (std::size_t i = 0; i < g.gl_pathc; ++i) out.emplace_back(g.gl_pathv[i]);
+    }
+    ::globfree(&g);
+    if (rc != 0 && rc != GLOB_NOMATCH) {
+      throw input_error({pattern, 0, 0}, "glob() \"" + pattern + "\" failed");
+    }
+    std::sort(out.begin(), out.end());
+    return out;
+  }
+
+ private:
+  input_error too_big(const std::string& path, const source_location& from) const {
+    return input_error(from, "\"" + path + "\" is larger than the limit of " +
+                                 std::to_string(max_bytes_) + " bytes (max_file_bytes)");
+  }
+  std::size_t max_bytes_;
+};
+
+class memory_source final : public file_source {
+ public:
+  explicit memory_source(std::map<std::string, std::string> files) {
+    for (auto& [k, v] : files) files_[normalize(k)] = std::move(v);
+  }
+  std::string read(const std::string& path, const source_location& from) override {
+    auto it = files_.find(normalize(path));
+    if (it == files_.end()) throw input_error(from, syscall_failed("open()", path, ENOENT));
+    return it->second;
+  }
+  std::vector<std::string> glob(const std::string& pattern) override {
+    std::vector<std::string> out;
+    const std::string p = normalize(pattern);
+    for (const auto& [k, v] : files_) {
+      if (::fnmatch(p.c_str(), k.c_str(), FNM_PATHNAME | FNM_PERIOD) == 0) out.push_back(k);
+    }
+    return out;  // std::map keys are already sorted bytewise
+  }
+
+ private:
+  std::map<std::string, std::string> files_;
+};
+
+/// Serves one in-memory buffer under `name` and everything else from another source.
+class overlay_source final : public file_source {
+ public:
+  overlay_source(std::string name, std::string content, file_source& base)
+      : name_(std::move(name)), content_(std::move(content)), base_(base) {}
+  std::string read(const std::string& path, const source_location& from) override {
+    if (path == name_) return content_;
+    return base_.read(path, from);
+  }
+  std::vector<std::string> glob(const std::string& pattern) override { return base_.glob(pattern); }
+
+ private:
+  std::string name_;
+  std::string content_;
+  file_source& base_;
+};
+
+/// Builds a config: reads each file once, expands includes at every site.
+class loader {
+ public:
+  loader(file_source& source, const load_options& options) : source_(source), options_(options) {}
+
+  config run(const std::string& main_path) {
+    cfg_.conf_prefix = options_.conf_prefix ? *options_.conf_prefix : directory_of(main_path);
+    if (cfg_.conf_prefix.empty() && !options_.conf_prefix) cfg_.conf_prefix = ".";
+    cfg_.chains.emplace_back();
+    const std::uint32_t main = file_index(main_path, {main_path, 0, 0}, block_context::directives);
+    directive* first = cfg_.files[main].parsed.data();
+    const std::size_t count = cfg_.files[main].parsed.size();
+    active_.push_back(main);
+    expand(first, count, 0, block_context::directives, cfg_.root);
+    active_.pop_back();
+    return std::move(cfg_);
+  }
+
+ private:
+  /// The index of `path` in cfg_.files, reading and parsing it on first use. A file is
+  /// parsed in the context of its first include site; another context re-checks it.
+  std::uint32_t file_index(const std::string& path, const source_location& from,
+                           block_context context) {
+    const std::string key = normalize(path);
+    if (auto it = index_.find(key); it != index_.end()) {
+      if (checked_.insert({it->second, context}).second) {
+        detail::parse_in_context(cfg_.files[it->second].content, cfg_.files[it->second].path,
+                                 it->second, context, options_.max_depth);
+      }
+      return it->second;
+    }
+    if (cfg_.files.size() >= options_.max_included_files) {
+      throw input_error(from, "more than " + std::to_string(options_.max_included_files) +
+                                  " configuration files (max_included_files)");
+    }
+    std::string content = source_.read(path, from);
+    if (content.size() > options_.max_file_bytes) {
+      throw input_error(from, "\"" + path + "\" is larger than the limit of " +
+                                  std::to_string(options_.max_file_bytes) +
+                                  " bytes (max_file_bytes)");
+    }
+    const auto index = static_cast<std::uint32_t>(cfg_.files.size());
+    source_file f;
+    f.path = path;
+    f.content = std::move(content);
+    f.parsed = detail::parse_in_context(f.content, f.path, index, context, options_.max_depth);
+    cfg_.files.push_back(std::move(f));
+    index_.emplace(key, index);
+    checked_.insert({index, context});
+    return index;
+  }
+
+  source_location where(const directive& d) const {
+    return {cfg_.files[d.file].path, d.line, d.column};
+  }
+
+  /// Copies `count` directives from `first` into `out`, replacing each include by the
+  /// directives of the files it names. `first` points into a file's parsed tree, whose
+  /// heap storage stays put while cfg_.files grows.
+  void expand(directive* first, std::size_t count, std::uint32_t chain, block_context context,
+              std::vector<directive>& out) {
+    for (std::size_t i = 0; i < count; ++i) {
+      directive& d = first[i];
+      if (!options_.single_file && d.name == "include" && !d.has_block && !d.lua_body) {
+        include(d, chain, context, out);
+        continue;
+      }
+      if (++directives_ > options_.max_directives) {
+        throw input_error(where(d), "more than " + std::to_string(options_.max_directives) +
+                                        " directives after expanding includes (max_directives)",
+                          cfg_.chain_of(d));
+      }
+      directive copy;
+      copy.name = d.name;
+      copy.file = d.file;
+      copy.line = d.line;
+      copy.column = d.column;
+      copy.chain = chain;
+      copy.args = d.args;
+      copy.has_block = d.has_block;
+      copy.lua_body = d.lua_body;
+      if (d.has_block) {
+        expand(d.block.data(), d.block.size(), chain, context_of(kind_of(d.name, context)),
+               copy.block);
+      }
+      out.push_back(std::move(copy));
+    }
+  }
+
+  void include(directive& d, std::uint32_t chain, block_context context,
+               std::vector<directive>& out) {
+    const source_location site = where(d);
+    std::vector<source_location> site_chain = chain_locations(chain);
+    if (d.args.size() != 1) {
+      throw input_error(site, "invalid number of arguments in \"include\" directive", site_chain);
+    }
+    const std::string pattern = resolve(cfg_.conf_prefix, d.args[0].value);
+    std::vector<std::string> paths;
+    if (has_glob_chars(pattern)) {
+      try {
+        paths = source_.glob(pattern);
+      } catch (const input_error& e) {
+        throw input_error(site, e.message(), site_chain);
+      }
+    } else {
+      paths.push_back(pattern);
+    }
+    if (active_.size() >= options_.max_include_depth) {
+      throw input_error(site, "includes nested deeper than the limit of " +
+                                  std::to_string(options_.max_include_depth) +
+                                  " (max_include_depth)",
+                        site_chain);
+    }
+    std::vector<std::uint32_t> indices;
+    for (const auto& path : paths) {
+      std::uint32_t index;
+      try {
+        index = file_index(path, site, context);
+      } catch (const input_error& e) {
+        if (!e.include_chain().empty()) throw;
+        // A file that cannot be read is reported at the include; an error inside the
+        // file carries the include that brought it in.
+        const bool at_site = e.where().file == site.file && e.where().line == site.line &&
+                             e.where().column == site.column;
+        std::vector<source_location> chain = site_chain;
+        if (!at_site) chain.push_back(site);
+        throw input_error(e.where(), e.message(), std::move(chain));
+      }
+      indices.push_back(index);
+      if (std::find(active_.begin(), active_.end(), index) != active_.end()) {
+        // nginx has no guard here (1.22 segfaults, DESIGN fact 10); name the active chain.
+        std::string message = "include cycle: ";
+        for (const auto& f : site_chain) message += to_string(f) + " -> ";
+        message += to_string(site) + " includes \"" + cfg_.files[index].path +
+                   "\", which is already being included";
+        throw input_error(site, message, site_chain);
+      }
+      std::vector<include_frame> frames = cfg_.chains[chain];
+      frames.push_back({d.file, d.line, d.column});
+      cfg_.chains.push_back(std::move(frames));
+      const auto new_chain = static_cast<std::uint32_t>(cfg_.chains.size() - 1);
+      directive* first = cfg_.files[index].parsed.data();
+      const std::size_t count = cfg_.files[index].parsed.size();
+      active_.push_back(index);
+      expand(first, count, new_chain, context, out);
+      active_.pop_back();
+    }
+    if (d.includes.empty()) d.includes = std::move(indices);
+  }
+
+  std::vector<source_location> chain_locations(std::uint32_t chain) const {
+    std::vector<source_location> out;
+    for (const auto& f : cfg_.chains[chain]) out.push_back({cfg_.files[f.file].path, f.line, f.column});
+    return out;
+  }
+
+  file_source& source_;
+  const load_options& options_;
+  config cfg_;
+  std::map<std::string, std::uint32_t> index_;
+  std::set<std::pair<std::uint32_t, block_context>> checked_;
+  std::vector<std::uint32_t> active_;
+  std::size_t directives_ = 0;
+};
+
+constexpr std::string_view marker_prefix = "# configuration file ";
+
+struct dump_marker {
+  std::size_t line_start;     ///< offset of the `#`
+  std::size_t content_start;  ///< offset after the marker's line feed
+  std::string path;
+};
+
+/// Every line of the form `# configuration file PATH:`.
+std::vector<dump_marker> find_markers(std::string_view dump) {
+  std::vector<dump_marker> out;
+  std::size_t pos = 0;
+  while (pos < dump.size()) {
+    std::size_t eol = dump.find('\n', pos);
+    const std::size_t end = eol == std::string_view::npos ? dump.size() : eol;
+    std::string_view line = dump.substr(pos, end - pos);
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    if (line.size() > marker_prefix.size() + 1 && line.substr(0, marker_prefix.size()) == marker_prefix &&
+        line.back() == ':') {
+      out.push_back({pos, eol == std::string_view::npos ? dump.size() : eol + 1,
+                     std::string(line.substr(marker_prefix.size(),
+                                             line.size() - marker_prefix.size() - 1))});
+    }
+    if (eol == std::string_view::npos) break;
+    pos = eol + 1;
+  }
+  return out;
+}
+
+/// nginx -T writes each file's bytes followed by one line feed.
+std::string_view strip_dump_newline(std::string_view text) {
+  if (!text.empty() && text.back() == '\n') text.remove_suffix(1);
+  return text;
+}
+
+/// The include patterns (resolved against `prefix`) in `text`; none when it does not parse.
+void collect_includes(std::string_view text, const std::string& prefix,
+                      std::vector<std::string>& patterns) {
+  std::vector<directive> tree;
+  try {
+    tree = parse_buffer(text, "<dump>", 0);
+  } catch (const input_error&) {
+    return;
+  }
+  std::vector<const std::vector<directive>*> todo{&tree};
+  while (!todo.empty()) {
+    const auto* v = todo.back();
+    todo.pop_back();
+    for (const auto& d : *v) {
+      if (d.name == "include" && d.args.size() == 1) patterns.push_back(resolve(prefix, d.args[0].value));
+      if (d.has_block) todo.push_back(&d.block);
+    }
+  }
+}
+
+bool named_by(const std::string& path, const std::vector<std::string>& patterns) {
+  const std::string p = normalize(path);
+  for (const auto& pat : patterns) {
+    if (has_glob_chars(pat)) {
+      if (::fnmatch(normalize(pat).c_str(), p.c_str(), FNM_PATHNAME | FNM_PERIOD) == 0) return true;
+    } else if (normalize(pat) == p) {
+      return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
+std::unique_ptr<file_source> make_disk_source() {
+  return std::make_unique<disk_source>(load_options{}.max_file_bytes);
+}
+
+std::unique_ptr<file_source> make_memory_source(std::map<std::string, std::string> files) {
+  return std::make_unique<memory_source>(std::move(files));
+}
+
+config load(const std::string& main_path, file_source& source, const load_options& options) {
+  return loader(source, options).run(main_path);
+}
+
+config load_buffer(std::string content, const std::string& name, file_source& source,
+                   const load_options& options) {
+  overlay_source overlay(name, std::move(content), source);
+  load_options o = options;
+  if (!o.conf_prefix) o.conf_prefix = ".";
+  return loader(overlay, o).run(name);
+}
+
+config load_file(const std::string& main_path, const load_options& options) {
+  disk_source source(options.max_file_bytes);
+  // Read once; a saved `nginx -T` dump is loaded as a dump.
+  std::string content = source.read(main_path, {main_path, 0, 0});
+  if (looks_like_dump(content)) return load_dump(content, main_path, options);
+  overlay_source overlay(main_path, std::move(content), source);
+  return load(main_path, overlay, options);
+}
+
+config load_dump(std::string_view dump, const std::string& dump_name, const load_options& options) {
+  const std::vector<dump_marker> markers = find_markers(dump);
+  if (markers.empty()) {
+    throw input_error({dump_name, 0, 0},
+                      "not an nginx -T dump: no \"# configuration file PATH:\" line");
+  }
+  if (dump.size() > options.max_file_bytes) {
+    throw input_error({dump_name, 0, 0}, "the dump is larger than the limit of " +
+                                             std::to_string(options.max_file_bytes) +
+                                             " bytes (max_file_bytes)");
+  }
+  const std::string prefix = options.conf_prefix ? *options.conf_prefix : directory_of(markers[0].path);
+  // nginx -T prints files in the order it opened them, each once: a marker starts a new
+  // file only when an earlier file (or the current one, before the marker) names that
+  // path in an include and the path has not been printed yet. Any other marker-like
+  // line is part of the file it sits in (DESIGN fact 10).
+  std::vector<const dump_marker*> accepted{&markers[0]};
+  std::set<std::string> seen{normalize(markers[0].path)};
+  std::vector<std::string> named;  // include patterns of the files before the current one
+  for (std::size_t i = 1; i < markers.size(); ++i) {
+    const dump_marker& m = markers[i];
+    if (seen.count(normalize(m.path))) continue;
+    std::vector<std::string> patterns = named;
+    const dump_marker& cur = *accepted.back();
+    collect_includes(strip_dump_newline(dump.substr(cur.content_start, m.line_start - cur.content_start)),
+                     prefix, patterns);
+    if (!named_by(m.path, patterns)) continue;
+    named = std::move(patterns);
+    accepted.push_back(&m);
+    seen.insert(normalize(m.path));
+  }
+  std::map<std::string, std::string> files;
+  for (std::size_t i = 0; i < accepted.size(); ++i) {
+    const std::size_t begin = accepted[i]->content_start;
+    const std::size_t end = i + 1 < accepted.size() ? accepted[i + 1]->line_start : dump.size();
+    files.emplace(accepted[i]->path, std::string(strip_dump_newline(dump.substr(begin, end - begin))));
+  }
+  memory_source source(std::move(files));
+  load_options o = options;
+  o.conf_prefix = prefix;
+  return load(markers[0].path, source, o);
+}
+
+bool looks_like_dump(std::string_view text) {
+  std::size_t pos = 0;
+  while (pos < text.size()) {
+    std::size_t eol = text.find('\n', pos);
+    const std::size_t end = eol == std::string_view::npos ? text.size() : eol;
+    std::string_view line = text.substr(pos, end - pos);
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    // Skip blank lines and nginx's own "syntax is ok" / "test is successful" lines.
+    const bool skip = line.empty() || line.substr(0, 7) == "nginx: ";
+    if (!skip) {
+      return line.size() > marker_prefix.size() + 1 &&
+             line.substr(0, marker_prefix.size()) == marker_prefix && line.back() == ':';
+    }
+    if (eol == std::string_view::npos) break;
+    pos = eol + 1;
+  }
+  return false;
+}
+
+}  // namespace ngxtls::config

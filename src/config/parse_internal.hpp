@@ -1,0 +1,26 @@
+#pragma once
+// Internal entry point of the parser, shared by parse_buffer() and the loader.
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "config/directive_table.hpp"
+#include "config/tree.hpp"
+
+namespace ngxtls::config::detail {
+
+/// parse_buffer() with the block context the text is read in (an included file
+/// inherits the context of its include site: a file included inside `map` holds
+/// key-value lines) and the nesting limit. Throws input_error.
+std::vector<directive> parse_in_context(std::string_view content, const std::string& path,
+                                        std::uint32_t file_index, block_context context,
+                                        std::size_t max_depth);
+
+/// nginx's unescaping of a token's bytes (ngx_conf_read_token): `\"` `\'` `\\` lose
+/// the backslash, `\t` `\r` `\n` become control characters, other pairs are kept.
+std::string unescape(std::string_view raw);
+
+}  // namespace ngxtls::config::detail

@@ -1,0 +1,84 @@
+#pragma once
+// The rule engine: runs the rule catalog over a model and applies selection, severity
+// overrides and inline suppressions.
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "engine/finding.hpp"
+#include "model/model.hpp"
+
+namespace ngxtls::engine {
+
+class context;
+
+/// One rule of the catalog. Everything about a rule lives in its own file under rules/
+/// (CONVENTIONS, Rules).
+struct rule {
+  std::string id;          ///< kebab-case, e.g. "tls13-resumption-disabled"
+  severity level;          ///< default severity (a rule may lower or raise per finding)
+  std::string summary;     ///< one line
+  std::string doc;         ///< Markdown: What it flags / Why it matters / Example / Fix / How the prober confirms it / Source
+  std::function<void(const context&, std::vector<finding>&)> check;
+};
+
+/// The catalog, in a fixed order (rules/registry.cpp).
+const std::vector<rule>& all_rules();
+/// The rule with that id, or null.
+const rule* find_rule(const std::string& id);
+
+/// One configuration linted as part of a fleet (`--fleet`): its label (the path) and model.
+struct fleet_member {
+  std::string label;
+  const model::model* model = nullptr;
+};
+
+/// Options that change what rules report.
+struct lint_options {
+  bool strict_files = false;                  ///< missing cert/key files are errors, not notes
+  const model::model* baseline = nullptr;     ///< --baseline: the config deployed before this one
+  std::vector<fleet_member> fleet;            ///< --fleet: every member, this one included
+  std::optional<std::set<std::string>> select;  ///< only these rule ids
+  std::set<std::string> ignore;               ///< never these rule ids
+  std::map<std::string, severity> severity_overrides;
+};
+
+/// A file fact looked up once per path across every server (certificates, ticket keys).
+struct file_facts;
+
+/// What a rule sees: the model, the options and cached file lookups.
+class context {
+ public:
+  context(const model::model& m, const lint_options& opts);
+  ~context();
+  const model::model& model() const { return m_; }
+  const lint_options& options() const { return opts_; }
+  /// Resolves an ssl_* file path against nginx's conf prefix (DESIGN, Model: Paths).
+  std::string resolve(const std::string& path) const;
+  /// A finding located at `where` (or at the socket default server's first listen when null),
+  /// with its include chain filled in.
+  finding make(const std::string& rule, severity level, std::string message,
+               const config::directive* where) const;
+  /// The location of a directive.
+  source_location where(const config::directive* d) const;
+  /// Shared cache of file lookups (src/tls), keyed by resolved path.
+  file_facts& files() const { return *files_; }
+
+ private:
+  const model::model& m_;
+  const lint_options& opts_;
+  std::unique_ptr<file_facts> files_;
+};
+
+/// Runs every selected rule over `m`, then drops findings suppressed inline with
+/// `# ngxtls: ignore RULE-ID` on the finding's line or the line above, then applies severity
+/// overrides; sorted by file, line, column, rule; exact duplicates (same rule, place and
+/// message reached through two include sites) kept once.
+std::vector<finding> run(const model::model& m, const lint_options& opts);
+
+}  // namespace ngxtls::engine

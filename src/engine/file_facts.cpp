@@ -1,0 +1,45 @@
+#include "engine/file_facts.hpp"
+
+namespace ngxtls::engine {
+
+namespace {
+template <class T, class F>
+const lookup<T>& cached(std::map<std::string, lookup<T>>& cache, const std::string& path, F read) {
+  auto it = cache.find(path);
+  if (it != cache.end()) return it->second;
+  lookup<T> l;
+  try {
+    l.facts = read(path);
+  } catch (const tls::file_error& e) {
+    l.missing = e.missing();
+    l.error = e.reason();
+  } catch (const std::exception& e) {
+    l.error = e.what();
+  }
+  return cache.emplace(path, std::move(l)).first->second;
+}
+}  // namespace
+
+const lookup<std::vector<tls::certificate_info>>& file_facts::certificate(const std::string& path) {
+  return cached(certs_, path, [](const std::string& p) { return tls::read_certificate_chain(p); });
+}
+
+const lookup<tls::ticket_key_info>& file_facts::ticket_key(const std::string& path) {
+  return cached(keys_, path, [](const std::string& p) { return tls::inspect_ticket_key_file(p); });
+}
+
+std::optional<bool> file_facts::issuer_available(const std::string& chain,
+                                                 const std::vector<std::string>& cas) {
+  std::string key = chain;
+  for (const auto& c : cas) key += '\n' + c;
+  if (auto it = issuers_.find(key); it != issuers_.end()) return it->second;
+  std::optional<bool> r;
+  try {
+    r = tls::issuer_available(chain, cas);
+  } catch (const std::exception&) {
+  }
+  issuers_.emplace(key, r);
+  return r;
+}
+
+}  // namespace ngxtls::engine

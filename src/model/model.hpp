@@ -1,0 +1,126 @@
+#pragma once
+// The model: a syntax tree resolved into what nginx will run with, per server and per
+// listen socket: every ssl_* directive's effective value and where it came from.
+
+#include <cstddef>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "config/tree.hpp"
+#include "model/version.hpp"
+
+namespace ngxtls::model {
+
+/// Where an effective value came from: set in the server block, inherited from the enclosing
+/// `http`/`stream` block, or nginx's built-in default for the assumed version.
+enum class origin { server, inherited, nginx_default };
+/// "server", "http" / "stream" (inherited, named by the context), "default".
+std::string to_string(origin o, bool stream_context = false);
+
+/// One occurrence of a directive: its unescaped arguments and the directive in the tree.
+struct occurrence {
+  std::vector<std::string> args;
+  const config::directive* where = nullptr;  ///< null for a built-in default
+};
+
+/// The effective value of one directive in one server, with its origin.
+/// Directives that may repeat (ssl_certificate, ssl_session_ticket_key, ssl_conf_command)
+/// keep every occurrence in order; nginx's merge takes the server's list when the server
+/// sets any, else the http (stream) block's list (ngx_conf_merge_ptr_value /
+/// ngx_conf_merge_array, nginx src/http/modules/ngx_http_ssl_module.c).
+struct setting {
+  origin from = origin::nginx_default;
+  std::vector<occurrence> values;  ///< last occurrence wins for single-valued directives
+  /// The arguments of the last occurrence (empty when unset and without default).
+  const std::vector<std::string>& args() const;
+  /// First argument or "" .
+  std::string first() const;
+  /// The directive that set it (last occurrence), null for a default.
+  const config::directive* where() const;
+};
+
+enum class context_kind { http, stream };
+
+/// One `listen` directive of a server.
+struct listen_directive {
+  std::string address = "*";  ///< "*", an IPv4 address, "[v6]", a host name, or "unix:PATH"
+  int port = 80;
+  bool ssl = false;
+  bool default_server = false;  ///< `default_server` or the old `default`
+  bool reuseport = false;
+  bool quic = false;
+  bool http2 = false;
+  bool proxy_protocol = false;
+  const config::directive* where = nullptr;  ///< null for the implicit `listen *:80`
+};
+
+/// One `server` block.
+struct server {
+  context_kind context = context_kind::http;
+  const config::directive* where = nullptr;  ///< the `server` directive
+  std::vector<listen_directive> listens;
+  std::vector<std::string> names;  ///< server_name arguments in order ("" kept)
+  /// Every ssl_* directive set in the server or its http/stream block, plus `resolver`,
+  /// and the defaults of the known ssl_* directives for the assumed nginx version.
+  std::map<std::string, setting> settings;
+  /// The effective setting, or null when neither set nor defaulted.
+  const setting* get(const std::string& name) const;
+  /// True when any listen has `ssl` (or `ssl on` applies, nginx < 1.25.1).
+  bool has_ssl = false;
+  /// The first `listen ... ssl` (or first listen) directive; null for the implicit listen.
+  const config::directive* first_ssl_listen() const;
+};
+
+/// One listen socket: an address:port in one context, with its default server.
+/// DESIGN fact 6: the session cache, timeout and ticket keys of every handshake on the
+/// socket come from its default server.
+struct listen_socket {
+  context_kind context = context_kind::http;
+  std::string address;
+  int port = 0;
+  bool ssl = false;        ///< any listen on it has `ssl` (nginx ORs the flag)
+  bool reuseport = false;  ///< any listen on it has `reuseport`
+  std::size_t default_server = 0;       ///< index into model::servers
+  bool default_marked = false;          ///< the default came from `default_server`
+  std::vector<std::size_t> servers;     ///< every server on it, in config order
+  /// "address:port" as nginx prints it.
+  std::string name() const;
+};
+
+/// The resolved configuration.
+struct model {
+  const config::config* cfg = nullptr;
+  assumed_versions versions;
+  std::vector<server> servers;
+  std::vector<listen_socket> sockets;
+  /// worker_processes: a number, 0 for `auto`, nullopt when absent (nginx default 1).
+  std::optional<int> worker_processes;
+  const config::directive* worker_processes_where = nullptr;
+};
+
+/// Built-in default arguments of a directive for an nginx version, or nullopt when nginx
+/// has none (e.g. ssl_certificate). DESIGN fact 7; ssl_protocols per version:
+/// < 1.23.4 "TLSv1 TLSv1.1 TLSv1.2"; 1.23.4 - 1.27.2 adds TLSv1.3; from 1.27.3 "TLSv1.2 TLSv1.3"
+/// (nginx CHANGES).
+std::optional<std::vector<std::string>> nginx_default(const std::string& directive,
+                                                      const version& nginx);
+
+/// Resolves a parsed configuration. Never throws for odd configs: unparseable listen
+/// arguments are kept as written (port 0). The returned model points into `cfg`,
+/// which must outlive it.
+model build(const config::config& cfg, const assumed_versions& versions);
+
+/// Helpers on effective values.
+/// True when the ssl_protocols arguments enable `proto` ("TLSv1.3", ...).
+bool protocols_enable(const setting* protocols, const std::string& proto);
+/// ssl_session_cache state: none/off (no cache), builtin only (per worker), shared (any shared: zone).
+enum class session_cache_kind { none, off, builtin, shared };
+session_cache_kind cache_kind(const setting* cache);
+/// The shared zone size in bytes of `shared:NAME:SIZE`, if any.
+std::optional<std::uint64_t> shared_cache_bytes(const setting* cache);
+/// True when an on/off setting is "on".
+bool is_on(const setting* s);
+
+}  // namespace ngxtls::model

@@ -1,0 +1,42 @@
+#pragma once
+// nginx and OpenSSL versions, and which ones a lint assumes.
+
+#include <compare>
+#include <optional>
+#include <string>
+
+namespace ngxtls::model {
+
+/// A dotted version "major.minor.patch" (missing parts are 0; trailing letters such as the
+/// "m" of "1.1.1m" are ignored).
+struct version {
+  int major = 0, minor = 0, patch = 0;
+  auto operator<=>(const version&) const = default;
+  /// "1.22.1".
+  std::string str() const;
+  /// Parses "1.22.1", "3.0", "nginx/1.22.1", "OpenSSL 3.0.19". nullopt when no digits lead.
+  static std::optional<version> parse(const std::string& text);
+};
+
+/// The newest nginx version whose behaviour the rules encode (DESIGN facts 6 and 7 name
+/// changes up to 1.29.2). Used when nothing else says which nginx is deployed.
+inline constexpr version newest_known_nginx{1, 29, 2};
+
+/// The versions the model resolves defaults for, and why each was chosen
+/// (e.g. "--nginx-version", ".ngxtls.toml", "nginx -V", "newest known").
+struct assumed_versions {
+  version nginx = newest_known_nginx;
+  std::string nginx_source = "newest known";
+  version openssl{3, 0, 0};
+  std::string openssl_source = "linked libssl";
+};
+
+/// Reads `nginx -V` output (stderr) and returns the nginx version and the OpenSSL it runs
+/// with ("running with OpenSSL X", else "built with OpenSSL X"). Either may be nullopt.
+struct nginx_v_info {
+  std::optional<version> nginx;
+  std::optional<version> openssl;
+};
+nginx_v_info parse_nginx_v(const std::string& text);
+
+}  // namespace ngxtls::model

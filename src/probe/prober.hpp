@@ -1,0 +1,55 @@
+#pragma once
+// The live prober: libssl on non-blocking sockets, one poll() loop, many connections in flight.
+// It measures session resumption per protocol and mechanism, ticket key names, OCSP staples,
+// certificate facts and handshake times. It knows nothing of nginx configs.
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "probe/results.hpp"
+#include "probe/target.hpp"
+
+namespace ngxtls::probe {
+
+/// Progress of a probe, for a progress bar: connections finished / planned (planned grows
+/// when OCSP retries are added).
+struct progress {
+  int done = 0;
+  int planned = 0;
+  int targets_done = 0;
+  int targets = 0;
+};
+
+/// How to probe. Defaults follow DESIGN (Prober) and issue 3.
+struct probe_options {
+  int attempts = 20;        ///< -n: resumption attempts per run
+  int per_target = 4;       ///< -c: connections in flight per target
+  int parallel = 16;        ///< --parallel: targets probed at once
+  bool tls12 = true;        ///< run TLS 1.2 (ticket and session_id)
+  bool tls13 = true;        ///< run TLS 1.3
+  int timeout_ms = 5000;    ///< --timeout: per connection (connect + handshake + reading), ms
+  int total_timeout_ms = 120000;  ///< per target, ms; what is left unfinished then is an error
+  bool http = true;         ///< send `HEAD / HTTP/1.1` after the handshake (--no-http: don't)
+  bool fresh_tickets = false;  ///< offer the newest ticket each attempt (browsers' way)
+  bool ocsp = true;         ///< ask for staples (--no-ocsp: don't)
+  int ocsp_min_wait_ms = 2000;     ///< keep retrying at least this long before "absent", ms
+  int ocsp_min_connections = 4;    ///< and at least this many connections
+  std::size_t max_response_bytes = 65536;  ///< bytes read per connection after the handshake
+  int idle_ms = 500;        ///< stop reading after this long without data, ms
+  /// --sess-in: PEM session file; runs of its protocol offer it instead of a first handshake.
+  std::optional<std::string> sess_in;
+  /// --sess-out: PEM file (mode 0600) for the first session of the first run of the first target.
+  std::optional<std::string> sess_out;
+  /// Called from the loop thread after every finished connection (may be empty).
+  std::function<void(const progress&)> on_progress;
+};
+
+/// Probes every target (at most `parallel` at once) and returns one result per target in
+/// input order. A target that cannot be probed (no address, TCP refused, no TLS handshake in
+/// any protocol, a hostile peer, the total deadline) has `error` set; probe() itself throws
+/// ngxtls::input_error only for an unreadable --sess-in file or an unwritable --sess-out file.
+std::vector<target_result> run_probe(const std::vector<target>& targets, const probe_options& options);
+
+}  // namespace ngxtls::probe

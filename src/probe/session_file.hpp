@@ -1,0 +1,35 @@
+#pragma once
+// Session files in the PEM `SSL SESSION PARAMETERS` format that `openssl s_client -sess_out`
+// writes and `-sess_in` reads (PEM_write_bio_SSL_SESSION / PEM_read_bio_SSL_SESSION), so
+// sessions move between ngxtls and s_client in both directions
+// (https://www.openssl.org/docs/man3.0/man1/openssl-s_client.html).
+
+#include <openssl/ssl.h>
+
+#include <memory>
+#include <string>
+
+namespace ngxtls::probe {
+
+/// Owns one SSL_SESSION reference.
+struct session_deleter {
+  void operator()(SSL_SESSION* s) const noexcept { SSL_SESSION_free(s); }
+};
+using session_ptr = std::unique_ptr<SSL_SESSION, session_deleter>;
+
+/// Takes a new reference to `s` (SSL_SESSION_up_ref); null stays null.
+session_ptr share_session(SSL_SESSION* s);
+
+/// Writes `session` to `path` as PEM, creating or replacing the file with mode 0600: it holds
+/// the master secret. Throws ngxtls::input_error (file only, line 0) when it cannot be written.
+void write_session_pem(const std::string& path, SSL_SESSION* session);
+
+/// Reads the first PEM session from `path`. Throws ngxtls::input_error when the file cannot be
+/// read or holds no session.
+session_ptr read_session_pem(const std::string& path);
+
+/// First 16 bytes of the session's ticket, lowercase hex ("" without a ticket or when shorter
+/// than 16 bytes): the key name in OpenSSL's and nginx's stateless ticket layout (DESIGN fact 5).
+std::string ticket_prefix_hex(const SSL_SESSION* session);
+
+}  // namespace ngxtls::probe

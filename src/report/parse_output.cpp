@@ -1,0 +1,124 @@
+#include "report/parse_output.hpp"
+
+#include <nlohmann/json.hpp>
+
+namespace ngxtls::report {
+
+namespace {
+
+using ojson = nlohmann::ordered_json;
+
+std::string dump(const ojson& j) {
+  // Configs are bytes; JSON needs UTF-8. Replace rather than throw (A17).
+  return j.dump(1, ' ', false, ojson::error_handler_t::replace) + "\n";
+}
+
+ojson crossplane_directives(const std::vector<config::directive>& ds, bool with_includes) {
+  ojson out = ojson::array();
+  for (const auto& d : ds) {
+    ojson j;
+    j["directive"] = d.name;
+    j["line"] = d.line;
+    ojson args = ojson::array();
+    for (const auto& a : d.args) args.push_back(a.value);
+    if (d.lua_body) args.push_back(*d.lua_body);
+    j["args"] = std::move(args);
+    if (with_includes && d.name == "include" && !d.has_block) j["includes"] = d.includes;
+    if (d.has_block) j["block"] = crossplane_directives(d.block, with_includes);
+    out.push_back(std::move(j));
+  }
+  return out;
+}
+
+const char* quote_name(config::quote_style q) {
+  switch (q) {
+    case config::quote_style::single_quote:
+      return "single";
+    case config::quote_style::double_quote:
+      return "double";
+    default:
+      return "none";
+  }
+}
+
+ojson tree_directives(const std::vector<config::directive>& ds) {
+  ojson out = ojson::array();
+  for (const auto& d : ds) {
+    ojson j;
+    j["name"] = d.name;
+    j["file"] = d.file;
+    j["line"] = d.line;
+    j["column"] = d.column;
+    j["chain"] = d.chain;
+    ojson args = ojson::array();
+    for (const auto& a : d.args) {
+      args.push_back(ojson{{"value", a.value},
+                           {"raw", a.raw},
+                           {"quote", quote_name(a.quote)},
+                           {"line", a.line},
+                           {"column", a.column}});
+    }
+    j["args"] = std::move(args);
+    if (!d.includes.empty()) j["includes"] = d.includes;
+    if (d.has_block) j["block"] = tree_directives(d.block);
+    if (d.lua_body) j["lua_body"] = *d.lua_body;
+    out.push_back(std::move(j));
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string render_crossplane(const config::config& cfg, bool single_file) {
+  ojson root;
+  root["status"] = "ok";
+  root["errors"] = ojson::array();
+  ojson files = ojson::array();
+  const std::size_t n = single_file ? std::min<std::size_t>(1, cfg.files.size()) : cfg.files.size();
+  for (std::size_t i = 0; i < n; ++i) {
+    ojson f;
+    f["file"] = cfg.files[i].path;
+    f["status"] = "ok";
+    f["errors"] = ojson::array();
+    f["parsed"] = crossplane_directives(cfg.files[i].parsed, !single_file);
+    files.push_back(std::move(f));
+  }
+  root["config"] = std::move(files);
+  return dump(root);
+}
+
+std::string render_crossplane_error(const input_error& e) {
+  const std::string text = e.message() + " in " + e.where().file +
+                           (e.where().line ? ":" + std::to_string(e.where().line) : std::string());
+  ojson line = e.where().line ? ojson(e.where().line) : ojson(nullptr);
+  ojson root;
+  root["status"] = "failed";
+  root["errors"] = ojson::array({ojson{{"file", e.where().file}, {"error", text}, {"line", line}}});
+  ojson f;
+  f["file"] = e.where().file;
+  f["status"] = "failed";
+  f["errors"] = ojson::array({ojson{{"error", text}, {"line", line}}});
+  f["parsed"] = ojson::array();
+  root["config"] = ojson::array({std::move(f)});
+  return dump(root);
+}
+
+std::string render_tree_json(const config::config& cfg, bool single_file) {
+  ojson root;
+  root["conf_prefix"] = cfg.conf_prefix;
+  ojson files = ojson::array();
+  for (const auto& f : cfg.files) files.push_back(ojson{{"path", f.path}, {"bytes", f.content.size()}});
+  root["files"] = std::move(files);
+  ojson chains = ojson::array();
+  for (const auto& c : cfg.chains) {
+    ojson chain = ojson::array();
+    for (const auto& fr : c) chain.push_back(ojson{{"file", fr.file}, {"line", fr.line}, {"column", fr.column}});
+    chains.push_back(std::move(chain));
+  }
+  root["chains"] = std::move(chains);
+  root["directives"] =
+      tree_directives(single_file && !cfg.files.empty() ? cfg.files[0].parsed : cfg.root);
+  return dump(root);
+}
+
+}  // namespace ngxtls::report

@@ -1,0 +1,48 @@
+#include "support/fixture_env.hpp"
+
+#include <sys/stat.h>
+
+#include <fstream>
+#include <random>
+
+#include "tls/pki.hpp"
+#include "tls/ticket_key.hpp"
+
+namespace ngxtls::test {
+namespace fs = std::filesystem;
+
+namespace {
+void write_random(const fs::path& p, std::size_t n, unsigned mode) {
+  std::random_device rd;
+  std::string bytes(n, '\0');
+  for (auto& c : bytes) c = static_cast<char>(rd() & 0xff);
+  std::ofstream(p, std::ios::binary | std::ios::trunc) << bytes;
+  ::chmod(p.c_str(), mode);
+}
+}  // namespace
+
+void make_fixture_material(const fs::path& dir) {
+  fs::create_directories(dir / "keys");
+  for (const char* k : {"k1", "k2", "k3"})
+    tls::write_ticket_key_file((dir / "keys" / (std::string(k) + ".key")).string(), 80);
+  fs::copy_file(dir / "keys/k1.key", dir / "keys/k1-copy.key", fs::copy_options::overwrite_existing);
+  ::chmod((dir / "keys/k1-copy.key").c_str(), 0600);
+  tls::write_ticket_key_file((dir / "keys/k48.key").string(), 48);
+  write_random(dir / "keys/short.key", 50, 0600);
+  write_random(dir / "keys/open.key", 80, 0644);
+
+  tls::pki_options none;
+  auto noocsp = tls::make_pki((dir / "pki/noocsp").string(), none);
+  tls::write_ocsp_response(noocsp, (dir / "pki/noocsp/ocsp.der").string());
+  tls::pki_options ip;
+  ip.ocsp_url = "http://127.0.0.1:9/";
+  tls::make_pki((dir / "pki/ocspip").string(), ip);
+  tls::pki_options host;
+  host.ocsp_url = "http://ocsp.example.test/";
+  tls::make_pki((dir / "pki/ocsphost").string(), host);
+  tls::pki_options self;
+  self.self_signed = true;
+  tls::make_pki((dir / "pki/self").string(), self);
+}
+
+}  // namespace ngxtls::test
