@@ -111,8 +111,8 @@ void register_lint(CLI::App& app, std::function<int()>& run) {
   auto* sub = app.add_subcommand("lint", "Lint nginx TLS configuration: resumption, ticket keys, stapling");
   sub->add_option("paths", a->paths, "nginx.conf files, saved `nginx -T` dumps, or - for stdin");
   sub->add_option("--conf-prefix", a->conf_prefix, "nginx's conf prefix (default: the main file's directory)");
-  sub->add_option("--nginx-version", a->nginx_version, "nginx version to assume (e.g. 1.22.1)");
-  sub->add_option("--openssl-version", a->openssl_version, "OpenSSL version to assume (e.g. 3.0.19)");
+  sub->add_option("--nginx-version", a->nginx_version, "nginx version to assume (e.g. 1.22.1)")->take_last();
+  sub->add_option("--openssl-version", a->openssl_version, "OpenSSL version to assume (e.g. 3.0.19)")->take_last();
   sub->add_flag("--fleet", a->fleet, "the configs are instances serving the same names");
   sub->add_option("--format", a->format, "output format")->check(CLI::IsMember({"text", "json"}));
   sub->add_option("-o,--output", a->output, "write the report to FILE");

@@ -101,13 +101,16 @@ struct connection {
   }
 };
 
+// At most this many extra full handshakes per ticket run to see every key name twice.
+constexpr int max_key_samples = 24;
+
 struct run_state {
   run_spec spec;
   run_result res;
   session_ptr base;    // offered in same_session mode
   session_ptr latest;  // newest session, offered in fresh_tickets mode
   bool started = false, first_done = false, skip_attempts = false, finished = false;
-  int launched = 0, completed = 0, in_flight = 0;
+  int launched = 0, completed = 0, in_flight = 0, samples_launched = 0;
   std::vector<double> full_ms, resumed_ms;
   std::map<std::string, int> prefix_counts;
   time_point started_at;
@@ -130,6 +133,17 @@ struct target_state {
   std::string last_staple;
   std::optional<std::string> first_error;
 };
+
+// True while some ticket prefix was seen once only and more tickets could tell whether it is
+// a key name: other prefixes repeat (a real key name layout), or fewer than 4 tickets so far.
+bool need_samples(const run_state& r) {
+  int singles = 0, repeats = 0, total = 0;
+  for (const auto& [prefix, n] : r.prefix_counts) {
+    (n == 1 ? singles : repeats) += 1;
+    total += n;
+  }
+  return singles > 0 && (repeats > 0 || total < 4);
+}
 
 int on_new_session(SSL* ssl, SSL_SESSION* session) {
   auto* c = static_cast<connection*>(SSL_get_app_data(ssl));
@@ -358,6 +372,19 @@ class prober {
             ++r.launched;
           }
           if (r.completed < opt_.attempts) return;
+          // Key sampling: a key name counts only when it repeats, and a TLS 1.2 ticket that
+          // resumes brings no new one, so a key seen once gets a few more full handshakes.
+          if (r.spec.mechanism == "ticket" && r.res.session_offered && need_samples(r) &&
+              r.samples_launched < max_key_samples) {
+            if (r.in_flight == 0) {
+              for (int i = 0; i < std::max(1, opt_.per_target) && r.samples_launched < max_key_samples; ++i) {
+                ++progress_.planned;
+                ++r.samples_launched;
+                launch(t, t.run, conn_kind::sample, -1, nullptr, now);
+              }
+            }
+            return;
+          }
         }
         if (r.in_flight > 0) return;
         finish_run(r, now);

@@ -13,6 +13,24 @@ std::string dump(const ojson& j) {
   return j.dump(1, ' ', false, ojson::error_handler_t::replace) + "\n";
 }
 
+/// crossplane's representation of `if`: the parentheses around the condition are not
+/// args (crossplane's _prepare_if_args; `crossplane build` writes them back). nginx's own
+/// tokens keep them, as our tree JSON does.
+void strip_if_parentheses(std::vector<std::string>& args) {
+  if (args.empty() || args.front().empty() || args.front().front() != '(' || args.back().empty() ||
+      args.back().back() != ')') {
+    return;
+  }
+  auto trim_left = [](std::string& s) { s.erase(0, s.find_first_not_of(" \t\r\n")); };
+  auto trim_right = [](std::string& s) { s.erase(s.find_last_not_of(" \t\r\n") + 1); };
+  args.front().erase(0, 1);
+  trim_left(args.front());
+  args.back().pop_back();
+  trim_right(args.back());
+  if (!args.empty() && args.back().empty()) args.pop_back();
+  if (!args.empty() && args.front().empty()) args.erase(args.begin());
+}
+
 ojson crossplane_directives(const std::vector<config::directive>& ds, bool with_includes) {
   ojson out = ojson::array();
   for (const auto& d : ds) {
@@ -20,7 +38,11 @@ ojson crossplane_directives(const std::vector<config::directive>& ds, bool with_
     j["directive"] = d.name;
     j["line"] = d.line;
     ojson args = ojson::array();
-    for (const auto& a : d.args) args.push_back(a.value);
+    std::vector<std::string> values;
+    values.reserve(d.args.size() + 1);
+    for (const auto& a : d.args) values.push_back(a.value);
+    if (d.name == "if") strip_if_parentheses(values);
+    for (auto& v : values) args.push_back(std::move(v));
     if (d.lua_body) args.push_back(*d.lua_body);
     j["args"] = std::move(args);
     if (with_includes && d.name == "include" && !d.has_block) j["includes"] = d.includes;

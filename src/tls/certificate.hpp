@@ -19,15 +19,17 @@ struct certificate_info {
   std::string subject;   ///< one-line RFC 2253 form (XN_FLAG_RFC2253), e.g. "CN=example.com"
   std::string issuer;    ///< same form as subject
   std::string key_type;  ///< "RSA", "EC", "Ed25519", "Ed448", "DSA", ...; "unknown" otherwise
-  int key_bits = 0;      ///< EVP_PKEY_get_bits: RSA modulus bits, EC field bits (256 for P-256)
-  std::string curve;     ///< EC only: OpenSSL short name ("prime256v1", "secp384r1"); else empty
+  int key_bits =
+      0;  ///< EVP_PKEY_get_bits: RSA modulus bits, EC field bits (256 for P-256), Ed25519 256
+  std::string curve;  ///< EC only: OpenSSL short name ("prime256v1", "secp384r1"); else empty
   std::int64_t not_before_unix = 0;    ///< notBefore, seconds since the Unix epoch (UTC)
   std::int64_t not_after_unix = 0;     ///< notAfter, seconds since the Unix epoch (UTC)
   std::vector<std::string> ocsp_urls;  ///< AIA OCSP responder URLs (what nginx staples from)
   std::vector<std::string> dns_names;  ///< SAN dNSName entries, in certificate order
-  bool self_signed = false;            ///< issuer name == subject name and the key verifies itself
-                                       ///< (X509_check_issued(cert, cert) == X509_V_OK)
-  bool is_ca = false;                  ///< basicConstraints CA:TRUE (X509_check_ca)
+  /// Subject == issuer and the certificate's own key verifies its signature
+  /// (X509_self_signed(cert, 1)).
+  bool self_signed = false;
+  bool is_ca = false;      ///< basicConstraints CA:TRUE (EXFLAG_CA)
   std::string sha256_hex;  ///< SHA-256 fingerprint of the DER certificate, lowercase hex, no colons
   std::string serial_hex;  ///< serial number, uppercase hex (as `openssl x509 -serial`)
 };

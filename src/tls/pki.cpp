@@ -33,9 +33,17 @@ class out_file {
  public:
   out_file(std::string path, mode_t mode) : path_(std::move(path)) {
     fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
-    if (fd_ < 0 || ::fchmod(fd_, mode) != 0) fail(errno);
+    if (fd_ < 0) fail(errno);
+    if (::fchmod(fd_, mode) != 0) {
+      int e = errno;
+      ::close(fd_);
+      fail(e);
+    }
     bio_.reset(BIO_new_fd(fd_, BIO_NOCLOSE));
-    if (!bio_) throw_openssl("BIO_new_fd");
+    if (!bio_) {
+      ::close(fd_);
+      throw_openssl("BIO_new_fd");
+    }
   }
   ~out_file() {
     if (fd_ >= 0) ::close(fd_);
@@ -198,7 +206,9 @@ std::string index_line(X509* cert) {
   std::tm tm{};
   if (ASN1_TIME_to_tm(X509_get0_notAfter(cert), &tm) != 1) throw_openssl("notAfter");
   char when[32];
-  std::strftime(when, sizeof when, "%y%m%d%H%M%SZ", &tm);
+  // RFC 5280 times: UTCTime (two-digit year) until 2049, GeneralizedTime from 2050.
+  std::strftime(when, sizeof when, tm.tm_year + 1900 < 2050 ? "%y%m%d%H%M%SZ" : "%Y%m%d%H%M%SZ",
+                &tm);
   char* subject = X509_NAME_oneline(X509_get_subject_name(cert), nullptr, 0);
   if (subject == nullptr) throw_openssl("X509_NAME_oneline");
   std::string line =
@@ -284,7 +294,6 @@ pki_paths make_pki(const std::string& dir, const pki_options& options) {
 
   X509* issuer = root.get();
   EVP_PKEY* issuer_key = root_key.get();
-  paths.issuer = paths.root_cert;
   paths.issuer_key = paths.root_key;
   x509_ptr inter;
   evp_pkey_ptr inter_key;
@@ -298,7 +307,6 @@ pki_paths make_pki(const std::string& dir, const pki_options& options) {
     write_certs(paths.intermediate_cert, {inter.get()});
     issuer = inter.get();
     issuer_key = inter_key.get();
-    paths.issuer = paths.intermediate_cert;
     paths.issuer_key = paths.intermediate_key;
   }
 
@@ -309,14 +317,9 @@ pki_paths make_pki(const std::string& dir, const pki_options& options) {
     write_certs(paths.chain, {leaf.get(), inter.get()});
   else
     write_certs(paths.chain, {leaf.get()});
-  if (options.intermediate) {
-    // issuer.crt: the leaf's issuer alone, for ssl_trusted_certificate.
-    paths.issuer = at("issuer.crt");
-    write_certs(paths.issuer, {issuer});
-  } else {
-    paths.issuer = at("issuer.crt");
-    write_certs(paths.issuer, {root.get()});
-  }
+  // issuer.crt: the leaf's issuer alone, for ssl_trusted_certificate.
+  paths.issuer = at("issuer.crt");
+  write_certs(paths.issuer, {issuer});
 
   paths.ocsp_index = at("index.txt");
   out_file idx(paths.ocsp_index, 0644);

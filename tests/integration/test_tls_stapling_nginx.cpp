@@ -113,13 +113,14 @@ TEST_CASE("ssl_client_certificate CAs supply the stapling issuer when client ver
   tls::pki_options opt;
   opt.ocsp_url = "http://127.0.0.1:" + std::to_string(ngxtls::test::free_port()) + "/";
   auto pki = tls::make_pki((dir.path() / "pki").string(), opt);
-  auto with_verify = nginx_t(dir, pki.leaf_cert, pki.leaf_key,
-                             "    ssl_stapling on;\n    ssl_verify_client optional;\n"
-                             "    ssl_client_certificate " +
-                                 pki.issuer + ";\n");
-  MESSAGE("with ssl_verify_client optional: " << with_verify.err);
-  CHECK(with_verify.exit_code == 0);
-  CHECK(with_verify.err.find(no_issuer) == std::string::npos);
+  for (const char* mode : {"on", "optional", "optional_no_ca"}) {
+    auto with_verify = nginx_t(dir, pki.leaf_cert, pki.leaf_key,
+                               std::string("    ssl_stapling on;\n    ssl_verify_client ") + mode +
+                                   ";\n    ssl_client_certificate " + pki.issuer + ";\n");
+    MESSAGE("with ssl_verify_client " << mode << ": " << with_verify.err);
+    CHECK(with_verify.exit_code == 0);
+    CHECK(with_verify.err.find(no_issuer) == std::string::npos);
+  }
   auto without_verify =
       nginx_t(dir, pki.leaf_cert, pki.leaf_key,
               "    ssl_stapling on;\n    ssl_client_certificate " + pki.issuer + ";\n");

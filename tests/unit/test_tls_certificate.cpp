@@ -295,3 +295,36 @@ TEST_CASE("a stand-in keeps the real certificate's key, names, lifetime and OCSP
   CHECK(ec_stand_in.curve == "secp384r1");
   CHECK_FALSE(ec_stand_in.ocsp_url.has_value());
 }
+
+TEST_CASE("the shared cases' CLI-made PKI reads as make-pki.sh describes it") {
+  const auto script = ngxtls::test::shared_dir() / "cases" / "make-pki.sh";
+  if (!std::filesystem::exists(script)) return;
+  temp_dir dir;
+  auto r = ngxtls::test::run({"sh", script.string(), dir.path().string()});
+  REQUIRE(r.exit_code == 0);
+  const auto pki = dir.path() / "pki";
+  auto at = [&](const char* name) { return (pki / name).string(); };
+  const std::vector<std::string> names = {"example.com", "a.example.com", "b.example.com"};
+
+  auto noocsp = tls::read_certificate_chain(at("leaf_noocsp.crt"));
+  REQUIRE(noocsp.size() == 1);
+  CHECK(noocsp[0].ocsp_urls.empty());
+  CHECK(noocsp[0].dns_names == names);
+  CHECK(noocsp[0].subject == "CN=example.com");
+  CHECK(noocsp[0].issuer == "CN=ngxtls test CA");
+  CHECK(noocsp[0].key_type == "EC");
+  CHECK(noocsp[0].curve == "prime256v1");
+  CHECK(tls::read_certificate_chain(at("leaf_ocsp.crt")).at(0).ocsp_urls ==
+        std::vector<std::string>{"http://ocsp.example.com/"});
+  CHECK(tls::read_certificate_chain(at("leaf_ocsplocal.crt")).at(0).ocsp_urls ==
+        std::vector<std::string>{"http://localhost:8889/"});
+
+  auto full = tls::read_certificate_chain(at("fullchain_noocsp.pem"));
+  REQUIRE(full.size() == 2);
+  CHECK(full[1].self_signed);
+  CHECK(full[1].is_ca);
+  CHECK(tls::issuer_available(at("fullchain_noocsp.pem"), {}));
+  CHECK_FALSE(tls::issuer_available(at("leaf_noocsp.crt"), {}));
+  CHECK(tls::issuer_available(at("leaf_noocsp.crt"), {at("ca.crt")}));
+  CHECK(tls::key_matches_certificate(at("leaf_ocsp.crt"), at("leaf.key")) == std::nullopt);
+}

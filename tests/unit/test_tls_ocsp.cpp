@@ -7,6 +7,7 @@
 
 #include "support/ocsp_responder.hpp"
 #include "support/process.hpp"
+#include "tls/ocsp.hpp"
 #include "tls/pki.hpp"
 
 namespace tls = ngxtls::tls;
@@ -114,4 +115,42 @@ TEST_CASE("the local OCSP responder answers good for the generated leaf") {
   CHECK(r.exit_code == 0);
   CHECK(r.out.find(pki.leaf_cert + ": good") != std::string::npos);
   CHECK(r.err.find("Response verify OK") != std::string::npos);
+}
+
+TEST_CASE("parse_ocsp_response reads status and update times of a generated response") {
+  temp_dir dir;
+  auto pki = tls::make_pki(dir.path().string());
+  const std::string der = (dir.path() / "leaf.ocsp").string();
+  tls::write_ocsp_response(pki, der, 7200);
+  auto info = tls::read_ocsp_response_file(der, pki.chain);
+  CHECK(info.response_status == "successful");
+  CHECK(info.cert_status == "good");
+  CHECK(info.single_responses == 1);
+  CHECK(info.next_update_unix - info.this_update_unix == 7200);
+  CHECK(info.revocation_time_unix == 0);
+  // Leaf-only chain plus an issuer file finds the same response; no chain takes the first.
+  CHECK(tls::read_ocsp_response_file(der, pki.leaf_cert, pki.issuer).cert_status == "good");
+  CHECK(tls::read_ocsp_response_file(der).cert_status == "good");
+  // A response for another PKI's leaf has no SingleResponse for this one.
+  auto other = tls::make_pki((dir.path() / "other").string());
+  CHECK(tls::read_ocsp_response_file(der, other.chain).cert_status.empty());
+
+  tls::write_ocsp_response(pki, der, 60, tls::ocsp_cert_status::revoked);
+  auto revoked = tls::read_ocsp_response_file(der, pki.chain);
+  CHECK(revoked.cert_status == "revoked");
+  CHECK(revoked.revocation_time_unix > 0);
+  CHECK(revoked.revocation_time_unix < revoked.this_update_unix);
+
+  auto junk = dir.write("junk.der", "not der");
+  CHECK_THROWS_AS(tls::read_ocsp_response_file(junk.string()), tls::file_error);
+  CHECK_THROWS_AS(tls::parse_ocsp_response("junk"), std::invalid_argument);
+  CHECK_THROWS_AS(tls::read_ocsp_response_file((dir.path() / "none").string()), tls::file_error);
+}
+
+TEST_CASE("a non-successful OCSP response reports its response status only") {
+  // OCSPResponse ::= SEQUENCE { responseStatus ENUMERATED tryLater(3) }
+  const std::string try_later("\x30\x03\x0a\x01\x03", 5);
+  auto info = tls::parse_ocsp_response(try_later);
+  CHECK(info.response_status == "trylater");
+  CHECK(info.cert_status.empty());
 }

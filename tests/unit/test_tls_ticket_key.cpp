@@ -1,7 +1,10 @@
 #include <doctest/doctest.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cctype>
+#include <filesystem>
+#include <vector>
 
 #include "support/process.hpp"
 #include "tls/ticket_key.hpp"
@@ -111,4 +114,21 @@ TEST_CASE("a missing ticket key file raises file_error without key material") {
   CHECK_THROWS_AS(tls::inspect_ticket_key_file(dir.path().string()), tls::file_error);
   CHECK_THROWS_AS(tls::write_ticket_key_file((dir.path() / "no/such/dir/k.key").string()),
                   tls::file_error);
+}
+
+TEST_CASE("the shared cases' ticket keys are valid 0600 files with distinct names") {
+  const auto script = ngxtls::test::shared_dir() / "cases" / "make-pki.sh";
+  if (!std::filesystem::exists(script)) return;
+  temp_dir dir;
+  auto r = ngxtls::test::run({"sh", script.string(), dir.path().string()});
+  REQUIRE(r.exit_code == 0);
+  std::vector<std::string> seen;
+  for (const char* k : {"k1.key", "k2.key", "k3.key"}) {
+    auto info = tls::inspect_ticket_key_file((dir.path() / "keys" / k).string());
+    CHECK(info.size_bytes == 80);
+    CHECK(info.valid_size);
+    CHECK(info.mode == 0600);
+    CHECK(std::find(seen.begin(), seen.end(), info.key_name_hex) == seen.end());
+    seen.push_back(info.key_name_hex);
+  }
 }

@@ -1,0 +1,174 @@
+// The model: nginx's merge rule, default servers, listen parsing and version defaults.
+
+#include <doctest/doctest.h>
+
+#include "config/loader.hpp"
+#include "model/model.hpp"
+
+using namespace ngxtls;
+
+namespace {
+
+struct built {
+  config::config cfg;
+  model::model m;
+};
+
+// Owns the config the model points into.
+std::unique_ptr<built> build(const std::string& text, const std::string& nginx = "1.22.1") {
+  auto src = config::make_memory_source({{"/etc/nginx/nginx.conf", text}});
+  auto b = std::make_unique<built>();
+  b->cfg = config::load("/etc/nginx/nginx.conf", *src);
+  model::assumed_versions v;
+  v.nginx = *model::version::parse(nginx);
+  b->m = model::build(b->cfg, v);
+  return b;
+}
+
+}  // namespace
+
+TEST_CASE("a server value wins over http, http over nginx's default, and each remembers its origin") {
+  auto b = build(R"(
+http {
+  ssl_session_cache shared:SSL:10m;
+  ssl_protocols TLSv1.2;
+  server { listen 443 ssl; ssl_protocols TLSv1.3; }
+  server { listen 444 ssl; }
+}
+)");
+  REQUIRE(b->m.servers.size() == 2);
+  const auto& s0 = b->m.servers[0];
+  CHECK(s0.get("ssl_protocols")->args() == std::vector<std::string>{"TLSv1.3"});
+  CHECK(s0.get("ssl_protocols")->from == model::origin::server);
+  CHECK(s0.get("ssl_protocols")->where()->line == 5);
+  CHECK(s0.get("ssl_session_cache")->from == model::origin::inherited);
+  CHECK(s0.get("ssl_session_cache")->where()->line == 3);
+  CHECK(s0.get("ssl_session_tickets")->from == model::origin::nginx_default);
+  CHECK(s0.get("ssl_session_tickets")->first() == "on");
+  CHECK(s0.get("ssl_session_tickets")->where() == nullptr);
+  const auto& s1 = b->m.servers[1];
+  CHECK(s1.get("ssl_protocols")->args() == std::vector<std::string>{"TLSv1.2"});
+  CHECK(s1.get("ssl_protocols")->from == model::origin::inherited);
+  CHECK(s1.get("ssl_session_ticket_key") == nullptr);
+}
+
+TEST_CASE("repeatable directives: the server's list replaces the http list whole") {
+  auto b = build(R"(
+http {
+  ssl_session_ticket_key a.key;
+  ssl_session_ticket_key b.key;
+  server { listen 443 ssl; ssl_session_ticket_key c.key; }
+  server { listen 443 ssl; server_name x; }
+}
+)");
+  CHECK(b->m.servers[0].get("ssl_session_ticket_key")->values.size() == 1);
+  CHECK(b->m.servers[0].get("ssl_session_ticket_key")->first() == "c.key");
+  REQUIRE(b->m.servers[1].get("ssl_session_ticket_key")->values.size() == 2);
+  CHECK(b->m.servers[1].get("ssl_session_ticket_key")->values[0].args[0] == "a.key");
+}
+
+TEST_CASE("the default server of a socket is the one marked default_server, else the first") {
+  auto b = build(R"(
+http {
+  server { listen 443 ssl; server_name a; }
+  server { listen 443 ssl default_server; server_name b; }
+  server { listen 127.0.0.1:443 ssl; server_name c; }
+  server { listen 8443 ssl; server_name d; }
+  server { listen 8443; server_name e; }
+}
+)");
+  REQUIRE(b->m.sockets.size() == 3);
+  const auto& k443 = b->m.sockets[0];
+  CHECK(k443.name() == "*:443");
+  CHECK(k443.default_server == 1);
+  CHECK(k443.default_marked);
+  CHECK(k443.servers == std::vector<std::size_t>{0, 1});
+  CHECK(b->m.sockets[1].name() == "127.0.0.1:443");
+  CHECK(b->m.sockets[1].default_server == 2);
+  const auto& k8443 = b->m.sockets[2];
+  CHECK(k8443.default_server == 3);
+  CHECK_FALSE(k8443.default_marked);
+  CHECK(k8443.ssl);  // nginx ORs the ssl flag over the listens of one address
+}
+
+TEST_CASE("listen arguments: address forms and flags") {
+  auto b = build(R"(
+http {
+  server { listen [::]:443 ssl http2 reuseport; }
+  server { listen 0.0.0.0:8443 quic reuseport; }
+  server { listen localhost:9443 default ssl; }
+  server { listen unix:/run/x.sock; }
+  server { server_name implicit; }
+}
+)");
+  const auto& l0 = b->m.servers[0].listens[0];
+  CHECK(l0.address == "[::]");
+  CHECK(l0.port == 443);
+  CHECK((l0.ssl && l0.http2 && l0.reuseport));
+  const auto& l1 = b->m.servers[1].listens[0];
+  CHECK(l1.address == "*");
+  CHECK(l1.port == 8443);
+  CHECK((l1.quic && !l1.ssl));
+  const auto& l2 = b->m.servers[2].listens[0];
+  CHECK(l2.address == "localhost");
+  CHECK(l2.default_server);
+  CHECK(b->m.servers[3].listens[0].address == "unix:/run/x.sock");
+  CHECK(b->m.servers[4].listens[0].port == 80);
+  CHECK(b->m.servers[4].listens[0].where == nullptr);
+}
+
+TEST_CASE("ssl_protocols defaults follow the nginx version (DESIGN fact 7)") {
+  const std::string conf = "http { server { listen 443 ssl; } }";
+  CHECK(build(conf, "1.22.1")->m.servers[0].get("ssl_protocols")->args() ==
+        std::vector<std::string>{"TLSv1", "TLSv1.1", "TLSv1.2"});
+  CHECK(build(conf, "1.23.4")->m.servers[0].get("ssl_protocols")->args() ==
+        std::vector<std::string>{"TLSv1", "TLSv1.1", "TLSv1.2", "TLSv1.3"});
+  CHECK(build(conf, "1.27.3")->m.servers[0].get("ssl_protocols")->args() ==
+        std::vector<std::string>{"TLSv1.2", "TLSv1.3"});
+}
+
+TEST_CASE("`ssl on` makes every listen ssl before 1.25.1 only") {
+  const std::string conf = "http { server { listen 443; ssl on; } }";
+  CHECK(build(conf, "1.22.1")->m.servers[0].has_ssl);
+  CHECK_FALSE(build(conf, "1.25.1")->m.servers[0].has_ssl);
+}
+
+TEST_CASE("stream servers inherit from the stream block") {
+  auto b = build(R"(
+stream {
+  ssl_session_cache shared:S:1m;
+  server { listen 8443 ssl; proxy_pass 127.0.0.1:1; }
+}
+)");
+  REQUIRE(b->m.servers.size() == 1);
+  CHECK(b->m.servers[0].context == model::context_kind::stream);
+  CHECK(b->m.servers[0].get("ssl_session_cache")->from == model::origin::inherited);
+  CHECK(model::to_string(model::origin::inherited, true) == "stream");
+}
+
+TEST_CASE("session cache kinds and shared zone sizes") {
+  auto b = build(R"(
+http {
+  server { listen 1 ssl; }
+  server { listen 2 ssl; ssl_session_cache off; }
+  server { listen 3 ssl; ssl_session_cache builtin:1000; }
+  server { listen 4 ssl; ssl_session_cache builtin:1000 shared:SSL:10m; }
+}
+)");
+  CHECK(model::cache_kind(b->m.servers[0].get("ssl_session_cache")) == model::session_cache_kind::none);
+  CHECK(model::cache_kind(b->m.servers[1].get("ssl_session_cache")) == model::session_cache_kind::off);
+  CHECK(model::cache_kind(b->m.servers[2].get("ssl_session_cache")) == model::session_cache_kind::builtin);
+  CHECK(model::cache_kind(b->m.servers[3].get("ssl_session_cache")) == model::session_cache_kind::shared);
+  CHECK(model::shared_cache_bytes(b->m.servers[3].get("ssl_session_cache")) == 10u * 1024 * 1024);
+}
+
+TEST_CASE("versions parse from flags and nginx -V output") {
+  CHECK(model::version::parse("1.22.1")->str() == "1.22.1");
+  CHECK(model::version::parse("3.0")->str() == "3.0.0");
+  CHECK(model::version::parse("1.1.1w")->str() == "1.1.1");
+  CHECK_FALSE(model::version::parse("abc"));
+  auto v = model::parse_nginx_v(
+      "nginx version: nginx/1.22.1\nbuilt with OpenSSL 3.0.22 25 Aug 2026 (running with OpenSSL 3.0.19 27 Jan 2026)\n");
+  CHECK(v.nginx->str() == "1.22.1");
+  CHECK(v.openssl->str() == "3.0.19");
+}
