@@ -17,7 +17,8 @@ constexpr const char* doc = R"(# ocsp-stapling-dead
 - has no OCSP responder URL (and there is no `ssl_stapling_responder` or
   `ssl_stapling_file`): every Let's Encrypt certificate since 2025-05-07;
 - or whose issuer is in none of the `ssl_certificate` chain, `ssl_trusted_certificate` and
-  `ssl_client_certificate` (a leaf-only certificate file; a self-signed leaf).
+  (only while `ssl_verify_client` is on, optional or optional_no_ca) `ssl_client_certificate`
+  (a leaf-only certificate file; a self-signed leaf).
 Warning: the config staples nothing and tells readers it does.
 
 A note when no `resolver` is set and the responder is a host name: nginx resolves it once at
@@ -54,6 +55,8 @@ per worker) and reports the staple absent, or not applicable when the certificat
 
 ## Source
 DESIGN fact 9 (nginx 1.22.1 `nginx -t` warnings, measured; shared cases B09, B10, B11);
+ssl_client_certificate supplies the issuer only with client verification on (measured in
+tests/integration/test_tls_stapling_nginx.cpp, which corrects DESIGN fact 9);
 nginx src/event/ngx_event_openssl_stapling.c checks the issuer before the responder URL.
 )";
 
@@ -83,9 +86,15 @@ void check(const engine::context& ctx, std::vector<engine::finding>& out) {
     const auto* certs = s.get("ssl_certificate");
     if (!certs) continue;
     std::vector<std::string> cas;
-    for (const char* n : {"ssl_trusted_certificate", "ssl_client_certificate"})
+    // ssl_client_certificate feeds the issuer store only while client verification is on
+    // (measured: tests/integration/test_tls_stapling_nginx.cpp, nginx 1.22.1).
+    const std::string verify = s.get("ssl_verify_client") ? s.get("ssl_verify_client")->first() : "off";
+    const bool client_cas = verify == "on" || verify == "optional" || verify == "optional_no_ca";
+    for (const char* n : {"ssl_trusted_certificate", "ssl_client_certificate"}) {
+      if (std::string(n) == "ssl_client_certificate" && !client_cas) continue;
       if (const auto* st = s.get(n); st && !st->first().empty() && !dynamic_path(st->first()))
         cas.push_back(ctx.resolve(st->first()));
+    }
     const auto* responder = s.get("ssl_stapling_responder");
     for (const auto& occ : certs->values) {
       if (occ.args.empty()) continue;
@@ -122,8 +131,9 @@ void check(const engine::context& ctx, std::vector<engine::finding>& out) {
       if (issuer && !*issuer) {
         auto f = ctx.make(id, engine::severity::warning,
                           "ssl_stapling is on but nginx cannot find the issuer of \"" + path +
-                              "\" (not in the certificate file, ssl_trusted_certificate or "
-                              "ssl_client_certificate): nginx ignores stapling with a warning and "
+                              "\" (not in the certificate file, ssl_trusted_certificate or, with "
+                              "client verification on, ssl_client_certificate): nginx ignores "
+                              "stapling with a warning and "
                               "no client ever gets a staple",
                           stapling->where() ? stapling->where() : occ.where);
         base_evidence(f);

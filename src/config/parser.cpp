@@ -220,15 +220,18 @@ struct control : pegtl::normal<Rule> {
                 "blocks nested deeper than the limit of " + std::to_string(st.max_depth) +
                     " (max_depth)");
       }
-      if constexpr (!std::is_same_v<Rule, g::block>) st.lua_line = in.iterator().line;
     } else if constexpr (std::is_same_v<Rule, g::dq_word> || std::is_same_v<Rule, g::sq_word>) {
       st.quote_start = in.current();
       st.quote_line = in.iterator().line;
     }
   }
   template <typename ParseInput>
-  static void success(const ParseInput&, parse_state& st) {
+  static void success(const ParseInput& in, parse_state& st) {
     if constexpr (is_nesting<Rule>) --st.depth;
+    if constexpr (std::is_same_v<Rule, g::lua_block_open> ||
+                  std::is_same_v<Rule, g::lua_brace_open>) {
+      st.lua_line = in.iterator().line;
+    }
   }
   template <typename ParseInput>
   static void failure(const ParseInput&, parse_state& st) {

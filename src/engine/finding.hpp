@@ -24,6 +24,15 @@ struct evidence {
   std::optional<source_location> where;  ///< null for nginx defaults and measured facts
 };
 
+/// A byte-range replacement in one config file, for `lint --fix`: replace `length` bytes at
+/// `offset` of the file's content (as read, config::source_file::content) with `replacement`.
+struct text_edit {
+  std::string file;          ///< path as in source_location::file
+  std::size_t offset = 0;    ///< byte offset into the file
+  std::size_t length = 0;    ///< bytes replaced (0 = insert)
+  std::string replacement;
+};
+
 /// One finding.
 struct finding {
   std::string rule;
@@ -34,6 +43,7 @@ struct finding {
   std::vector<evidence> facts;                 ///< effective values behind the finding
   std::string fix;                             ///< a config snippet that fixes it
   std::string server;                          ///< "name (socket)" for context; may be empty
+  std::vector<text_edit> edits;                ///< a mechanical fix, when the rule has one (lint --fix)
 };
 
 }  // namespace ngxtls::engine

@@ -395,8 +395,9 @@ class prober {
     }
     if (t.st == stage::ocsp_retry) {
       auto& o = t.res.ocsp;
+      // "Absent" needs a connection that started at least ocsp_min_wait_ms after the first.
       bool waited_enough = t.have_first_ocsp &&
-                           ms_between(t.first_ocsp, now) >= opt_.ocsp_min_wait_ms &&
+                           ms_between(t.first_ocsp, t.last_ocsp) >= opt_.ocsp_min_wait_ms &&
                            o.connections >= opt_.ocsp_min_connections;
       if (o.stapled > 0 || waited_enough || t.working_ctx == nullptr) {
         if (t.in_flight == 0) finish_target(t);
@@ -759,16 +760,17 @@ class prober {
     target_state& t = *c.owner;
     --t.in_flight;
     ++progress_.done;
-    auto now = clock_type::now();
     if (c.handshake_ok) {
       if (!t.res.certificate) take_certificate(t, c);
       if (t.working_ctx == nullptr) t.working_ctx = SSL_get_SSL_CTX(c.ssl.get());
-      if (opt_.ocsp) {
+      // Staples travel only in full handshakes: a resumed handshake has no Certificate
+      // message (TLS 1.2 abbreviated handshake, TLS 1.3 PSK), so only full ones count.
+      if (opt_.ocsp && !c.reused) {
         auto& o = t.res.ocsp;
         if (o.connections == 0) o.first_connection_stapled = c.stapled;
         ++o.connections;
         if (!t.have_first_ocsp) { t.have_first_ocsp = true; t.first_ocsp = c.started; }
-        t.last_ocsp = now;
+        t.last_ocsp = std::max(t.last_ocsp, c.started);
         if (c.stapled) { ++o.stapled; t.last_staple = c.staple_der; }
       }
     } else if (c.error && !t.first_error) {

@@ -117,7 +117,7 @@ TEST_CASE("ssl_client_certificate CAs supply the stapling issuer when client ver
     auto with_verify = nginx_t(dir, pki.leaf_cert, pki.leaf_key,
                                std::string("    ssl_stapling on;\n    ssl_verify_client ") + mode +
                                    ";\n    ssl_client_certificate " + pki.issuer + ";\n");
-    MESSAGE("with ssl_verify_client " << mode << ": " << with_verify.err);
+    MESSAGE("with ssl_verify_client " << std::string(mode) << ": " << with_verify.err);
     CHECK(with_verify.exit_code == 0);
     CHECK(with_verify.err.find(no_issuer) == std::string::npos);
   }
@@ -167,6 +167,16 @@ TEST_CASE("nginx loads a generated OCSP response as ssl_stapling_file") {
   CHECK(r.exit_code == 0);
   CHECK(r.err.find("[warn]") == std::string::npos);
   CHECK(r.err.find("[emerg]") == std::string::npos);
+  // With a file nginx needs neither the issuer nor an OCSP URL: a leaf-only certificate
+  // without a URL staples from the file without a warning.
+  auto plain = tls::make_pki((dir.path() / "plain").string());
+  const std::string plain_der = (dir.path() / "plain.ocsp").string();
+  tls::write_ocsp_response(plain, plain_der);
+  auto leaf_only = nginx_t(dir, plain.leaf_cert, plain.leaf_key,
+                           "    ssl_stapling on;\n    ssl_stapling_file " + plain_der + ";\n");
+  INFO(leaf_only.err);
+  CHECK(leaf_only.exit_code == 0);
+  CHECK(leaf_only.err.find("[warn]") == std::string::npos);
   // A file that is not DER OCSP is refused at load time.
   auto junk = dir.write("junk.ocsp", "not der");
   auto bad = nginx_t(dir, pki.chain, pki.leaf_key,

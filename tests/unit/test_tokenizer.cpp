@@ -143,9 +143,11 @@ TEST_CASE("${ does not end a token and its } stays in the word (A09)") {
   auto ds2 = parse("server_name ${url ;");
   CHECK(values(ds2[0]) == std::vector<std::string>{"${url"});
   // `{` not right after `$` opens a block.
-  auto ds3 = parse("location ~ ^/x{2}$ {}");
+  // The rest is read as a directive named `2}$` with a block (A02, unquoted).
+  auto ds3 = parse("location ~ ^/x{2}$ {} }");
   CHECK(values(ds3[0]) == std::vector<std::string>{"~", "^/x"});
-  CHECK(ds3[0].has_block);
+  REQUIRE(ds3[0].block.size() == 1);
+  CHECK(ds3[0].block[0].name == "2}$");
 }
 
 TEST_CASE("# starts a comment only where a token could start (A10, A11)") {

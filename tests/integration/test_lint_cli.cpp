@@ -1,0 +1,178 @@
+// The lint command line: exit codes, --fail-on, selection, suppression, .ngxtls.toml,
+// fleets and bad input.
+
+#include <doctest/doctest.h>
+
+#include <sys/stat.h>
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "support/fixture_env.hpp"
+#include "support/process.hpp"
+
+namespace fs = std::filesystem;
+using namespace ngxtls;
+using json = nlohmann::json;
+
+namespace {
+
+const char* tickets_off = R"(events {}
+http {
+    server {
+        listen 443 ssl;
+        ssl_protocols TLSv1.3;
+        ssl_session_tickets off;
+    }
+}
+)";
+
+test::command_result run_ngxtls(std::vector<std::string> args, const std::string& input = "") {
+  args.insert(args.begin(), test::ngxtls_binary());
+  return test::run(args, input, 60);
+}
+
+}  // namespace
+
+TEST_CASE("exit codes follow --fail-on: 1 at or above the threshold, else 0") {
+  test::temp_dir tmp;
+  auto conf = tmp.write("nginx.conf", tickets_off).string();
+  CHECK(run_ngxtls({"lint", conf, "--nginx-version", "1.22.1"}).exit_code == 1);
+  CHECK(run_ngxtls({"lint", conf, "--nginx-version", "1.22.1", "--fail-on", "error"}).exit_code == 1);
+  CHECK(run_ngxtls({"lint", conf, "--nginx-version", "1.22.1", "--fail-on", "never"}).exit_code == 0);
+  // Only the ticket-key note is left once the error's rule is ignored.
+  CHECK(run_ngxtls({"lint", conf, "--nginx-version", "1.22.1", "--ignore", "tls13-resumption-disabled"}).exit_code == 0);
+  CHECK(run_ngxtls({"lint", conf, "--nginx-version", "1.22.1", "--select", "ocsp-stapling-dead"}).exit_code == 0);
+  auto bad = run_ngxtls({"lint", conf, "--select", "no-such-rule"});
+  CHECK(bad.exit_code == 2);
+  CHECK(bad.err.find("unknown rule \"no-such-rule\"") != std::string::npos);
+  CHECK(run_ngxtls({"lint", conf, "--format", "yaml"}).exit_code == 2);
+}
+
+TEST_CASE("text output names file:line:col, the rule and the assumed versions") {
+  test::temp_dir tmp;
+  auto conf = tmp.write("nginx.conf", tickets_off).string();
+  auto r = run_ngxtls({"lint", conf, "--nginx-version", "1.22.1", "--openssl-version", "3.0.19"});
+  CHECK(r.out.find(conf + ":6:9: error [tls13-resumption-disabled]") != std::string::npos);
+  CHECK(r.out.find("assumed nginx 1.22.1 (--nginx-version), OpenSSL 3.0.19 (--openssl-version)") !=
+        std::string::npos);
+  CHECK(r.out.find("\x1b[") == std::string::npos);  // no color when not a TTY
+}
+
+TEST_CASE("inline suppression on the line or the line above silences only the named rule") {
+  test::temp_dir tmp;
+  std::string text = tickets_off;
+  auto same_line = text;
+  same_line.replace(same_line.find("ssl_session_tickets off;"), 24,
+                    "ssl_session_tickets off;  # ngxtls: ignore tls13-resumption-disabled -- load tests only");
+  auto r1 = run_ngxtls({"lint", tmp.write("a.conf", same_line).string(), "--nginx-version", "1.22.1",
+                    "--format", "json"});
+  CHECK(json::parse(r1.out)["summary"]["error"] == 0);
+  auto above = text;
+  above.replace(above.find("        ssl_session_tickets off;"), 0,
+                "        # ngxtls: ignore ticket-keys-not-shared, tls13-resumption-disabled\n");
+  auto r2 = run_ngxtls({"lint", tmp.write("b.conf", above).string(), "--nginx-version", "1.22.1",
+                    "--format", "json"});
+  CHECK(json::parse(r2.out)["summary"]["error"] == 0);
+  auto other = text;
+  other.replace(other.find("ssl_session_tickets off;"), 24,
+                "ssl_session_tickets off;  # ngxtls: ignore ocsp-stapling-dead");
+  auto r3 = run_ngxtls({"lint", tmp.write("c.conf", other).string(), "--nginx-version", "1.22.1",
+                    "--format", "json"});
+  CHECK(json::parse(r3.out)["summary"]["error"] == 1);
+}
+
+TEST_CASE(".ngxtls.toml sets versions, selection and severities; unknown keys are errors with their line") {
+  test::temp_dir tmp;
+  auto conf = tmp.write("nginx.conf", tickets_off).string();
+  tmp.write(".ngxtls.toml", "nginx_version = \"1.24.0\"\n[severity]\ntls13-resumption-disabled = \"note\"\n");
+  auto r = test::run({"sh", "-c", "cd " + tmp.path().string() + " && " + test::ngxtls_binary() +
+                                      " lint nginx.conf --format json"});
+  auto doc = json::parse(r.out);
+  CHECK(r.exit_code == 0);
+  CHECK(doc["assumed"]["nginx"] == "1.24.0");
+  CHECK(doc["assumed"]["nginx_source"].get<std::string>().find(".ngxtls.toml") != std::string::npos);
+  CHECK(doc["summary"]["error"] == 0);
+  tmp.write("bad.toml", "nginx_version = \"1.24.0\"\n\nfail_fast = true\n");
+  auto bad = run_ngxtls({"lint", conf, "--config", (tmp.path() / "bad.toml").string()});
+  CHECK(bad.exit_code == 2);
+  CHECK(bad.err.find("bad.toml:3") != std::string::npos);
+  CHECK(bad.err.find("unknown key \"fail_fast\"") != std::string::npos);
+}
+
+TEST_CASE("--fleet: two hosts serving one name with different keys expect about 1/2 resumption") {
+  test::temp_dir tmp;
+  test::make_fixture_material(tmp.path());
+  auto host = [&](const char* name, const char* key) {
+    return tmp.write(name, std::string("events {}\nhttp {\n    server {\n        listen 443 ssl;\n"
+                                       "        server_name shop.example.com;\n"
+                                       "        ssl_session_ticket_key ") + key + ";\n    }\n}\n").string();
+  };
+  auto a = host("a.conf", "keys/k1.key");
+  auto b = host("b.conf", "keys/k2.key");
+  auto c = host("c.conf", "keys/k1-copy.key");
+  auto r = run_ngxtls({"lint", "--fleet", a, b, "--nginx-version", "1.22.1", "--format", "json",
+                   "--select", "ticket-keys-not-shared"});
+  auto doc = json::parse(r.out);
+  REQUIRE(doc["findings"].size() == 2);
+  CHECK(doc["findings"][0]["severity"] == "error");
+  CHECK(doc["findings"][0]["message"].get<std::string>().find("expect about 1/2") != std::string::npos);
+  CHECK(doc["findings"][0]["location"]["line"] == 6);
+  // The fingerprint is compared, never printed: the key file bytes do not appear.
+  CHECK(r.out.find("fingerprint") == std::string::npos);
+  auto same = run_ngxtls({"lint", "--fleet", a, c, "--nginx-version", "1.22.1", "--format", "json",
+                      "--select", "ticket-keys-not-shared"});
+  CHECK(json::parse(same.out)["findings"].empty());
+  // Without --fleet the same two files are independent configs.
+  auto apart = run_ngxtls({"lint", a, b, "--nginx-version", "1.22.1", "--format", "json",
+                       "--select", "ticket-keys-not-shared"});
+  CHECK(json::parse(apart.out)["findings"].empty());
+}
+
+TEST_CASE("bad input gives exit 2 with a clear message, never a crash or a hang") {
+  test::temp_dir tmp;
+  auto check_input_error = [&](const std::string& path, const std::string& needle) {
+    auto r = run_ngxtls({"lint", path, "--nginx-version", "1.22.1"});
+    INFO(path << " -> " << r.exit_code << " " << r.err);
+    CHECK(r.exit_code == 2);
+    CHECK(r.err.find(needle) != std::string::npos);
+    CHECK(r.err.find("internal error") == std::string::npos);
+  };
+  check_input_error(tmp.path().string(), "");                                     // a directory
+  check_input_error((tmp.path() / "absent.conf").string(), "No such file");      // missing
+  check_input_error(tmp.write("unbalanced.conf", "http {\n").string(), "unexpected end of file");
+  check_input_error(tmp.write("self.conf", "include self.conf;\n").string(), "include");
+  std::string binary(4096, '\0');
+  for (std::size_t i = 0; i < binary.size(); ++i) binary[i] = static_cast<char>((i * 7919) & 0xff);
+  auto bin = run_ngxtls({"lint", tmp.write("binary.conf", binary).string(), "--nginx-version", "1.22.1"});
+  CHECK((bin.exit_code == 2 || bin.exit_code == 0));
+  CHECK(bin.err.find("internal error") == std::string::npos);
+  // An empty file and /dev/null are valid, empty configs: no findings.
+  CHECK(run_ngxtls({"lint", tmp.write("empty.conf", "").string(), "--nginx-version", "1.22.1"}).exit_code == 0);
+  CHECK(run_ngxtls({"lint", "/dev/null", "--nginx-version", "1.22.1"}).exit_code == 0);
+  // Usage errors: no input at all.
+  CHECK(run_ngxtls({"lint"}).exit_code == 2);
+}
+
+TEST_CASE("a 100 MB config is read and linted, not rejected or hung") {
+  test::temp_dir tmp;
+  std::string block = "    # filler comment line to make the file large ......................................\n";
+  std::string text = "events {}\nhttp {\n";
+  while (text.size() < 100u * 1024 * 1024) text += block;
+  text += "    server { listen 443 ssl; ssl_protocols TLSv1.3; ssl_session_tickets off; }\n}\n";
+  auto conf = tmp.write("big.conf", text).string();
+  auto r = run_ngxtls({"lint", conf, "--nginx-version", "1.22.1", "--format", "json"});
+  CHECK(r.exit_code == 1);
+  CHECK(json::parse(r.out)["summary"]["error"] == 1);
+}
+
+TEST_CASE("rules lists the catalog and prints each rule's doc") {
+  auto list = run_ngxtls({"rules"});
+  CHECK(list.exit_code == 0);
+  for (const char* id : {"tls13-resumption-disabled", "ticket-keys-not-shared", "ticket-key-rotation",
+                         "ocsp-stapling-dead", "utf8-bom"})
+    CHECK(list.out.find(id) != std::string::npos);
+  auto one = run_ngxtls({"rules", "ticket-key-rotation"});
+  CHECK(one.out.find("## Why it matters") != std::string::npos);
+  CHECK(run_ngxtls({"rules", "nope"}).exit_code == 2);
+}

@@ -1,0 +1,183 @@
+// The prober is not nginx-only: openssl s_server, a Python ssl server and a JDK
+// SSLServerSocket server, each with its resumption measured and reported right.
+#include <doctest/doctest.h>
+
+#include "probe_util.hpp"
+#include "support/server_process.hpp"
+
+using namespace ngxtls;
+using namespace ngxtls::test;
+
+namespace {
+
+const char* python_server = R"PY(
+import socket, ssl, sys, threading
+port, cert, key = int(sys.argv[1]), sys.argv[2], sys.argv[3]
+ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+ctx.load_cert_chain(cert, key)
+ctx.minimum_version = ssl.TLSVersion.TLSv1_2
+srv = socket.socket()
+srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+srv.bind(("127.0.0.1", port))
+srv.listen(64)
+def handle(c):
+    try:
+        c.settimeout(5)
+        s = ctx.wrap_socket(c, server_side=True)
+        data = b""
+        while b"\r\n\r\n" not in data and len(data) < 65536:
+            d = s.recv(4096)
+            if not d:
+                break
+            data += d
+        s.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+        s.close()
+    except Exception:
+        pass
+    finally:
+        c.close()
+while True:
+    c, _ = srv.accept()
+    threading.Thread(target=handle, args=(c,), daemon=True).start()
+)PY";
+
+const char* java_server = R"JAVA(
+import java.io.*;
+import java.net.InetAddress;
+import java.security.KeyStore;
+import javax.net.ssl.*;
+
+public class TlsServer {
+  public static void main(String[] a) throws Exception {
+    int port = Integer.parseInt(a[0]);
+    char[] pw = "changeit".toCharArray();
+    KeyStore ks = KeyStore.getInstance("PKCS12");
+    try (FileInputStream f = new FileInputStream(a[1])) { ks.load(f, pw); }
+    KeyManagerFactory kmf = KeyManagerFactory.getInstance(KeyManagerFactory.getDefaultAlgorithm());
+    kmf.init(ks, pw);
+    SSLContext ctx = SSLContext.getInstance("TLS");
+    ctx.init(kmf.getKeyManagers(), null, null);
+    SSLServerSocket ss = (SSLServerSocket) ctx.getServerSocketFactory()
+        .createServerSocket(port, 64, InetAddress.getByName("127.0.0.1"));
+    ss.setEnabledProtocols(new String[] {"TLSv1.3", "TLSv1.2"});
+    while (true) {
+      SSLSocket s = (SSLSocket) ss.accept();
+      new Thread(() -> handle(s)).start();
+    }
+  }
+  static void handle(SSLSocket s) {
+    try (s) {
+      s.setSoTimeout(5000);
+      InputStream in = s.getInputStream();
+      int state = 0, n = 0, c;
+      while (state < 4 && n < 65536 && (c = in.read()) >= 0) {
+        n++;
+        state = (c == '\r' && (state == 0 || state == 2)) ? state + 1 : (c == '\n' && (state == 1 || state == 3)) ? state + 1 : 0;
+      }
+      OutputStream out = s.getOutputStream();
+      out.write("HTTP/1.1 200 OK\r\nContent-Length: 0\r\nConnection: close\r\n\r\n".getBytes());
+      out.flush();
+    } catch (Exception e) {
+    }
+  }
+}
+)JAVA";
+
+void check_all_resume(const probe::target_result& r, int n) {
+  for (const auto& run : r.protocols) {
+    CAPTURE(run.protocol);
+    CAPTURE(run.mechanism);
+    CHECK_FALSE(run.error);
+    CHECK(run.attempts == n);
+    CHECK(run.resumed == n);
+    CHECK(run.rate == 1.0);
+    CHECK(run.negotiated_protocol == run.protocol);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("openssl s_server: tickets and session IDs resume 100%, one OpenSSL key name") {
+  temp_dir dir;
+  auto pki = tls::make_pki((dir.path() / "pki").string(), {});
+  int port = free_port();
+  server_process srv({"openssl", "s_server", "-accept", "127.0.0.1:" + std::to_string(port), "-cert", pki.leaf_cert,
+                      "-key", pki.leaf_key, "-cert_chain", pki.chain, "-www", "-quiet"},
+                     (dir.path() / "s_server.log").string(), port);
+  auto o = quick(10);
+  o.http = false;  // s_server -www answers GET only; it is not an HTTP server for HEAD
+  auto r = probe_port(port, o);
+  REQUIRE_FALSE(r.error);
+  REQUIRE(r.protocols.size() == 3);
+  check_all_resume(r, 10);  // s_server keeps an internal session cache: session IDs resume too
+  const auto& t13 = run_of(r, "TLSv1.3", "ticket");
+  CHECK(t13.ticket_key_names.size() == 1);  // OpenSSL's stateless layout: key name first
+  CHECK(t13.lifetime_hint_s == 7200u);      // s_server's default session timeout
+  CHECK(run_of(r, "TLSv1.2", "ticket").ticket_key_names.size() == 1);
+}
+
+TEST_CASE("Python ssl server: tickets resume 100%, session IDs never (closed without close_notify)") {
+  temp_dir dir;
+  auto pki = tls::make_pki((dir.path() / "pki").string(), {});
+  auto script = dir.write("server.py", python_server);
+  int port = free_port();
+  server_process srv({"/usr/bin/python3", script.string(), std::to_string(port), pki.chain, pki.leaf_key},
+                     (dir.path() / "py.log").string(), port);
+  auto r = probe_port(port, quick(10));
+  INFO(srv.log());
+  REQUIRE_FALSE(r.error);
+  REQUIRE(r.protocols.size() == 3);
+  const auto& t13 = run_of(r, "TLSv1.3", "ticket");
+  const auto& t12 = run_of(r, "TLSv1.2", "ticket");
+  const auto& id12 = run_of(r, "TLSv1.2", "session_id");
+  CHECK(t13.resumed == 10);
+  CHECK(t12.resumed == 10);
+  CHECK(t13.max_tickets_per_connection == 2);  // CPython: SSLContext.num_tickets = 2
+  CHECK(t13.ticket_key_names.size() == 1);
+  // The server closes with socket.close(), never SSL_shutdown: OpenSSL then drops the session
+  // from its cache (SSL_free -> ssl_clear_bad_session), so a session ID never resumes.
+  CHECK(id12.attempts == 10);
+  CHECK(id12.resumed == 0);
+  CHECK(id12.session_id_issued);
+  // Cross-check with openssl s_client, independently of the prober.
+  std::string sess = (dir.path() / "id.pem").string();
+  std::string connect = "127.0.0.1:" + std::to_string(port);
+  auto first = run({"openssl", "s_client", "-connect", connect, "-tls1_2", "-no_ticket", "-sess_out", sess, "-ign_eof"},
+                   "HEAD / HTTP/1.1\r\nHost: localhost\r\n\r\n", 20);
+  auto second = run({"openssl", "s_client", "-connect", connect, "-tls1_2", "-no_ticket", "-sess_in", sess}, "", 20);
+  CHECK(second.out.find("\nNew, TLSv1.2") != std::string::npos);
+  CHECK(second.out.find("\nReused,") == std::string::npos);
+}
+
+TEST_CASE("JDK SSLServerSocket: resumption measured, opaque tickets make no key-domain claim") {
+  temp_dir dir;
+  auto pki = tls::make_pki((dir.path() / "pki").string(), {});
+  std::string p12 = (dir.path() / "server.p12").string();
+  auto pk = run({"openssl", "pkcs12", "-export", "-in", pki.chain, "-inkey", pki.leaf_key, "-out", p12, "-passout",
+                 "pass:changeit", "-name", "server"});
+  REQUIRE(pk.exit_code == 0);
+  auto src = dir.write("TlsServer.java", java_server);
+  auto jc = run({"javac", "-d", dir.path().string(), src.string()}, "", 120);
+  REQUIRE_MESSAGE(jc.exit_code == 0, jc.err);
+  int port = free_port();
+  server_process srv({"java", "-cp", dir.path().string(), "TlsServer", std::to_string(port), p12},
+                     (dir.path() / "java.log").string(), port, 30000);
+  auto r = probe_port(port, quick(10));
+  INFO(srv.log());
+  REQUIRE_FALSE(r.error);
+  REQUIRE(r.protocols.size() == 3);
+  const auto& t13 = run_of(r, "TLSv1.3", "ticket");
+  const auto& id12 = run_of(r, "TLSv1.2", "session_id");
+  MESSAGE("JDK: TLS 1.3 " << t13.resumed << "/" << t13.attempts << ", tickets " << t13.tickets << " ("
+                          << t13.ticket_min_bytes << "-" << t13.ticket_max_bytes << " bytes), key names "
+                          << t13.ticket_key_names.size() << ", opaque " << t13.opaque_tickets);
+  MESSAGE("JDK: TLS 1.2 session IDs " << id12.resumed << "/" << id12.attempts);
+  CHECK(t13.resumed == 10);
+  CHECK(id12.resumed == 10);  // the JDK's server session cache
+  CHECK(t13.tickets > 0);
+  // Every ticket starts differently in the JDK's format: no key name, no key-domain claim.
+  CHECK(t13.ticket_key_names.empty());
+  CHECK(t13.opaque_tickets == t13.stateless_tickets);
+  auto v = report_verdicts_for_test(r);
+  CHECK(v.find("different ticket keys") == std::string::npos);
+}
