@@ -1,5 +1,10 @@
 #include "rules/common.hpp"
 
+#include <algorithm>
+#include <set>
+
+#include "tls/ciphers.hpp"
+
 namespace ngxtls::rules {
 
 engine::evidence setting_evidence(const engine::context& ctx, const model::server& s,
@@ -60,6 +65,128 @@ const config::directive* default_anchor(const model::server& s) {
 
 bool dynamic_path(const std::string& arg) {
   return arg.find('$') != std::string::npos || arg.rfind("data:", 0) == 0;
+}
+
+std::vector<sni_pair> name_based_servers(const model::model& m) {
+  std::vector<sni_pair> out;
+  for (const auto& k : m.sockets) {
+    if (!k.ssl) continue;
+    for (std::size_t si : k.servers)
+      if (si != k.default_server) out.push_back({k.default_server, si, &k});
+  }
+  return out;
+}
+
+bool same_value(const model::setting* a, const model::setting* b) {
+  if (!a || !b) return !a && !b;
+  if (a->values.size() != b->values.size()) return false;
+  for (std::size_t i = 0; i < a->values.size(); ++i)
+    if (a->values[i].args != b->values[i].args) return false;
+  return true;
+}
+
+std::optional<std::int64_t> parse_time_s(const std::string& text) {
+  if (text.empty()) return std::nullopt;
+  std::int64_t total = 0, value = 0;
+  bool digits = false;
+  for (char c : text) {
+    if (c >= '0' && c <= '9') {
+      value = value * 10 + (c - '0');
+      if (value > (std::int64_t{1} << 40)) return std::nullopt;
+      digits = true;
+      continue;
+    }
+    if (!digits) return std::nullopt;
+    std::int64_t scale = 0;
+    switch (c) {
+      case 'y': scale = 365LL * 86400; break;
+      case 'M': scale = 30LL * 86400; break;
+      case 'w': scale = 7LL * 86400; break;
+      case 'd': scale = 86400; break;
+      case 'h': scale = 3600; break;
+      case 'm': scale = 60; break;
+      case 's': scale = 1; break;
+      case ' ': continue;
+      default: return std::nullopt;
+    }
+    total += value * scale;
+    value = 0;
+    digits = false;
+  }
+  return total + value;
+}
+
+const config::directive* anchor_of(const model::server& s, const std::string& name) {
+  if (const auto* st = s.get(name); st && st->where()) return st->where();
+  return default_anchor(s);
+}
+
+void walk(const std::vector<config::directive>& block,
+          const std::function<void(const config::directive&)>& visit) {
+  for (const auto& d : block) {
+    visit(d);
+    if (d.has_block) walk(d.block, visit);
+  }
+}
+
+namespace {
+bool holds(const config::directive& d, const config::directive* target) {
+  for (const auto& c : d.block)
+    if (&c == target || (c.has_block && holds(c, target))) return true;
+  return false;
+}
+}  // namespace
+
+const config::directive* enclosing_block(const model::model& m, const model::server& s) {
+  if (!m.cfg || !s.where) return nullptr;
+  const config::directive* found = nullptr;
+  walk(m.cfg->root, [&](const config::directive& d) {
+    if (!found && (d.name == "http" || d.name == "stream") && d.has_block && holds(d, s.where)) found = &d;
+  });
+  return found;
+}
+
+bool openssl_differs(const model::model& m) {
+  auto linked = model::version::parse(tls::openssl_version());
+  return linked && (linked->major != m.versions.openssl.major || linked->minor != m.versions.openssl.minor);
+}
+
+std::vector<certificate_ref> certificates_of(const engine::context& ctx, const model::server& s) {
+  std::vector<certificate_ref> out;
+  const auto* certs = s.get("ssl_certificate");
+  if (!certs) return out;
+  const auto* keys = s.get("ssl_certificate_key");
+  for (std::size_t i = 0; i < certs->values.size(); ++i) {
+    const auto& occ = certs->values[i];
+    if (occ.args.empty() || dynamic_path(occ.args[0])) continue;
+    certificate_ref r;
+    r.arg = occ.args[0];
+    r.path = ctx.resolve(r.arg);
+    r.cert = &occ;
+    if (keys && i < keys->values.size() && !keys->values[i].args.empty() && !dynamic_path(keys->values[i].args[0])) {
+      r.key = &keys->values[i];
+      r.key_path = ctx.resolve(keys->values[i].args[0]);
+      if (r.key_path.rfind("engine:", 0) == 0) {
+        r.key = nullptr;
+        r.key_path.clear();
+      }
+    }
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
+const std::vector<tls::certificate_info>* read_chain(const engine::context& ctx, const std::string& path) {
+  const auto& l = ctx.files().certificate(path);
+  if (!l.facts || l.facts->empty()) return nullptr;
+  return &*l.facts;
+}
+
+const config::directive* server_name_directive(const model::server& s) {
+  if (!s.where) return nullptr;
+  for (const auto& d : s.where->block)
+    if (d.name == "server_name") return &d;
+  return nullptr;
 }
 
 }  // namespace ngxtls::rules

@@ -1,7 +1,10 @@
 #pragma once
 // Helpers shared by the rule files: evidence from effective values, socket grouping.
 
+#include <cstdint>
+#include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -37,5 +40,55 @@ const config::directive* default_anchor(const model::server& s);
 /// True when the argument names a file chosen at run time (`$variable`) or inline (`data:`),
 /// which cannot be inspected statically.
 bool dynamic_path(const std::string& arg);
+
+/// Every (default server, name-based server, socket) triple: a server on an ssl socket that is
+/// not that socket's default server, once per socket, in socket order (DESIGN fact 6).
+struct sni_pair {
+  std::size_t default_server;
+  std::size_t name_based;
+  const model::listen_socket* socket;
+};
+std::vector<sni_pair> name_based_servers(const model::model& m);
+
+/// True when both settings hold the same arguments (all occurrences), or both are unset.
+bool same_value(const model::setting* a, const model::setting* b);
+
+/// An nginx time ("5m", "1h30m", "86400", "1d") in seconds, as ngx_parse_time(…, 1) reads
+/// it (units y M w d h m s; no unit = seconds); nullopt when malformed.
+std::optional<std::int64_t> parse_time_s(const std::string& text);
+
+/// Where a finding about `name` in `s` points: the directive that set it (server, or the
+/// inherited http/stream one), else the server's first `listen ... ssl` (DESIGN, Model).
+const config::directive* anchor_of(const model::server& s, const std::string& name);
+
+/// Every directive in `block` and its nested blocks, depth first.
+void walk(const std::vector<config::directive>& block,
+          const std::function<void(const config::directive&)>& visit);
+
+/// The `http` or `stream` block directive that holds server `s`, or null.
+const config::directive* enclosing_block(const model::model& m, const model::server& s);
+
+/// True when the assumed OpenSSL major.minor differs from the libssl linked here, so that
+/// expanding cipher strings or curve lists here may not match the deployed host.
+bool openssl_differs(const model::model& m);
+
+/// One certificate file of a server, paired with its key file by position (nginx pairs the
+/// n-th ssl_certificate with the n-th ssl_certificate_key, ngx_ssl_certificates).
+struct certificate_ref {
+  std::string arg;                            ///< as written
+  std::string path;                           ///< resolved against the conf prefix
+  const model::occurrence* cert = nullptr;    ///< the ssl_certificate occurrence
+  const model::occurrence* key = nullptr;     ///< its ssl_certificate_key, or null
+  std::string key_path;                       ///< resolved key path, or ""
+};
+/// The certificates of a TLS server whose paths are static (no `$variable`, no `data:`).
+std::vector<certificate_ref> certificates_of(const engine::context& ctx, const model::server& s);
+
+/// The leaf and chain of a certificate file when it could be read, else null (a missing or
+/// unreadable file is reported by `file-not-inspected`).
+const std::vector<tls::certificate_info>* read_chain(const engine::context& ctx, const std::string& path);
+
+/// The `server_name` directive of a server (first one), or null.
+const config::directive* server_name_directive(const model::server& s);
 
 }  // namespace ngxtls::rules

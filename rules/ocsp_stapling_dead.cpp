@@ -2,6 +2,7 @@
 
 #include <arpa/inet.h>
 
+#include "engine/fix.hpp"
 #include "rules/common.hpp"
 #include "rules/rules.hpp"
 
@@ -153,6 +154,11 @@ void check(const engine::context& ctx, std::vector<engine::finding>& out) {
         base_evidence(f);
         f.facts.push_back({"OCSP responder URL", "(none)", "certificate", std::nullopt});
         f.fix = "ssl_stapling off;  # the certificate names no OCSP responder";
+        // Mechanical only where turning it off touches this server alone and its only certificate.
+        if (stapling->from == model::origin::server && certs->values.size() == 1 && stapling->where())
+          if (auto e = engine::replace_directive(*m.cfg, *stapling->where(),
+                                                 "ssl_stapling off;  # ngxtls: the certificate names no OCSP responder"))
+            f.edits.push_back(*e);
         out.push_back(std::move(f));
         continue;
       }

@@ -10,5 +10,28 @@ engine::rule tls13_resumption_disabled();
 engine::rule ticket_keys_not_shared();
 engine::rule ticket_key_rotation();
 engine::rule ocsp_stapling_dead();
+engine::rule unused_suppression();
+engine::rule file_not_inspected();
+engine::rule session_cache_per_worker();
+engine::rule session_setting_ignored();
+engine::rule session_timeout_too_long();
+engine::rule session_cache_too_small();
+engine::rule cross_server_resumption();
+engine::rule protocols_ignored_per_sni();
+engine::rule early_data_replay();
+engine::rule legacy_protocols();
+engine::rule tls13_missing();
+engine::rule weak_ciphers();
+engine::rule certificate_expiry();
+engine::rule weak_key();
+engine::rule key_mismatch();
+engine::rule chain_incomplete();
+engine::rule certificate_name_mismatch();
+engine::rule dhparam_weak();
+engine::rule ecdh_curve_unknown();
+engine::rule obsolete_directive();
+engine::rule unknown_directive();
+engine::rule directive_not_allowed();
+engine::rule directive_arguments();
 
 }  // namespace ngxtls::rules

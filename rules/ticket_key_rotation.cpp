@@ -3,6 +3,7 @@
 
 #include <set>
 
+#include "engine/fix.hpp"
 #include "rules/common.hpp"
 #include "rules/rules.hpp"
 
@@ -169,6 +170,16 @@ void check_baseline(const engine::context& ctx, std::vector<engine::finding>& ou
       f.fix = "# keep the old encrypting key after the new one:\nssl_session_ticket_key NEW.key;\n"
               "ssl_session_ticket_key " + old_keys->values.front().args.front() + ";";
       f.server = server_label(ctx, d);
+      // Mechanical fix: list the old encrypting key right after the new first key (decrypt only).
+      if (new_keys && new_keys->values.front().where) {
+        const std::string& old_arg = old_keys->values.front().args.front();
+        const bool same_prefix = old->cfg && m.cfg && old->cfg->conf_prefix == m.cfg->conf_prefix;
+        const std::string path = same_prefix ? old_arg : encrypting.path;
+        if (auto e = engine::insert_after(*m.cfg, *new_keys->values.front().where,
+                                          "ssl_session_ticket_key " + path +
+                                              ";  # ngxtls: keeps outstanding tickets resumable"))
+          f.edits.push_back(*e);
+      }
       out.push_back(std::move(f));
       break;
     }

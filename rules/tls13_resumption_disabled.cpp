@@ -2,7 +2,9 @@
 // settings that differ between a socket's default server and its name-based servers.
 
 #include <algorithm>
+#include <set>
 
+#include "engine/fix.hpp"
 #include "rules/common.hpp"
 #include "rules/rules.hpp"
 
@@ -68,6 +70,32 @@ constexpr const char* cache_fix =
     "ssl_session_cache shared:SSL:10m;  # stateful resumption for TLS 1.2 and 1.3, this host\n"
     "ssl_session_timeout 1h;";
 
+// The shared cache the fix adds: a zone name no other ssl_session_cache of this config uses
+// (a zone declared twice with different sizes is an nginx error; sharing one across unrelated
+// servers lets sessions cross them).
+std::string shared_cache_arg(const model::model& m) {
+  std::set<std::string> used;
+  for (const auto& s : m.servers)
+    if (const auto* c = s.get("ssl_session_cache"))
+      for (const auto& a : c->args())
+        if (a.rfind("shared:", 0) == 0) used.insert(a.substr(7, a.find(':', 7) - 7));
+  std::string name = "SSL";
+  for (int i = 2; used.count(name); ++i) name = "SSL" + std::to_string(i);
+  return "shared:" + name + ":10m";
+}
+
+// Mechanical fix: replace an explicit `ssl_session_cache none|off` of the default server, else
+// add a shared cache right after the `ssl_session_tickets off` that causes the finding.
+void add_cache_edit(const engine::context& ctx, const model::server& d, const config::directive* tickets_off,
+                    engine::finding& f) {
+  const auto& cfg = *ctx.model().cfg;
+  const std::string line = "ssl_session_cache " + shared_cache_arg(ctx.model()) + ";";
+  std::optional<engine::text_edit> e;
+  if (const auto* cache = d.get("ssl_session_cache")->where()) e = engine::replace_directive(cfg, *cache, line);
+  else if (tickets_off) e = engine::insert_after(cfg, *tickets_off, line + "  # ngxtls: resumption needs a cache when tickets are off");
+  if (e) f.edits.push_back(*e);
+}
+
 void check(const engine::context& ctx, std::vector<engine::finding>& out) {
   const auto& m = ctx.model();
   const bool sni_before_resumption = m.versions.nginx >= model::version{1, 29, 2};
@@ -96,6 +124,7 @@ void check(const engine::context& ctx, std::vector<engine::finding>& out) {
         add_evidence(f, d);
         f.fix = cache_fix;
         f.server = server_label(ctx, d);
+        add_cache_edit(ctx, d, at, f);
         out.push_back(std::move(f));
       } else if (cache == model::session_cache_kind::shared) {
         auto f = ctx.make(id, engine::severity::note,

@@ -45,6 +45,7 @@ void check(const engine::context& ctx, std::vector<engine::finding>& out) {
                 "first directive's name and refuses to start (unknown directive)";
     f.location = {file.path, 1, 1};
     f.fix = "sed -i '1s/^\\xEF\\xBB\\xBF//' " + file.path;
+    f.edits.push_back({file.path, 0, 3, ""});
     out.push_back(std::move(f));
   }
 }

@@ -3,15 +3,18 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <iostream>
 #include <memory>
 
 #include "base/error.hpp"
 #include "cli/commands.hpp"
 #include "cli/common.hpp"
 #include "engine/engine.hpp"
+#include "engine/fix.hpp"
 #include "engine/project_config.hpp"
 #include "model/model.hpp"
 #include "report/lint_output.hpp"
+#include "report/sarif_output.hpp"
 
 namespace ngxtls::cli {
 
@@ -29,6 +32,8 @@ struct lint_args {
   std::string config_file;
   std::string baseline;
   bool strict_files = false;
+  bool fix = false;          ///< --fix given
+  std::string fix_mode;      ///< "" (print the diff) or "write"
 };
 
 std::optional<engine::project_config> project(const std::string& explicit_path) {
@@ -37,6 +42,13 @@ std::optional<engine::project_config> project(const std::string& explicit_path) 
   if (!getcwd(buf, sizeof buf)) return std::nullopt;
   if (auto p = engine::find_project_config(buf)) return engine::load_project_config(*p);
   return std::nullopt;
+}
+
+// The working directory, which SARIF and GitHub paths are made relative to.
+std::string current_dir() {
+  std::error_code ec;
+  auto p = std::filesystem::current_path(ec);
+  return ec ? std::string() : p.string();
 }
 
 void check_rule_ids(const std::vector<std::string>& ids, const char* flag) {
@@ -58,6 +70,9 @@ int run_lint(const lint_args& a) {
   if (pc) opts.ignore = pc->ignore;
   opts.ignore.insert(a.ignore.begin(), a.ignore.end());
   if (pc) opts.severity_overrides = pc->severity_overrides;
+  if (pc && pc->expiry_days) opts.expiry_window_days = *pc->expiry_days;
+  if (pc) opts.new_sessions_per_second = pc->new_sessions_per_second;
+  if (pc) opts.modules = pc->modules;
 
   std::vector<std::string> paths = a.paths;
   bool fleet = a.fleet;
@@ -88,14 +103,45 @@ int run_lint(const lint_args& a) {
   if (fleet)
     for (std::size_t i = 0; i < models.size(); ++i) opts.fleet.push_back({paths[i], models[i].get()});
 
-  for (const auto& m : models) {
-    auto found = engine::run(*m, opts);
+  std::string diff;
+  std::size_t fixed = 0;
+  for (std::size_t i = 0; i < models.size(); ++i) {
+    auto found = engine::run(*models[i], opts);
+    if (a.fix) {
+      // The diff is the output; findings without a mechanical fix still decide the exit code.
+      auto result = engine::apply_fixes(*configs[i], found);
+      diff += result.diff;
+      fixed += result.applied;
+      for (const auto& c : result.conflicts) std::cerr << "ngxtls: not fixed (overlaps another fix): " << c << '\n';
+      if (a.fix_mode == "write") {
+        for (const auto& [path, text] : result.files) {
+          if (path == "<stdin>" || configs[i]->files.empty()) throw usage_error("--fix=write needs files, not stdin");
+          write_output(path, text);
+        }
+      }
+      std::erase_if(found, [](const engine::finding& f) { return !f.edits.empty(); });
+    }
     rep.findings.insert(rep.findings.end(), std::make_move_iterator(found.begin()),
                         std::make_move_iterator(found.end()));
   }
+  if (a.fix) {
+    if (a.fix_mode != "write") write_output(a.output, diff);
+    std::cerr << "ngxtls: " << fixed << (fixed == 1 ? " finding" : " findings")
+              << (a.fix_mode == "write" ? " fixed in place" : " fixed by the diff") << "; "
+              << rep.findings.size() << " left without a mechanical fix\n";
+  }
 
-  if (a.format == "json") write_output(a.output, report::render_json(rep));
-  else write_output(a.output, report::render_text(rep, a.output.empty() && is_tty(1)));
+  if (a.fix && a.fix_mode != "write") {
+    // stdout holds the diff; the remaining findings are not printed over it.
+  } else if (a.format == "json") {
+    write_output(a.output, report::render_json(rep));
+  } else if (a.format == "sarif") {
+    write_output(a.output, report::render_sarif(rep, current_dir()));
+  } else if (a.format == "github") {
+    write_output(a.output, report::render_github(rep, current_dir()));
+  } else {
+    write_output(a.output, report::render_text(rep, a.output.empty() && is_tty(1)));
+  }
 
   if (a.fail_on == "never") return exit_ok;
   auto threshold = engine::parse_severity(a.fail_on).value_or(engine::severity::warning);
@@ -114,7 +160,7 @@ void register_lint(CLI::App& app, std::function<int()>& run) {
   sub->add_option("--nginx-version", a->nginx_version, "nginx version to assume (e.g. 1.22.1)")->take_last();
   sub->add_option("--openssl-version", a->openssl_version, "OpenSSL version to assume (e.g. 3.0.19)")->take_last();
   sub->add_flag("--fleet", a->fleet, "the configs are instances serving the same names");
-  sub->add_option("--format", a->format, "output format")->check(CLI::IsMember({"text", "json"}));
+  sub->add_option("--format", a->format, "output format")->check(CLI::IsMember({"text", "json", "sarif", "github"}));
   sub->add_option("-o,--output", a->output, "write the report to FILE");
   sub->add_option("--fail-on", a->fail_on, "exit 1 on findings at or above this severity")
       ->check(CLI::IsMember({"error", "warning", "note", "never"}));
@@ -123,7 +169,14 @@ void register_lint(CLI::App& app, std::function<int()>& run) {
   sub->add_option("--config", a->config_file, ".ngxtls.toml to use (default: found in . or above)");
   sub->add_option("--baseline", a->baseline, "the config deployed before this one (key rotation)");
   sub->add_flag("--strict-files", a->strict_files, "missing certificate and key files are errors");
-  sub->callback([a, &run] { run = [a] { return run_lint(*a); }; });
+  auto* fix = sub->add_option("--fix", a->fix_mode,
+                              "print a unified diff of the mechanical fixes (patch -p1), or apply them with --fix=write")
+                  ->expected(0, 1)
+                  ->check(CLI::IsMember({"", "print", "write"}));
+  sub->callback([a, fix, &run] {
+    a->fix = fix->count() > 0;
+    run = [a] { return run_lint(*a); };
+  });
 }
 
 }  // namespace ngxtls::cli

@@ -13,6 +13,7 @@ int main(int argc, char** argv) {
   ngxtls::cli::register_parse(app, run);
   ngxtls::cli::register_probe(app, run);
   ngxtls::cli::register_rules(app, run);
+  ngxtls::cli::register_harden(app, run);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

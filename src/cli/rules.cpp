@@ -1,19 +1,27 @@
-// ngxtls rules [ID]: the catalog, or one rule's doc.
+// ngxtls rules [ID] [--write-docs DIR]: the catalog, one rule's doc, or docs/rules/.
 
 #include <iostream>
 
 #include "base/error.hpp"
 #include "cli/commands.hpp"
 #include "engine/engine.hpp"
+#include "report/rule_docs.hpp"
 
 namespace ngxtls::cli {
 
 void register_rules(CLI::App& app, std::function<int()>& run) {
   auto id = std::make_shared<std::string>();
+  auto docs_dir = std::make_shared<std::string>();
   auto* sub = app.add_subcommand("rules", "List the rules, or print one rule's documentation");
   sub->add_option("id", *id, "rule id");
-  sub->callback([id, &run] {
-    run = [id] {
+  sub->add_option("--write-docs", *docs_dir, "write one Markdown page per rule and an index into DIR");
+  sub->callback([id, docs_dir, &run] {
+    run = [id, docs_dir] {
+      if (!docs_dir->empty()) {
+        report::write_rule_docs(*docs_dir);
+        std::cout << "wrote " << engine::all_rules().size() << " rule pages to " << *docs_dir << '\n';
+        return static_cast<int>(exit_ok);
+      }
       if (id->empty()) {
         for (const auto& r : engine::all_rules())
           std::cout << r.id << "  (" << engine::to_string(r.level) << ")  " << r.summary << '\n';

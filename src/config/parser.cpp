@@ -277,6 +277,7 @@ struct control : pegtl::normal<Rule> {
 namespace detail {
 
 std::string unescape(std::string_view raw) {
+  if (raw.find('\\') == std::string_view::npos) return std::string(raw);
   std::string out;
   out.reserve(raw.size());
   for (std::size_t i = 0; i < raw.size(); ++i) {

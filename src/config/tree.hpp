@@ -38,7 +38,8 @@ struct directive {
   std::vector<directive> block;    ///< children, when has_block
   std::vector<std::uint32_t> includes;  ///< per-file trees only: files an `include` named (config::files)
   /// `*_by_lua_block` bodies are not nginx syntax: the body between the braces is kept
-  /// verbatim here as one raw string and `block` stays empty (DESIGN, Syntax tree).
+  /// verbatim here as one raw string and `block` stays empty (DESIGN, Syntax tree);
+  /// `has_block` is false for them, since the body holds no nginx directives.
   std::optional<std::string> lua_body;
 };
 

@@ -52,35 +52,92 @@ std::string_view line_of(std::string_view content, std::uint32_t n) {
   return content.substr(start, end == std::string_view::npos ? std::string_view::npos : end - start);
 }
 
-// `# ngxtls: ignore a-rule, other-rule -- reason` names the rules it silences.
-bool line_suppresses(std::string_view line, const std::string& rule) {
+// The rule ids a `# ngxtls: ignore a-rule, other-rule -- reason` comment names, with the
+// 1-based byte column of each; empty when the line has no such comment.
+std::vector<std::pair<std::string, std::uint32_t>> suppression_ids(std::string_view line) {
+  std::vector<std::pair<std::string, std::uint32_t>> out;
   auto p = line.find("ngxtls: ignore");
-  if (p == std::string_view::npos) return false;
+  if (p == std::string_view::npos) return out;
   auto hash = line.rfind('#', p);
-  if (hash == std::string_view::npos) return false;
-  std::string_view rest = line.substr(p + 14);
+  if (hash == std::string_view::npos) return out;
+  const std::size_t base = p + 14;
+  std::string_view rest = line.substr(base);
   if (auto dash = rest.find("--"); dash != std::string_view::npos) rest = rest.substr(0, dash);
   std::size_t i = 0;
   while (i < rest.size()) {
     while (i < rest.size() && (rest[i] == ' ' || rest[i] == ',' || rest[i] == '\t')) ++i;
     std::size_t j = i;
     while (j < rest.size() && rest[j] != ' ' && rest[j] != ',' && rest[j] != '\t' && rest[j] != '\r') ++j;
-    if (j > i && rest.substr(i, j - i) == rule) return true;
+    if (j > i) out.emplace_back(std::string(rest.substr(i, j - i)), static_cast<std::uint32_t>(base + i + 1));
     i = j;
+  }
+  return out;
+}
+
+bool line_suppresses(std::string_view line, const std::string& rule) {
+  for (const auto& [id, col] : suppression_ids(line))
+    if (id == rule) return true;
+  return false;
+}
+
+// One suppression that silenced a finding: file, line of the comment, rule id.
+using suppression_use = std::tuple<std::string, std::uint32_t, std::string>;
+
+bool suppressed(const model::model& m, const finding& f, std::set<suppression_use>& used) {
+  if (!m.cfg || f.location.line == 0) return false;
+  for (const auto& file : m.cfg->files) {
+    if (file.path != f.location.file) continue;
+    if (line_suppresses(line_of(file.content, f.location.line), f.rule)) {
+      used.insert({file.path, f.location.line, f.rule});
+      return true;
+    }
+    if (f.location.line > 1 && line_suppresses(line_of(file.content, f.location.line - 1), f.rule)) {
+      used.insert({file.path, f.location.line - 1, f.rule});
+      return true;
+    }
+    return false;
   }
   return false;
 }
 
-bool suppressed(const model::model& m, const finding& f) {
-  if (!m.cfg || f.location.line == 0) return false;
+constexpr const char* unused_suppression_id = "unused-suppression";
+
+// Suppression comments that silenced nothing: a note each, so stale ones get removed
+// (issue 7). Only rules that ran count: a comment for a deselected rule is not stale.
+void report_unused(const model::model& m, const lint_options& opts, const std::set<std::string>& ran,
+                   const std::set<suppression_use>& used, std::vector<finding>& out) {
+  if (!m.cfg || !ran.count(unused_suppression_id)) return;
+  std::set<std::string> seen_files;
   for (const auto& file : m.cfg->files) {
-    if (file.path != f.location.file) continue;
-    if (line_suppresses(line_of(file.content, f.location.line), f.rule)) return true;
-    if (f.location.line > 1 && line_suppresses(line_of(file.content, f.location.line - 1), f.rule))
-      return true;
-    return false;
+    if (!seen_files.insert(file.path).second) continue;
+    std::string_view content = file.content;
+    std::uint32_t n = 0;
+    std::size_t start = 0;
+    while (start <= content.size()) {
+      ++n;
+      auto nl = content.find('\n', start);
+      std::string_view line = content.substr(start, nl == std::string_view::npos ? std::string_view::npos : nl - start);
+      for (const auto& [id, col] : suppression_ids(line)) {
+        std::string message;
+        if (!find_rule(id))
+          message = "suppression names no rule \"" + id + "\" (see `ngxtls rules`)";
+        else if (ran.count(id) && !used.count({file.path, n, id}))
+          message = "suppression of " + id + " matches no finding on this line or the next: remove it";
+        else
+          continue;
+        finding f;
+        f.rule = unused_suppression_id;
+        f.level = severity::note;
+        f.message = std::move(message);
+        f.location = {file.path, n, col};
+        if (auto it = opts.severity_overrides.find(f.rule); it != opts.severity_overrides.end())
+          f.level = it->second;
+        out.push_back(std::move(f));
+      }
+      if (nl == std::string_view::npos) break;
+      start = nl + 1;
+    }
   }
-  return false;
 }
 
 }  // namespace
@@ -88,18 +145,22 @@ bool suppressed(const model::model& m, const finding& f) {
 std::vector<finding> run(const model::model& m, const lint_options& opts) {
   context ctx(m, opts);
   std::vector<finding> out;
+  std::set<std::string> ran;
+  std::set<suppression_use> used;
   for (const auto& r : all_rules()) {
     if (opts.select && !opts.select->count(r.id)) continue;
     if (opts.ignore.count(r.id)) continue;
+    ran.insert(r.id);
     std::vector<finding> found;
     r.check(ctx, found);
     for (auto& f : found) {
-      if (suppressed(m, f)) continue;
+      if (suppressed(m, f, used)) continue;
       if (auto it = opts.severity_overrides.find(f.rule); it != opts.severity_overrides.end())
         f.level = it->second;
       out.push_back(std::move(f));
     }
   }
+  report_unused(m, opts, ran, used, out);
   auto key = [](const finding& f) {
     return std::tie(f.location.file, f.location.line, f.location.column, f.rule, f.message);
   };

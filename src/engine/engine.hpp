@@ -46,6 +46,14 @@ struct lint_options {
   std::optional<std::set<std::string>> select;  ///< only these rule ids
   std::set<std::string> ignore;               ///< never these rule ids
   std::map<std::string, severity> severity_overrides;
+  /// Certificates expiring within this many days are reported (`.ngxtls.toml` expiry_days).
+  int expiry_window_days = 30;
+  /// Expected new TLS sessions per second on one instance (`.ngxtls.toml` [load]), which
+  /// sizes shared session caches; nullopt: not said, cache size not judged.
+  std::optional<double> new_sessions_per_second;
+  /// Third-party modules declared in `.ngxtls.toml` `modules` (e.g. "lua", "headers-more"),
+  /// in addition to those a config loads with `load_module`.
+  std::set<std::string> modules;
 };
 
 /// A file fact looked up once per path across every server (certificates, ticket keys).
@@ -78,7 +86,9 @@ class context {
 /// Runs every selected rule over `m`, then drops findings suppressed inline with
 /// `# ngxtls: ignore RULE-ID` on the finding's line or the line above, then applies severity
 /// overrides; sorted by file, line, column, rule; exact duplicates (same rule, place and
-/// message reached through two include sites) kept once.
+/// message reached through two include sites) kept once. A suppression comment naming a rule
+/// that ran but silenced nothing, or naming no rule at all, is itself reported as an
+/// `unused-suppression` note (unless that rule is deselected).
 std::vector<finding> run(const model::model& m, const lint_options& opts);
 
 }  // namespace ngxtls::engine

@@ -1,5 +1,7 @@
 #include "engine/file_facts.hpp"
 
+#include "tls/params.hpp"
+
 namespace ngxtls::engine {
 
 namespace {
@@ -26,6 +28,17 @@ const lookup<std::vector<tls::certificate_info>>& file_facts::certificate(const 
 
 const lookup<tls::ticket_key_info>& file_facts::ticket_key(const std::string& path) {
   return cached(keys_, path, [](const std::string& p) { return tls::inspect_ticket_key_file(p); });
+}
+
+const lookup<int>& file_facts::dhparam(const std::string& path) {
+  return cached(dhparams_, path, [](const std::string& p) { return tls::dhparam_bits(p); });
+}
+
+const lookup<std::optional<std::string>>& file_facts::key_match(const std::string& cert, const std::string& key) {
+  // The cache key joins both paths; a NUL cannot occur in a path.
+  return cached(key_matches_, cert + std::string(1, '\0') + key, [&](const std::string&) {
+    return tls::key_matches_certificate(cert, key);
+  });
 }
 
 std::optional<bool> file_facts::issuer_available(const std::string& chain,

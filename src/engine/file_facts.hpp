@@ -28,11 +28,18 @@ struct file_facts {
   const lookup<tls::ticket_key_info>& ticket_key(const std::string& path);
   /// tls::issuer_available, cached; nullopt when the chain file cannot be read.
   std::optional<bool> issuer_available(const std::string& chain, const std::vector<std::string>& cas);
+  /// Prime bits of an ssl_dhparam file (tls::dhparam_bits).
+  const lookup<int>& dhparam(const std::string& path);
+  /// tls::key_matches_certificate for a certificate and key file pair: facts holds nullopt
+  /// when they match, else the reason; missing/error describe either file.
+  const lookup<std::optional<std::string>>& key_match(const std::string& cert, const std::string& key);
 
  private:
   std::map<std::string, lookup<std::vector<tls::certificate_info>>> certs_;
   std::map<std::string, lookup<tls::ticket_key_info>> keys_;
   std::map<std::string, std::optional<bool>> issuers_;
+  std::map<std::string, lookup<int>> dhparams_;
+  std::map<std::string, lookup<std::optional<std::string>>> key_matches_;
 };
 
 }  // namespace ngxtls::engine

@@ -89,6 +89,23 @@ project_config load_project_config(const std::string& path) {
         for (const auto& c : as_strings(path, fv, "configs"))
           pc.fleet.push_back(fs::path(c).is_absolute() ? c : (base / c).lexically_normal().string());
       }
+    } else if (key == "expiry_days") {
+      if (!v.is_integer() || v.as_integer() < 0 || v.as_integer() > 3650)
+        fail(path, v, "\"expiry_days\" must be a whole number of days from 0 to 3650");
+      pc.expiry_days = static_cast<int>(v.as_integer());
+    } else if (key == "modules") {
+      for (const auto& mod : as_strings(path, v, key)) pc.modules.insert(mod);
+    } else if (key == "load") {
+      if (!v.is_table()) fail(path, v, "[load] must be a table with new_sessions_per_second = N");
+      for (const auto& [lk, lv] : v.as_table()) {
+        if (lk != "new_sessions_per_second") fail(path, lv, "unknown key \"load." + lk + "\"");
+        double rate = 0;
+        if (lv.is_integer()) rate = static_cast<double>(lv.as_integer());
+        else if (lv.is_floating()) rate = lv.as_floating();
+        else fail(path, lv, "\"load.new_sessions_per_second\" must be a number");
+        if (!(rate > 0)) fail(path, lv, "\"load.new_sessions_per_second\" must be above 0");
+        pc.new_sessions_per_second = rate;
+      }
     } else {
       fail(path, v, "unknown key \"" + key + "\"");
     }

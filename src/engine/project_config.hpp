@@ -20,8 +20,12 @@ namespace ngxtls::engine {
 /// strict_files = false
 /// [severity]
 /// ocsp-stapling-dead = "error"
+/// expiry_days = 30                         # certificate-expiry warns this many days ahead
+/// modules = ["lua", "headers-more"]         # third-party modules built in (no load_module line)
 /// [fleet]
 /// configs = ["hosts/a/nginx.conf", "hosts/b/nginx.conf"]   # relative to this file
+/// [load]
+/// new_sessions_per_second = 300             # per instance; sizes shared session caches
 /// ```
 struct project_config {
   std::string path;  ///< the file read
@@ -32,6 +36,9 @@ struct project_config {
   std::map<std::string, severity> severity_overrides;
   std::vector<std::string> fleet;  ///< resolved against the file's directory
   std::optional<bool> strict_files;
+  std::optional<int> expiry_days;                 ///< days ahead to warn about expiry (>= 0)
+  std::optional<double> new_sessions_per_second;  ///< [load] new_sessions_per_second (> 0)
+  std::set<std::string> modules;                  ///< declared third-party modules
 };
 
 /// The nearest .ngxtls.toml in `start_dir` or above, or nullopt.

@@ -109,6 +109,7 @@ struct run_state {
   run_result res;
   session_ptr base;    // offered in same_session mode
   session_ptr latest;  // newest session, offered in fresh_tickets mode
+  std::vector<session_ptr> unused;  // fresh_tickets: tickets not offered yet, newest last
   bool started = false, first_done = false, skip_attempts = false, finished = false;
   int launched = 0, completed = 0, in_flight = 0, samples_launched = 0;
   std::vector<double> full_ms, resumed_ms;
@@ -367,7 +368,21 @@ class prober {
         if (!r.first_done) return;
         if (!r.skip_attempts) {
           while (r.launched < opt_.attempts && t.in_flight < std::max(1, opt_.per_target)) {
-            SSL_SESSION* offer = opt_.fresh_tickets ? r.latest.get() : r.base.get();
+            session_ptr fresh;
+            if (opt_.fresh_tickets) {
+              // Browsers' way: each attempt takes a ticket no other attempt used (RFC 8446
+              // C.4: single use). TLS 1.3 attempts wait for in-flight ones to bring new
+              // tickets; TLS 1.2 keeps offering its session, as clients do.
+              if (!r.unused.empty()) {
+                fresh = std::move(r.unused.back());
+                r.unused.pop_back();
+              } else if (r.spec.tls13 && r.in_flight > 0) {
+                break;
+              } else {
+                fresh = share_session(r.latest.get());
+              }
+            }
+            SSL_SESSION* offer = opt_.fresh_tickets ? fresh.get() : r.base.get();
             launch(t, t.run, conn_kind::attempt, r.launched, offer, now);
             ++r.launched;
           }
@@ -773,9 +788,8 @@ class prober {
         t.last_ocsp = std::max(t.last_ocsp, c.started);
         if (c.stapled) { ++o.stapled; t.last_staple = c.staple_der; }
       }
-    } else if (c.error && !t.first_error) {
-      t.first_error = c.error;
     }
+    if (c.error && !t.first_error) t.first_error = c.error;
     if (c.kind != conn_kind::ocsp) account_run(t, t.runs[c.run_index], c);
     report_progress();
   }
@@ -842,7 +856,7 @@ class prober {
     }
     if (c.kind == conn_kind::first) {
       r.first_done = true;
-      if (!c.handshake_ok) {
+      if (!c.handshake_ok || c.error) {
         std::string why = c.error.value_or("no handshake");
         res.error = why;
         r.skip_attempts = true;
@@ -885,11 +899,14 @@ class prober {
         r.base.reset();
       }
       r.latest = share_session(r.base.get());
+      if (r.base && opt_.fresh_tickets)
+        for (auto& sess : c.sessions)
+          if (SSL_SESSION_is_resumable(sess.get())) r.unused.push_back(share_session(sess.get()));
       return;
     }
     // An attempt.
     ++r.completed;
-    if (!c.handshake_ok) {
+    if (!c.handshake_ok || c.error) {
       ++res.failed_connections;
       res.last_attempt_error = c.error;
       return;
@@ -905,6 +922,9 @@ class prober {
       r.full_ms.push_back(c.handshake_ms);
     }
     if (!c.sessions.empty()) r.latest = share_session(c.sessions.back().get());
+    if (opt_.fresh_tickets)
+      for (auto& sess : c.sessions)
+        if (SSL_SESSION_is_resumable(sess.get())) r.unused.push_back(share_session(sess.get()));
   }
 
   void finish_sess_out() {

@@ -181,3 +181,4 @@ TEST_CASE("JDK SSLServerSocket: resumption measured, opaque tickets make no key-
   auto v = report_verdicts_for_test(r);
   CHECK(v.find("different ticket keys") == std::string::npos);
 }
+

@@ -45,4 +45,32 @@ void make_fixture_material(const fs::path& dir) {
   tls::make_pki((dir / "pki/self").string(), self);
 }
 
+void make_certificate_material(const fs::path& dir) {
+  auto named = [] {
+    tls::pki_options o;
+    o.dns_names = {"example.test", "*.example.test"};
+    return o;
+  };
+  auto good = tls::make_pki((dir / "pki/named").string(), named());
+  {
+    std::ifstream leaf(good.leaf_cert), inter(good.intermediate_cert);
+    std::ofstream out(dir / "pki/named/reversed.pem", std::ios::trunc);
+    out << inter.rdbuf() << leaf.rdbuf();
+  }
+  auto rsa = named();
+  rsa.key_type = "rsa";
+  rsa.rsa_bits = 1024;
+  tls::make_pki((dir / "pki/rsa1024").string(), rsa);
+  auto p521 = named();
+  p521.curve = "secp521r1";
+  tls::make_pki((dir / "pki/p521").string(), p521);
+  auto expired = named();
+  expired.not_before_offset_s = -30 * 86400;
+  expired.not_after_offset_s = -86400;
+  tls::make_pki((dir / "pki/expired").string(), expired);
+  auto expiring = named();
+  expiring.not_after_offset_s = 10 * 86400 + 3600;
+  tls::make_pki((dir / "pki/expiring").string(), expiring);
+}
+
 }  // namespace ngxtls::test

@@ -16,4 +16,14 @@ namespace ngxtls::test {
 /// Throws on failure.
 void make_fixture_material(const std::filesystem::path& dir);
 
+/// Certificate variants for the certificate rules, written under `dir`/pki (EC P-256 leaves
+/// through an intermediate unless said otherwise; SANs example.test and *.example.test):
+///   pki/named/      a good chain (chain.pem), 365 days
+///   pki/rsa1024/    RSA 1024-bit leaf            pki/p521/     EC P-521 leaf
+///   pki/expired/    leaf expired a day ago       pki/expiring/ leaf expiring in 10 days
+///   pki/named/reversed.pem  intermediate first, then the leaf (out of order)
+/// Pair pki/named/chain.pem with pki/p521/leaf.key for a key that does not match.
+/// Throws on failure.
+void make_certificate_material(const std::filesystem::path& dir);
+
 }  // namespace ngxtls::test

@@ -1,7 +1,9 @@
 // One driver for every rule fixture (CONVENTIONS, Rule tests): fixtures/rules/<rule-id>/*.conf
 // with `# expect: <rule-id> [severity]` on each line where a finding must point. A file
 // without such a line must give no finding of that rule. Header comments set options:
-// `# nginx-version: V` (default 1.22.1), `# baseline: FILE`, `# fleet: FILE...`, `# strict-files`.
+// `# nginx-version: V` (default 1.22.1), `# openssl-version: V` (default 3.0.19),
+// `# baseline: FILE`, `# fleet: FILE...`, `# strict-files`, and the .ngxtls.toml settings
+// `# expiry-days: N`, `# new-sessions-per-second: N`, `# modules: NAME...`.
 
 #include <doctest/doctest.h>
 
@@ -102,6 +104,7 @@ TEST_CASE("every rule fixture gives exactly the findings its expect comments nam
     const std::string rule = rule_dir.path().filename().string();
     REQUIRE_MESSAGE(engine::find_rule(rule) != nullptr, "fixture folder names no rule: " << rule);
     test::make_fixture_material(rule_dir.path());
+    test::make_certificate_material(rule_dir.path());
     std::vector<fs::path> files;
     for (const auto& e : fs::directory_iterator(rule_dir.path()))
       if (e.is_regular_file() && e.path().extension() == ".conf") files.push_back(e.path());
@@ -115,10 +118,14 @@ TEST_CASE("every rule fixture gives exactly the findings its expect comments nam
       v.nginx_source = "fixture";
       v.openssl = *model::version::parse("3.0.19");
       if (auto nv = header_values(text, "nginx-version:"); !nv.empty()) v.nginx = *model::version::parse(nv[0]);
+      if (auto ov = header_values(text, "openssl-version:"); !ov.empty()) v.openssl = *model::version::parse(ov[0]);
       loaded main = load(file, v);
       engine::lint_options opts;
       opts.select = std::set<std::string>{rule};
       opts.strict_files = !header_values(text, "strict-files").empty();
+      if (auto e = header_values(text, "expiry-days:"); !e.empty()) opts.expiry_window_days = std::stoi(e[0]);
+      if (auto r = header_values(text, "new-sessions-per-second:"); !r.empty()) opts.new_sessions_per_second = std::stod(r[0]);
+      for (const auto& mod : header_values(text, "modules:")) opts.modules.insert(mod);
       std::vector<loaded> others;
       if (auto b = header_values(text, "baseline:"); !b.empty()) {
         others.push_back(load(rule_dir.path() / b[0], v));

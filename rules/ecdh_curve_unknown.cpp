@@ -1,0 +1,72 @@
+// ecdh-curve-unknown: ssl_ecdh_curve names a group the OpenSSL does not know.
+
+#include <set>
+
+#include "rules/common.hpp"
+#include "rules/rules.hpp"
+#include "tls/ciphers.hpp"
+#include "tls/params.hpp"
+
+namespace ngxtls::rules {
+namespace {
+
+constexpr const char* id = "ecdh-curve-unknown";
+
+constexpr const char* doc = R"(# ecdh-curve-unknown
+
+## What it flags
+An `ssl_ecdh_curve` value (other than `auto`) that the linked libssl rejects as a curve list,
+naming the groups it does not know, e.g. a typo (`prime256`), `X25519Kyber768` on an OpenSSL
+without it, or a curve name from another library. Error. When the assumed OpenSSL differs from
+the linked one, the message says so.
+
+## Why it matters
+nginx hands the list to SSL_CTX_set1_curves_list at start and fails the whole configuration
+when OpenSSL rejects it: `[emerg] SSL_CTX_set1_curves_list("...") failed`.
+
+## Example
+```nginx
+ssl_ecdh_curve X25519:prime256:secp384r1;
+```
+
+## Fix
+```nginx
+ssl_ecdh_curve X25519:prime256v1:secp384r1;   # or leave it at auto
+```
+
+## How the prober confirms it
+It cannot: nginx does not start. The prober reports the negotiated group when it does.
+
+## Source
+nginx src/event/ngx_event_openssl.c, ngx_ssl_ecdh_curve (SSL_CTX_set1_curves_list, "auto" left
+to OpenSSL); OpenSSL SSL_CTX_set1_groups_list(3).
+)";
+
+void check(const engine::context& ctx, std::vector<engine::finding>& out) {
+  const auto& m = ctx.model();
+  std::set<const config::directive*> seen;
+  for (const auto& s : m.servers) {
+    if (!s.has_ssl) continue;
+    const auto* st = s.get("ssl_ecdh_curve");
+    if (!st || !st->where() || st->first() == "auto" || !seen.insert(st->where()).second) continue;
+    auto bad = tls::rejected_curves(st->first());
+    if (!bad) continue;
+    auto f = ctx.make(id, engine::severity::error,
+                      "ssl_ecdh_curve names groups OpenSSL " + tls::openssl_version() + " does not know (" + *bad +
+                          "): nginx fails with SSL_CTX_set1_curves_list() failed" +
+                          (openssl_differs(m) ? " (assumed OpenSSL " + m.versions.openssl.str() + ")" : ""),
+                      st->where());
+    f.facts.push_back(setting_evidence(ctx, s, "ssl_ecdh_curve"));
+    f.fix = "ssl_ecdh_curve X25519:prime256v1:secp384r1;";
+    f.server = server_label(ctx, s);
+    out.push_back(std::move(f));
+  }
+}
+
+}  // namespace
+
+engine::rule ecdh_curve_unknown() {
+  return {id, engine::severity::error, "ssl_ecdh_curve names a group OpenSSL does not know", doc, check};
+}
+
+}  // namespace ngxtls::rules

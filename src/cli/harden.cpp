@@ -1,0 +1,105 @@
+// ngxtls harden: a hardened, version-aware TLS snippet from a profile.
+
+#include "harden/harden.hpp"
+
+#include <unistd.h>
+
+#include <memory>
+
+#include "base/error.hpp"
+#include "cli/commands.hpp"
+#include "cli/common.hpp"
+#include "engine/project_config.hpp"
+#include "report/harden_output.hpp"
+
+namespace ngxtls::cli {
+
+namespace {
+
+struct harden_args {
+  std::string profile = "intermediate";
+  std::string nginx_version, openssl_version;
+  std::string tickets;  // "" = fleet with --ticket-key-dir, else host
+  std::string ticket_key_dir;
+  std::string ocsp = "auto";
+  std::string cert, key, trusted_cert;
+  std::string resolver = "127.0.0.1";
+  std::int64_t expected_sessions = 0;
+  std::string format = "text";
+  std::string output;
+  std::string config_file;
+};
+
+int run_harden(const harden_args& a) {
+  std::optional<engine::project_config> pc;
+  if (!a.config_file.empty()) {
+    pc = engine::load_project_config(a.config_file);
+  } else {
+    char buf[4096];
+    if (getcwd(buf, sizeof buf))
+      if (auto p = engine::find_project_config(buf)) pc = engine::load_project_config(*p);
+  }
+  auto v = choose_versions(a.nginx_version, a.openssl_version, pc);
+
+  harden::harden_options o;
+  o.profile = a.profile;
+  o.nginx = v.nginx;
+  o.openssl = v.openssl;
+  o.versions_source = "nginx from " + v.nginx_source + ", OpenSSL from " + v.openssl_source;
+  if (a.tickets == "fleet")
+    o.tickets = harden::tickets_mode::fleet;
+  else if (a.tickets == "host")
+    o.tickets = harden::tickets_mode::host;
+  o.ticket_key_dir = a.ticket_key_dir;
+  o.ocsp = a.ocsp == "on"    ? harden::ocsp_mode::on
+           : a.ocsp == "off" ? harden::ocsp_mode::off
+                             : harden::ocsp_mode::automatic;
+  o.cert_file = a.cert;
+  o.key_file = a.key;
+  o.trusted_certificate = a.trusted_cert;
+  o.resolver = a.resolver;
+  if (a.expected_sessions > 0) o.expected_sessions = a.expected_sessions;
+
+  auto s = harden::generate(o);
+  if (a.format == "json")
+    write_output(a.output, report::harden_json(s).dump(2) + "\n");
+  else
+    write_output(a.output, report::harden_text(s));
+  return exit_ok;
+}
+
+}  // namespace
+
+void register_harden(CLI::App& app, std::function<int()>& run) {
+  auto a = std::make_shared<harden_args>();
+  auto* sub = app.add_subcommand(
+      "harden", "Print a hardened nginx TLS snippet (Mozilla profile, resumption done right)");
+  sub->add_option("--profile", a->profile, "Mozilla Server Side TLS 6.0 profile")
+      ->check(CLI::IsMember({"modern", "intermediate"}));
+  sub->add_option("--nginx-version", a->nginx_version,
+                  "nginx version to target (default: nginx -V)")
+      ->take_last();
+  sub->add_option("--openssl-version", a->openssl_version, "OpenSSL version nginx runs with")
+      ->take_last();
+  sub->add_option("--tickets", a->tickets,
+                  "fleet: shared key files (default with --ticket-key-dir); host: this host only")
+      ->check(CLI::IsMember({"fleet", "host"}));
+  sub->add_option("--ticket-key-dir", a->ticket_key_dir,
+                  "directory of current.key and previous.key (same on every host)");
+  sub->add_option("--ocsp", a->ocsp, "auto: staple when --cert names an OCSP responder")
+      ->check(CLI::IsMember({"auto", "on", "off"}));
+  sub->add_option("--cert", a->cert, "ssl_certificate file (read for its OCSP responder URL)");
+  sub->add_option("--key", a->key, "ssl_certificate_key file (only written into the snippet)");
+  sub->add_option("--trusted-cert", a->trusted_cert,
+                  "ssl_trusted_certificate for stapling (issuer and root)");
+  sub->add_option("--resolver", a->resolver, "resolver address for the OCSP responder");
+  sub->add_option("--expected-sessions", a->expected_sessions,
+                  "sessions the shared cache must hold (about 4,000 per MB)")
+      ->check(CLI::PositiveNumber);
+  sub->add_option("--format", a->format, "output format")->check(CLI::IsMember({"text", "json"}));
+  sub->add_option("-o,--output", a->output, "write the snippet to FILE");
+  sub->add_option("--config", a->config_file, ".ngxtls.toml to use (default: found in . or above)");
+  sub->callback([a, &run] { run = [a] { return run_harden(*a); }; });
+}
+
+}  // namespace ngxtls::cli

@@ -1,0 +1,219 @@
+#include "engine/fix.hpp"
+
+#include <algorithm>
+#include <filesystem>
+#include <set>
+#include <tuple>
+
+namespace ngxtls::engine {
+
+std::optional<std::size_t> offset_of(std::string_view content, std::uint32_t line, std::uint32_t column) {
+  if (line == 0 || column == 0) return std::nullopt;
+  std::size_t pos = 0;
+  for (std::uint32_t l = 1; l < line; ++l) {
+    auto nl = content.find('\n', pos);
+    if (nl == std::string_view::npos) return std::nullopt;
+    pos = nl + 1;
+  }
+  pos += column - 1;
+  if (pos > content.size()) return std::nullopt;
+  return pos;
+}
+
+namespace {
+
+// [start, end) of a simple directive: from its name to just past its `;`.
+std::optional<std::pair<std::size_t, std::size_t>> span_of(const config::config& cfg,
+                                                           const config::directive& d) {
+  if (d.has_block || d.lua_body || d.file >= cfg.files.size()) return std::nullopt;
+  std::string_view content = cfg.files[d.file].content;
+  auto start = offset_of(content, d.line, d.column);
+  if (!start) return std::nullopt;
+  std::size_t pos = *start + d.name.size();
+  if (!d.args.empty()) {
+    const auto& last = d.args.back();
+    auto a = offset_of(content, last.line, last.column);
+    if (!a) return std::nullopt;
+    pos = *a + last.raw.size();
+  }
+  // Between the last token and `;` nginx allows only space and comments.
+  while (pos < content.size()) {
+    char c = content[pos];
+    if (c == ';') return std::make_pair(*start, pos + 1);
+    if (c == '#') {
+      auto nl = content.find('\n', pos);
+      if (nl == std::string_view::npos) return std::nullopt;
+      pos = nl + 1;
+      continue;
+    }
+    if (c != ' ' && c != '\t' && c != '\r' && c != '\n') return std::nullopt;
+    ++pos;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<text_edit> replace_directive(const config::config& cfg, const config::directive& d,
+                                           const std::string& text) {
+  auto span = span_of(cfg, d);
+  if (!span) return std::nullopt;
+  return text_edit{cfg.files[d.file].path, span->first, span->second - span->first, text};
+}
+
+std::optional<text_edit> insert_after(const config::config& cfg, const config::directive& d,
+                                      const std::string& text) {
+  auto span = span_of(cfg, d);
+  if (!span) return std::nullopt;
+  std::string_view content = cfg.files[d.file].content;
+  auto line_start = content.rfind('\n', span->first == 0 ? 0 : span->first - 1);
+  line_start = line_start == std::string_view::npos || span->first == 0 ? 0 : line_start + 1;
+  std::string indent;
+  for (std::size_t i = line_start; i < span->first && (content[i] == ' ' || content[i] == '\t'); ++i)
+    indent += content[i];
+  // After the directive's own line (keeping a trailing comment on it where it is).
+  auto eol = content.find('\n', span->second);
+  if (eol == std::string_view::npos) return text_edit{cfg.files[d.file].path, content.size(), 0, "\n" + indent + text};
+  return text_edit{cfg.files[d.file].path, eol + 1, 0, indent + text + "\n"};
+}
+
+std::string display_path(const std::string& path) {
+  std::error_code ec;
+  auto cwd = std::filesystem::current_path(ec);
+  if (ec) return path;
+  auto abs = std::filesystem::absolute(path, ec).lexically_normal();
+  auto rel = abs.lexically_relative(cwd);
+  if (!rel.empty() && *rel.begin() != "..") return rel.string();
+  return path;
+}
+
+namespace {
+
+// Splits into lines, each keeping its '\n' (the last may lack it).
+std::vector<std::string_view> lines_of(std::string_view s) {
+  std::vector<std::string_view> out;
+  std::size_t pos = 0;
+  while (pos < s.size()) {
+    auto nl = s.find('\n', pos);
+    std::size_t end = nl == std::string_view::npos ? s.size() : nl + 1;
+    out.push_back(s.substr(pos, end - pos));
+    pos = end;
+  }
+  return out;
+}
+
+void emit_line(std::string& out, char tag, std::string_view line) {
+  out += tag;
+  out += line;
+  if (line.empty() || line.back() != '\n') out += "\n\\ No newline at end of file\n";
+}
+
+// A unified diff of one file from its sorted, non-overlapping edits, with 3 lines of context.
+std::string file_diff(const std::string& path, std::string_view old_text, const std::vector<text_edit>& edits) {
+  constexpr std::size_t context = 3;
+  auto old_lines = lines_of(old_text);
+  std::vector<std::size_t> starts;  // byte offset of each old line
+  for (std::size_t i = 0, off = 0; i < old_lines.size(); off += old_lines[i].size(), ++i) starts.push_back(off);
+  auto line_index = [&](std::size_t offset) -> std::size_t {
+    auto it = std::upper_bound(starts.begin(), starts.end(), offset);
+    return it == starts.begin() ? 0 : static_cast<std::size_t>(it - starts.begin()) - 1;
+  };
+  // Each edit touches old lines [first, last]; an insert at end of file touches none.
+  struct region {
+    std::size_t first, last_excl;  // old line range
+    std::vector<const text_edit*> edits;
+  };
+  std::vector<region> regions;
+  for (const auto& e : edits) {
+    std::size_t first = e.offset >= old_text.size() ? old_lines.size() : line_index(e.offset);
+    std::size_t last_excl = first;
+    if (e.length > 0) last_excl = line_index(e.offset + e.length - 1) + 1;
+    else if (first < old_lines.size() && e.offset != starts[first]) last_excl = first + 1;
+    if (e.offset >= old_text.size() && !old_lines.empty() && old_text.back() != '\n') {
+      first = old_lines.size() - 1;  // appending to a last line without newline changes it
+      last_excl = old_lines.size();
+    }
+    if (!regions.empty() && first <= regions.back().last_excl + 2 * context) {
+      regions.back().last_excl = std::max(regions.back().last_excl, last_excl);
+      regions.back().edits.push_back(&e);
+    } else {
+      regions.push_back({first, last_excl, {&e}});
+    }
+  }
+  std::string out = "--- a/" + path + "\n+++ b/" + path + "\n";
+  for (const auto& r : regions) {
+    const std::size_t ctx_first = r.first > context ? r.first - context : 0;
+    const std::size_t ctx_last = std::min(old_lines.size(), r.last_excl + context);
+    // New text of the changed old lines.
+    std::size_t region_start = r.first < starts.size() ? starts[r.first] : old_text.size();
+    std::size_t region_end = r.last_excl < starts.size() ? starts[r.last_excl] : old_text.size();
+    std::string replaced;
+    std::size_t cursor = region_start;
+    for (const auto* e : r.edits) {
+      replaced.append(old_text.substr(cursor, e->offset - cursor));
+      replaced += e->replacement;
+      cursor = e->offset + e->length;
+    }
+    replaced.append(old_text.substr(cursor, region_end - cursor));
+    auto new_lines = lines_of(replaced);
+    const std::size_t old_count = ctx_last - ctx_first;
+    const std::size_t new_count = old_count - (r.last_excl - r.first) + new_lines.size();
+    auto range = [](std::size_t first, std::size_t count) {
+      return std::to_string(count == 0 ? first : first + 1) + "," + std::to_string(count);
+    };
+    out += "@@ -" + range(ctx_first, old_count) + " +" + range(ctx_first, new_count) + " @@\n";
+    for (std::size_t i = ctx_first; i < r.first; ++i) emit_line(out, ' ', old_lines[i]);
+    for (std::size_t i = r.first; i < r.last_excl; ++i) emit_line(out, '-', old_lines[i]);
+    for (auto l : new_lines) emit_line(out, '+', l);
+    for (std::size_t i = r.last_excl; i < ctx_last; ++i) emit_line(out, ' ', old_lines[i]);
+  }
+  return out;
+}
+
+}  // namespace
+
+fix_result apply_fixes(const config::config& cfg, const std::vector<finding>& findings) {
+  fix_result result;
+  std::map<std::string, std::vector<text_edit>> per_file;
+  std::set<std::tuple<std::string, std::size_t, std::size_t, std::string>> seen;
+  for (const auto& f : findings) {
+    if (f.edits.empty()) continue;
+    // All of a finding's edits apply, or none.
+    bool conflict = false, all_seen = true;
+    for (const auto& e : f.edits) {
+      if (seen.count({e.file, e.offset, e.length, e.replacement})) continue;
+      all_seen = false;
+      for (const auto& o : per_file[e.file]) {
+        bool overlap = e.offset < o.offset + o.length && o.offset < e.offset + e.length;
+        bool same_insert_point = e.length == 0 && o.length == 0 && e.offset == o.offset;
+        if (overlap || same_insert_point) conflict = true;
+      }
+    }
+    if (conflict) {
+      result.conflicts.push_back(f.rule + " at " + to_string(f.location));
+      continue;
+    }
+    if (!all_seen)
+      for (const auto& e : f.edits)
+        if (seen.insert({e.file, e.offset, e.length, e.replacement}).second) per_file[e.file].push_back(e);
+    ++result.applied;
+  }
+  for (auto& [path, edits] : per_file) {
+    auto file = std::find_if(cfg.files.begin(), cfg.files.end(), [&](const auto& s) { return s.path == path; });
+    if (file == cfg.files.end() || edits.empty()) continue;
+    std::sort(edits.begin(), edits.end(), [](const text_edit& a, const text_edit& b) { return a.offset < b.offset; });
+    std::string updated;
+    std::size_t cursor = 0;
+    for (const auto& e : edits) {
+      updated.append(file->content, cursor, e.offset - cursor);
+      updated += e.replacement;
+      cursor = e.offset + e.length;
+    }
+    updated.append(file->content, cursor, std::string::npos);
+    result.diff += file_diff(display_path(path), file->content, edits);
+    result.files.emplace(path, std::move(updated));
+  }
+  return result;
+}
+
+}  // namespace ngxtls::engine

@@ -1,0 +1,205 @@
+#include "report/sarif_output.hpp"
+
+#include <filesystem>
+#include <map>
+#include <nlohmann/json.hpp>
+
+#include "engine/engine.hpp"
+
+namespace ngxtls::report {
+
+namespace {
+
+using json = nlohmann::ordered_json;
+namespace fs = std::filesystem;
+
+// RFC 3986 percent-encoding of a path, keeping '/' and the unreserved characters.
+std::string uri_escape(const std::string& path) {
+  static const char* hex = "0123456789ABCDEF";
+  std::string out;
+  for (unsigned char c : path) {
+    if (std::isalnum(c) || c == '/' || c == '-' || c == '.' || c == '_' || c == '~') {
+      out += static_cast<char>(c);
+    } else {
+      out += '%';
+      out += hex[c >> 4];
+      out += hex[c & 15];
+    }
+  }
+  return out;
+}
+
+// The path of `file` relative to `base` when it lies under it, else nullopt.
+std::optional<std::string> relative_under(const std::string& file, const std::string& base) {
+  if (base.empty() || file.empty()) return std::nullopt;
+  std::error_code ec;
+  fs::path abs = fs::absolute(file, ec).lexically_normal();
+  if (ec) return std::nullopt;
+  fs::path rel = abs.lexically_relative(fs::path(base).lexically_normal());
+  if (rel.empty() || rel.native().rfind("..", 0) == 0) return std::nullopt;
+  return rel.generic_string();
+}
+
+std::string absolute_path(const std::string& file) {
+  std::error_code ec;
+  fs::path abs = fs::absolute(file, ec).lexically_normal();
+  return ec ? file : abs.generic_string();
+}
+
+json artifact_location(const std::string& file, const std::string& working_dir) {
+  if (auto rel = relative_under(file, working_dir)) return {{"uri", uri_escape(*rel)}, {"uriBaseId", "SRCROOT"}};
+  return {{"uri", "file://" + uri_escape(absolute_path(file))}};
+}
+
+json physical_location(const source_location& loc, const std::string& working_dir) {
+  json p = {{"artifactLocation", artifact_location(loc.file, working_dir)}};
+  if (loc.line > 0) {
+    json region = {{"startLine", loc.line}};
+    if (loc.column > 0) region["startColumn"] = loc.column;
+    p["region"] = region;
+  }
+  return p;
+}
+
+std::string sarif_level(engine::severity s) {
+  switch (s) {
+    case engine::severity::error:
+      return "error";
+    case engine::severity::warning:
+      return "warning";
+    default:
+      return "note";
+  }
+}
+
+// The first paragraph under "## What it flags" of a rule doc, for fullDescription.
+std::string what_it_flags(const std::string& doc) {
+  auto p = doc.find("## What it flags");
+  if (p == std::string::npos) return {};
+  p = doc.find('\n', p);
+  if (p == std::string::npos) return {};
+  auto end = doc.find("\n## ", p);
+  std::string s = doc.substr(p + 1, end == std::string::npos ? std::string::npos : end - p - 1);
+  while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
+  return s;
+}
+
+}  // namespace
+
+std::string render_sarif(const lint_report& r, const std::string& working_dir) {
+  json rules = json::array();
+  std::map<std::string, std::size_t> index;
+  for (const auto& rule : engine::all_rules()) {
+    index[rule.id] = rules.size();
+    json jr = {{"id", rule.id},
+               {"name", rule.id},
+               {"shortDescription", {{"text", rule.summary}}}};
+    if (auto full = what_it_flags(rule.doc); !full.empty()) jr["fullDescription"] = {{"text", full}};
+    jr["help"] = {{"text", rule.doc}, {"markdown", rule.doc}};
+    jr["helpUri"] = std::string(rule_help_uri_base) + rule.id + ".md";
+    jr["defaultConfiguration"] = {{"level", sarif_level(rule.level)}};
+    rules.push_back(jr);
+  }
+  json results = json::array();
+  for (const auto& f : r.findings) {
+    json res = {{"ruleId", f.rule}};
+    if (auto it = index.find(f.rule); it != index.end()) res["ruleIndex"] = it->second;
+    res["level"] = sarif_level(f.level);
+    std::string text = f.message;
+    res["message"] = {{"text", text}};
+    res["locations"] = json::array({{{"physicalLocation", physical_location(f.location, working_dir)}}});
+    if (!f.include_chain.empty()) {
+      json rel = json::array();
+      int id = 1;
+      for (const auto& inc : f.include_chain)
+        rel.push_back({{"id", id++},
+                       {"physicalLocation", physical_location(inc, working_dir)},
+                       {"message", {{"text", "included from here"}}}});
+      res["relatedLocations"] = rel;
+    }
+    json props = json::object();
+    if (!f.server.empty()) props["server"] = f.server;
+    if (!f.fix.empty()) props["fix"] = f.fix;
+    if (!f.facts.empty()) {
+      json ev = json::array();
+      for (const auto& e : f.facts) {
+        json je = {{"name", e.name}, {"value", e.value}, {"origin", e.origin}};
+        if (e.where) je["location"] = to_string(*e.where);
+        ev.push_back(je);
+      }
+      props["evidence"] = ev;
+    }
+    if (!props.empty()) res["properties"] = props;
+    results.push_back(res);
+  }
+  json run = {{"tool",
+               {{"driver",
+                 {{"name", "ngxtls"},
+                  {"version", NGXTLS_VERSION},
+                  {"semanticVersion", NGXTLS_VERSION},
+                  {"informationUri", "https://github.com/ngxtls/ngxtls"},
+                  {"rules", rules}}}}}};
+  if (!working_dir.empty()) {
+    std::string base = "file://" + uri_escape(fs::path(working_dir).lexically_normal().generic_string());
+    if (base.back() != '/') base += '/';
+    run["originalUriBaseIds"] = {{"SRCROOT", {{"uri", base}}}};
+  }
+  run["results"] = results;
+  run["properties"] = {{"assumed",
+                        {{"nginx", r.assumed.nginx.str()},
+                         {"nginx_source", r.assumed.nginx_source},
+                         {"openssl", r.assumed.openssl.str()},
+                         {"openssl_source", r.assumed.openssl_source}}}};
+  json log = {{"$schema", "https://json.schemastore.org/sarif-2.1.0.json"},
+              {"version", "2.1.0"},
+              {"runs", json::array({run})}};
+  return log.dump(2) + "\n";
+}
+
+namespace {
+
+// Workflow command escaping (@actions/core escapeData / escapeProperty).
+std::string escape_data(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    if (c == '%') out += "%25";
+    else if (c == '\r') out += "%0D";
+    else if (c == '\n') out += "%0A";
+    else out += c;
+  }
+  return out;
+}
+
+std::string escape_property(const std::string& s) {
+  std::string out;
+  for (char c : escape_data(s)) {
+    if (c == ':') out += "%3A";
+    else if (c == ',') out += "%2C";
+    else out += c;
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string render_github(const lint_report& r, const std::string& working_dir) {
+  std::string out;
+  for (const auto& f : r.findings) {
+    const char* cmd = f.level == engine::severity::error     ? "error"
+                      : f.level == engine::severity::warning ? "warning"
+                                                             : "notice";
+    std::string file = relative_under(f.location.file, working_dir).value_or(f.location.file);
+    out += "::";
+    out += cmd;
+    out += " file=" + escape_property(file);
+    if (f.location.line > 0) out += ",line=" + std::to_string(f.location.line);
+    if (f.location.column > 0) out += ",col=" + std::to_string(f.location.column);
+    out += ",title=" + escape_property("ngxtls " + f.rule);
+    std::string body = f.message;
+    if (!f.fix.empty()) body += "\nFix:\n" + f.fix;
+    out += "::" + escape_data(body) + "\n";
+  }
+  return out;
+}
+
+}  // namespace ngxtls::report

@@ -1,0 +1,90 @@
+// `ngxtls harden` from the command line: exit codes, JSON, and the printed text (header
+// comments included) accepted by the real nginx -t.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "support/process.hpp"
+#include "tls/pki.hpp"
+#include "tls/ticket_key.hpp"
+
+using namespace ngxtls;
+using namespace ngxtls::test;
+
+namespace {
+
+command_result harden(std::vector<std::string> args) {
+  args.insert(args.begin(), {ngxtls_binary(), "harden"});
+  return run(args, "", 30);
+}
+
+}  // namespace
+
+TEST_CASE(
+    "ngxtls harden --format json describes the snippet, and tickets default to fleet with a key "
+    "dir") {
+  temp_dir dir;
+  auto r = harden({"--nginx-version", "1.22.1", "--openssl-version", "3.0.19", "--ticket-key-dir",
+                   (dir.path() / "tickets").string(), "--format", "json"});
+  REQUIRE(r.exit_code == 0);
+  auto j = nlohmann::json::parse(r.out);
+  CHECK(j.at("profile") == "intermediate");
+  CHECK(j.at("tickets") == "fleet");
+  CHECK(j.at("nginx_version") == "1.22.1");
+  CHECK(j.at("openssl_version") == "3.0.19");
+  CHECK(j.at("versions_source").get<std::string>().find("--nginx-version") != std::string::npos);
+  CHECK(j.at("rotation").size() == 6);  // keys missing: step 0 first
+  CHECK(j.at("config").get<std::string>().find("listen 443 ssl http2;") != std::string::npos);
+
+  r = harden({"--profile", "modern", "--nginx-version", "1.27.3", "--openssl-version", "3.5",
+              "--format", "json"});
+  REQUIRE(r.exit_code == 0);
+  j = nlohmann::json::parse(r.out);
+  CHECK(j.at("tickets") == "host");
+  CHECK(j.at("config").get<std::string>().find(
+            "ssl_ecdh_curve X25519MLKEM768:X25519:prime256v1:secp384r1;") != std::string::npos);
+}
+
+TEST_CASE("ngxtls harden usage errors exit 2") {
+  CHECK(harden({"--profile", "old"}).exit_code == 2);
+  CHECK(harden({"--tickets", "fleet", "--nginx-version", "1.22.1"}).exit_code == 2);
+  CHECK(harden({"--nginx-version", "1.22.1", "--cert", "/nonexistent/cert.pem"}).exit_code == 2);
+  CHECK(harden({"--nginx-version", "1.22.1", "--openssl-version", "1.1.0", "--profile", "modern"})
+            .exit_code == 2);
+}
+
+TEST_CASE("the printed text, header comments and all, passes the real nginx -t") {
+  temp_dir dir;
+  auto pki = tls::make_pki((dir.path() / "pki").string(), {});
+  const auto keys = dir.path() / "tickets";
+  std::filesystem::create_directories(keys);
+  tls::write_ticket_key_file((keys / "current.key").string(), 80);
+  tls::write_ticket_key_file((keys / "previous.key").string(), 80);
+  auto r = harden({"--nginx-version", "1.22.1", "--openssl-version", "3.0", "--ticket-key-dir",
+                   keys.string(), "--cert", pki.chain, "--key", pki.leaf_key});
+  REQUIRE(r.exit_code == 0);
+  std::string text = r.out;
+  // The test's only changes: a free loopback port, and logs and temp files inside the prefix.
+  const int port = free_port();
+  for (const auto& [from, to] : std::vector<std::pair<std::string, std::string>>{
+           {"listen 443 ssl", "127.0.0.1"}, {"listen [::]:443 ssl", "127.0.0.2"}}) {
+    auto at = text.find(from);
+    REQUIRE(at != std::string::npos);
+    text.replace(at, from.size(), "listen " + to + ":" + std::to_string(port) + " ssl");
+  }
+  auto http = text.find("\nhttp {\n");
+  REQUIRE(http != std::string::npos);
+  text.insert(
+      http + 8,
+      "    access_log off;\n    client_body_temp_path tmp_body;\n    proxy_temp_path tmp_proxy;\n"
+      "    fastcgi_temp_path tmp_fastcgi;\n    uwsgi_temp_path tmp_uwsgi;\n    scgi_temp_path "
+      "tmp_scgi;\n");
+  dir.write("prefix/nginx.conf", "pid nginx.pid;\nerror_log error.log;\nevents {}\n" + text);
+  const std::string p = (dir.path() / "prefix").string() + "/";
+  auto t = run({"/usr/sbin/nginx", "-t", "-p", p, "-c", p + "nginx.conf"}, "", 20);
+  CAPTURE(text);
+  CAPTURE(t.err);
+  CHECK(t.exit_code == 0);
+  CHECK(t.err.find("[warn]") == std::string::npos);
+}

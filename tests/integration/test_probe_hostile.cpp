@@ -1,0 +1,117 @@
+// Hostile servers: each ends as a clear error for its target within the timeout, never a hang,
+// and the CLI exits with code 3.
+#include <doctest/doctest.h>
+
+#include "probe_util.hpp"
+#include "support/server_process.hpp"
+
+using namespace ngxtls;
+using namespace ngxtls::test;
+
+namespace {
+
+const char* hostile_server = R"PY(
+import socket, ssl, struct, sys, threading, time
+mode, port = sys.argv[1], int(sys.argv[2])
+ctx = None
+if len(sys.argv) > 4:
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    ctx.load_cert_chain(sys.argv[3], sys.argv[4])
+srv = socket.socket()
+srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+srv.bind(("127.0.0.1", port))
+srv.listen(64)
+def handle(c):
+    try:
+        if mode == "stall":
+            time.sleep(120)
+        elif mode == "garbage":
+            c.recv(4096)
+            c.sendall(b"SSH-2.0-OpenSSH_9.2\r\n" + bytes(range(256)) * 8)
+            time.sleep(120)
+        elif mode == "reset":
+            c.recv(4096)
+            c.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            c.close()
+        elif mode == "endless":
+            s = ctx.wrap_socket(c, server_side=True)
+            chunk = b"x" * 16384
+            while True:
+                s.sendall(chunk)
+        elif mode == "trickle":
+            s = ctx.wrap_socket(c, server_side=True)
+            while True:
+                s.sendall(b"x")
+                time.sleep(0.1)
+    except Exception:
+        pass
+while True:
+    c, _ = srv.accept()
+    threading.Thread(target=handle, args=(c,), daemon=True).start()
+)PY";
+
+struct hostile {
+  temp_dir dir;
+  tls::pki_paths pki = tls::make_pki((dir.path() / "pki").string(), {});
+  int port = free_port();
+  std::unique_ptr<server_process> srv;
+  explicit hostile(const std::string& mode) {
+    auto script = dir.write("hostile.py", hostile_server);
+    srv = std::make_unique<server_process>(
+        std::vector<std::string>{"/usr/bin/python3", script.string(), mode, std::to_string(port), pki.chain,
+                                 pki.leaf_key},
+        (dir.path() / "hostile.log").string(), port);
+  }
+};
+
+// Runs the CLI against the hostile server with --timeout 1000 and checks exit code 3, the
+// error text, and that it ended in time: one connection timeout plus slack.
+void expect_clean_failure(const std::string& mode, const std::string& expected) {
+  hostile h(mode);
+  auto t0 = std::chrono::steady_clock::now();
+  int rc = -1;
+  std::string err;
+  auto j = ngxtls_json({"probe", "127.0.0.1:" + std::to_string(h.port), "--timeout", "1000", "-n", "5"}, &rc, &err);
+  double ms = ms_since(t0);
+  CAPTURE(err);
+  CHECK(rc == 3);
+  const auto& t = j.at("targets").at(0);
+  REQUIRE(t.at("error").is_string());
+  std::string e = t.at("error");
+  CAPTURE(e);
+  CHECK(e.find(expected) != std::string::npos);
+  CHECK(err.find("cannot probe") != std::string::npos);
+  CHECK(ms < 4000);
+  MESSAGE(mode << ": " << e << " (" << ms << " ms)");
+}
+
+}  // namespace
+
+TEST_CASE("a server that accepts and stalls ends as a handshake timeout") {
+  expect_clean_failure("stall", "TLS handshake timed out after 1000 ms");
+}
+
+TEST_CASE("a server that answers with garbage bytes ends as 'did not answer with TLS'") {
+  expect_clean_failure("garbage", "did not answer with TLS");
+}
+
+TEST_CASE("a server that resets the connection ends as a reset error") {
+  expect_clean_failure("reset", "reset");
+}
+
+TEST_CASE("a server that streams endless data after the handshake ends at the byte bound") {
+  expect_clean_failure("endless", "endless data");
+}
+
+TEST_CASE("a server that trickles its response ends at the per-connection timeout") {
+  expect_clean_failure("trickle", "did not finish its response within 1000 ms");
+}
+
+TEST_CASE("a closed port ends as connection refused, exit code 3") {
+  int rc = -1;
+  std::string err;
+  auto j = ngxtls_json({"probe", "127.0.0.1:" + std::to_string(free_port())}, &rc, &err);
+  CHECK(rc == 3);
+  std::string e = j.at("targets").at(0).at("error");
+  CHECK(e.find("Connection refused") != std::string::npos);
+}
