@@ -11,7 +11,6 @@
 
 #include <cstddef>
 #include <string>
-
 #include <tao/pegtl.hpp>
 
 namespace ngxtls::grammar {
@@ -161,9 +160,13 @@ struct words : seq<word, separators, star<word, separators>> {};
 struct lua_suffix : TAO_PEGTL_STRING("_by_lua_block") {};
 /// One byte (or escape pair, or `${`) of an unquoted token, for scanning a name byte by byte.
 struct bare_step : sor<escape, variable, bare_byte> {};
-struct bare_lua_name : seq<not_at<one<'"', '\'', '}', '#'>>, plus<not_at<lua_suffix, sor<bare_end, eof>>, bare_step>, lua_suffix, at<sor<bare_end, eof>>> {};
-struct dq_lua_name : seq<dq_open, plus<not_at<lua_suffix, dq_close>, sor<escape, not_one<'"'>>>, lua_suffix, dq_close> {};
-struct sq_lua_name : seq<sq_open, plus<not_at<lua_suffix, sq_close>, sor<escape, not_one<'\''>>>, lua_suffix, sq_close> {};
+struct bare_lua_name
+    : seq<not_at<one<'"', '\'', '}', '#'>>, plus<not_at<lua_suffix, sor<bare_end, eof>>, bare_step>,
+          lua_suffix, at<sor<bare_end, eof>>> {};
+struct dq_lua_name : seq<dq_open, plus<not_at<lua_suffix, dq_close>, sor<escape, not_one<'"'>>>,
+                         lua_suffix, dq_close> {};
+struct sq_lua_name : seq<sq_open, plus<not_at<lua_suffix, sq_close>, sor<escape, not_one<'\''>>>,
+                         lua_suffix, sq_close> {};
 /// A directive name ending in `_by_lua_block` (quoted or not; nginx compares the unquoted name).
 struct lua_name : sor<bare_lua_name, dq_lua_name, sq_lua_name> {};
 /// Look-ahead only: a lua block directive whose arguments end with `{`.
@@ -183,7 +186,8 @@ struct lua_name_hint {
     const char* p = in.current();
     const char* e = in.end();
     const char* q = p;
-    while (q != e && *q != ' ' && *q != '\t' && *q != '\r' && *q != '\n' && *q != ';' && *q != '{') ++q;
+    while (q != e && *q != ' ' && *q != '\t' && *q != '\r' && *q != '\n' && *q != ';' && *q != '{')
+      ++q;
     for (const char* c = p; c + n <= q; ++c) {
       if (*c == '_' && std::char_traits<char>::compare(c, suffix, n) == 0) return true;
     }
@@ -321,7 +325,9 @@ struct error_text<lua_brace_close> : error_text<lua_block_close> {};
 template <>
 struct error_text<lua_long_bracket_close> {
   /// `%b` stands for the closing bracket (`]]`, `]==]`) matching the one at the error position.
-  static constexpr const char* at_eof = "Lua code block missing the closing long bracket \"%b\", the inlined Lua code may be too long";
+  static constexpr const char* at_eof =
+      "Lua code block missing the closing long bracket \"%b\", the inlined Lua code may be too "
+      "long";
   static constexpr const char* otherwise = at_eof;
 };
 

@@ -417,6 +417,7 @@ rewrite_by_lua_block	http,server,location,if_location	1	0	lua
 rewrite_by_lua_file	http,server,location,if_location	0	1	lua
 rewrite_by_lua_no_postpone	http	0	1	lua
 rewrite_log	http,server,location,if_server,if_location	0	1	core
+root	http,server,location,if_location	0	1	core
 satisfy	http,server,location	0	1	core
 scgi_bind	http,server,location	0	1,2	core
 scgi_buffer_size	http,server,location	0	1	core

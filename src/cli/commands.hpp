@@ -17,5 +17,6 @@ void register_parse(CLI::App& app, std::function<int()>& run);
 void register_probe(CLI::App& app, std::function<int()>& run);
 void register_rules(CLI::App& app, std::function<int()>& run);
 void register_harden(CLI::App& app, std::function<int()>& run);
+void register_check(CLI::App& app, std::function<int()>& run);
 
 }  // namespace ngxtls::cli

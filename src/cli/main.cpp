@@ -14,6 +14,7 @@ int main(int argc, char** argv) {
   ngxtls::cli::register_probe(app, run);
   ngxtls::cli::register_rules(app, run);
   ngxtls::cli::register_harden(app, run);
+  ngxtls::cli::register_check(app, run);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

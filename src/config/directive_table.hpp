@@ -18,11 +18,11 @@ enum class block_context : unsigned char {
 
 /// How nginx's table declares a directive name in a given context.
 enum class directive_kind : unsigned char {
-  unknown,     ///< not in our table: accepted with `;` or a block
-  simple,      ///< must end with `;`: `directive "X" is not terminated by ";"`
-  block,       ///< must have a block: `directive "X" has no opening "{"`
-  key_value,   ///< a block whose children are key-value lines
-  upstream,    ///< the upstream block
+  unknown,    ///< not in our table: accepted with `;` or a block
+  simple,     ///< must end with `;`: `directive "X" is not terminated by ";"`
+  block,      ///< must have a block: `directive "X" has no opening "{"`
+  key_value,  ///< a block whose children are key-value lines
+  upstream,   ///< the upstream block
 };
 
 /// The kind of `name` (after unquoting) inside `context`. Names inside key-value

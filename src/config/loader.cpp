@@ -27,7 +27,9 @@ std::string syscall_failed(const char* call, const std::string& path, int err) {
          std::strerror(err) + ")";
 }
 
-bool has_glob_chars(const std::string& s) { return s.find_first_of("*?[") != std::string::npos; }
+bool has_glob_chars(const std::string& s) {
+  return s.find_first_of("*?[") != std::string::npos;
+}
 
 std::string normalize(const std::string& path) {
   if (path.empty()) return path;
@@ -57,7 +59,8 @@ class disk_source final : public file_source {
 
   std::string read(const std::string& path, const source_location& from) override {
     struct stat sb {};
-    if (::stat(path.c_str(), &sb) != 0) throw input_error(from, syscall_failed("open()", path, errno));
+    if (::stat(path.c_str(), &sb) != 0)
+      throw input_error(from, syscall_failed("open()", path, errno));
     if (S_ISDIR(sb.st_mode)) throw input_error(from, syscall_failed("pread()", path, EISDIR));
     // nginx reads st_size bytes: a device such as /dev/null reads as empty. A FIFO or
     // socket would block nginx (and us): refuse it.
@@ -229,8 +232,9 @@ class loader {
         continue;
       }
       if (++directives_ > options_.max_directives) {
-        throw input_error(where(d), "more than " + std::to_string(options_.max_directives) +
-                                        " directives after expanding includes (max_directives)",
+        throw input_error(where(d),
+                          "more than " + std::to_string(options_.max_directives) +
+                              " directives after expanding includes (max_directives)",
                           cfg_.chain_of(d));
       }
       directive copy;
@@ -269,9 +273,9 @@ class loader {
       paths.push_back(pattern);
     }
     if (active_.size() >= options_.max_include_depth) {
-      throw input_error(site, "includes nested deeper than the limit of " +
-                                  std::to_string(options_.max_include_depth) +
-                                  " (max_include_depth)",
+      throw input_error(site,
+                        "includes nested deeper than the limit of " +
+                            std::to_string(options_.max_include_depth) + " (max_include_depth)",
                         site_chain);
     }
     std::vector<std::uint32_t> indices;
@@ -313,7 +317,8 @@ class loader {
 
   std::vector<source_location> chain_locations(std::uint32_t chain) const {
     std::vector<source_location> out;
-    for (const auto& f : cfg_.chains[chain]) out.push_back({cfg_.files[f.file].path, f.line, f.column});
+    for (const auto& f : cfg_.chains[chain])
+      out.push_back({cfg_.files[f.file].path, f.line, f.column});
     return out;
   }
 
@@ -343,11 +348,11 @@ std::vector<dump_marker> find_markers(std::string_view dump) {
     const std::size_t end = eol == std::string_view::npos ? dump.size() : eol;
     std::string_view line = dump.substr(pos, end - pos);
     if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-    if (line.size() > marker_prefix.size() + 1 && line.substr(0, marker_prefix.size()) == marker_prefix &&
-        line.back() == ':') {
-      out.push_back({pos, eol == std::string_view::npos ? dump.size() : eol + 1,
-                     std::string(line.substr(marker_prefix.size(),
-                                             line.size() - marker_prefix.size() - 1))});
+    if (line.size() > marker_prefix.size() + 1 &&
+        line.substr(0, marker_prefix.size()) == marker_prefix && line.back() == ':') {
+      out.push_back(
+          {pos, eol == std::string_view::npos ? dump.size() : eol + 1,
+           std::string(line.substr(marker_prefix.size(), line.size() - marker_prefix.size() - 1))});
     }
     if (eol == std::string_view::npos) break;
     pos = eol + 1;
@@ -375,7 +380,8 @@ void collect_includes(std::string_view text, const std::string& prefix,
     const auto* v = todo.back();
     todo.pop_back();
     for (const auto& d : *v) {
-      if (d.name == "include" && d.args.size() == 1) patterns.push_back(resolve(prefix, d.args[0].value));
+      if (d.name == "include" && d.args.size() == 1)
+        patterns.push_back(resolve(prefix, d.args[0].value));
       if (d.has_block) todo.push_back(&d.block);
     }
   }
@@ -435,7 +441,8 @@ config load_dump(std::string_view dump, const std::string& dump_name, const load
                                              std::to_string(options.max_file_bytes) +
                                              " bytes (max_file_bytes)");
   }
-  const std::string prefix = options.conf_prefix ? *options.conf_prefix : directory_of(markers[0].path);
+  const std::string prefix =
+      options.conf_prefix ? *options.conf_prefix : directory_of(markers[0].path);
   // nginx -T prints files in the order it opened them, each once: a marker starts a new
   // file only when an earlier file (or the current one, before the marker) names that
   // path in an include and the path has not been printed yet. Any other marker-like
@@ -448,8 +455,9 @@ config load_dump(std::string_view dump, const std::string& dump_name, const load
     if (seen.count(normalize(m.path))) continue;
     std::vector<std::string> patterns = named;
     const dump_marker& cur = *accepted.back();
-    collect_includes(strip_dump_newline(dump.substr(cur.content_start, m.line_start - cur.content_start)),
-                     prefix, patterns);
+    collect_includes(
+        strip_dump_newline(dump.substr(cur.content_start, m.line_start - cur.content_start)),
+        prefix, patterns);
     if (!named_by(m.path, patterns)) continue;
     named = std::move(patterns);
     accepted.push_back(&m);
@@ -459,7 +467,8 @@ config load_dump(std::string_view dump, const std::string& dump_name, const load
   for (std::size_t i = 0; i < accepted.size(); ++i) {
     const std::size_t begin = accepted[i]->content_start;
     const std::size_t end = i + 1 < accepted.size() ? accepted[i + 1]->line_start : dump.size();
-    files.emplace(accepted[i]->path, std::string(strip_dump_newline(dump.substr(begin, end - begin))));
+    files.emplace(accepted[i]->path,
+                  std::string(strip_dump_newline(dump.substr(begin, end - begin))));
   }
   memory_source source(std::move(files));
   load_options o = options;

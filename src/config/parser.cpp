@@ -21,7 +21,9 @@ namespace pegtl = tao::pegtl;
 /// ngx_conf_file.c); a token or comment that does not fit is "too long parameter".
 constexpr std::size_t nginx_conf_buffer = 4096;
 
-bool is_space(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; }
+bool is_space(char c) {
+  return c == ' ' || c == '\t' || c == '\r' || c == '\n';
+}
 
 struct frame {
   std::vector<directive>* children;
@@ -57,8 +59,9 @@ struct parse_state {
                     std::size_t close) const {
     if (last < s + nginx_conf_buffer) return;
     if (quote != 0 && s + nginx_conf_buffer <= close) {
-      fail(line, 0, std::string("too long parameter, probably missing terminating \"") + quote +
-                        "\" character");
+      fail(line, 0,
+           std::string("too long parameter, probably missing terminating \"") + quote +
+               "\" character");
     }
     fail(line, 0, "too long parameter \"" + std::string(buffer.substr(s, 10)) + "...\" started");
   }
@@ -84,8 +87,7 @@ struct parse_state {
     if (stack.back().context == block_context::key_value) fail(line, column, "unexpected \"{\"");
     const directive_kind kind = kind_of(pending.front().value, stack.back().context);
     if (kind == directive_kind::simple) {
-      fail(line, column,
-           "directive \"" + pending.front().value + "\" is not terminated by \";\"");
+      fail(line, column, "directive \"" + pending.front().value + "\" is not terminated by \";\"");
     }
     return kind;
   }
@@ -249,8 +251,7 @@ struct control : pegtl::normal<Rule> {
       if constexpr (std::is_same_v<Rule, g::dq_close> || std::is_same_v<Rule, g::sq_close>) {
         // An unclosed quote: nginx reads on to the end of the file, which may not fit.
         const std::size_t s = st.offset(st.quote_start) + 1;
-        st.check_length(s, st.buffer.size() - 1, st.quote_line, *st.quote_start,
-                        std::string::npos);
+        st.check_length(s, st.buffer.size() - 1, st.quote_line, *st.quote_start, std::string::npos);
       }
       if constexpr (std::is_same_v<Rule, g::lua_block_close> ||
                     std::is_same_v<Rule, g::lua_brace_close>) {
@@ -315,16 +316,16 @@ std::vector<directive> parse_in_context(std::string_view content, const std::str
                                         std::size_t max_depth) {
   parse_state st{content, path, file_index, max_depth, {}, {}, {}};
   st.stack.push_back({&st.root, context});
-  pegtl::memory_input<pegtl::tracking_mode::eager, pegtl::eol::lf_crlf> in(
-      content.data(), content.size(), path);
+  pegtl::memory_input<pegtl::tracking_mode::eager, pegtl::eol::lf_crlf> in(content.data(),
+                                                                           content.size(), path);
   try {
     pegtl::parse<g::config_file, action, control>(in, st);
   } catch (const pegtl::parse_error& e) {
     // Only raised by rules without a message; the control turns all others into input_error.
     const auto& pos = e.positions().front();
-    throw input_error({path, static_cast<std::uint32_t>(pos.line),
-                       static_cast<std::uint32_t>(pos.column)},
-                      "syntax error");
+    throw input_error(
+        {path, static_cast<std::uint32_t>(pos.line), static_cast<std::uint32_t>(pos.column)},
+        "syntax error");
   }
   return std::move(st.root);
 }

@@ -315,6 +315,21 @@ snippet generate(const harden_options& o) {
       if (!chain.front().ocsp_urls.empty()) {
         staple = true;
         ocsp_reason = "the certificate names OCSP responder " + chain.front().ocsp_urls.front();
+        // nginx looks for the issuer in the chain and in ssl_trusted_certificate (DESIGN fact 9).
+        std::vector<std::string> ca;
+        if (!o.trusted_certificate.empty()) ca.push_back(o.trusted_certificate);
+        bool issuer = false;
+        try {
+          issuer = tls::issuer_available(o.cert_file, ca);
+        } catch (const tls::file_error&) {
+        }
+        if (!issuer)
+          s.warnings.push_back(
+              "the issuer of " + o.cert_file + " is in neither it nor " +
+              (o.trusted_certificate.empty() ? std::string("--trusted-cert")
+                                             : o.trusted_certificate) +
+              ": nginx would ignore ssl_stapling (`issuer certificate not found`, DESIGN fact 9); "
+              "append the intermediate to the certificate file or give --trusted-cert");
       } else {
         s.notes.push_back("OCSP stapling left out: " + o.cert_file +
                           " names no OCSP responder, so nginx would ignore ssl_stapling with a "

@@ -129,12 +129,14 @@ std::string render_tree_json(const config::config& cfg, bool single_file) {
   ojson root;
   root["conf_prefix"] = cfg.conf_prefix;
   ojson files = ojson::array();
-  for (const auto& f : cfg.files) files.push_back(ojson{{"path", f.path}, {"bytes", f.content.size()}});
+  for (const auto& f : cfg.files)
+    files.push_back(ojson{{"path", f.path}, {"bytes", f.content.size()}});
   root["files"] = std::move(files);
   ojson chains = ojson::array();
   for (const auto& c : cfg.chains) {
     ojson chain = ojson::array();
-    for (const auto& fr : c) chain.push_back(ojson{{"file", fr.file}, {"line", fr.line}, {"column", fr.column}});
+    for (const auto& fr : c)
+      chain.push_back(ojson{{"file", fr.file}, {"line", fr.line}, {"column", fr.column}});
     chains.push_back(std::move(chain));
   }
   root["chains"] = std::move(chains);

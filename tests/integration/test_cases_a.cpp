@@ -29,9 +29,13 @@ const fs::path& cases_copy() {
   return copy;
 }
 
-std::string case_path(const std::string& name) { return (cases_copy() / (name + ".conf")).string(); }
+std::string case_path(const std::string& name) {
+  return (cases_copy() / (name + ".conf")).string();
+}
 
-config load_case(const std::string& name) { return ngxtls::config::load_file(case_path(name)); }
+config load_case(const std::string& name) {
+  return ngxtls::config::load_file(case_path(name));
+}
 
 std::string error_of(const std::string& name) {
   try {
@@ -48,7 +52,8 @@ struct nginx_verdict {
   std::string emerg;
 };
 nginx_verdict nginx_test(const std::string& name) {
-  auto r = ngxtls::test::run({"nginx", "-t", "-q", "-p", cases_copy().string() + "/", "-c", case_path(name)});
+  auto r = ngxtls::test::run(
+      {"nginx", "-t", "-q", "-p", cases_copy().string() + "/", "-c", case_path(name)});
   std::smatch m;
   static const std::regex emerg(R"(\[emerg\] \d+#\d+: (.*))");
   std::string first;
@@ -95,8 +100,9 @@ TEST_CASE("A02: a quoted {6} does not open a block") {
 TEST_CASE("A04: a ; inside quotes belongs to the regex") {
   CHECK(nginx_test("A04-if-regex-with-semicolon-in-quotes").exit_code == 0);
   auto cfg = load_case("A04-if-regex-with-semicolon-in-quotes");
-  CHECK(values(*find(cfg.root, "if")) ==
-        std::vector<std::string>{"($http_user_agent", "~*", "^WordPress.*; verifying pingback", ")"});
+  CHECK(
+      values(*find(cfg.root, "if")) ==
+      std::vector<std::string>{"($http_user_agent", "~*", "^WordPress.*; verifying pingback", ")"});
 }
 
 TEST_CASE("A05: a glob without match is fine, a missing literal include is an error") {
@@ -111,7 +117,8 @@ TEST_CASE("A05: a glob without match is fine, a missing literal include is an er
   const std::string missing = cases_copy().string() + "/A05-empty-glob.d/missing.conf";
   const std::string message = "open() \"" + missing + "\" failed (2: No such file or directory)";
   CHECK(v.emerg == message + " in " + case_path("A05b-include-missing-literal") + ":3");
-  CHECK(error_of("A05b-include-missing-literal") == case_path("A05b-include-missing-literal") + ":3:5: " + message);
+  CHECK(error_of("A05b-include-missing-literal") ==
+        case_path("A05b-include-missing-literal") + ":3:5: " + message);
 }
 
 TEST_CASE("A06: a { glued to a token opens a block") {
@@ -153,7 +160,8 @@ TEST_CASE("A08: a multi-line single-quoted argument with ; and \" is one argumen
   REQUIRE(h);
   REQUIRE(h->args.size() == 2);
   CHECK(h->args[1].value ==
-        "\n                ngx.header.content_type = \"text/plain\";\n                ngx.say(ngx.var.x);\n            ");
+        "\n                ngx.header.content_type = \"text/plain\";\n                "
+        "ngx.say(ngx.var.x);\n            ");
   CHECK(find(cfg.root, "return")->line == 10);
 }
 
@@ -171,7 +179,8 @@ TEST_CASE("A10: comments between quoted pieces are not arguments") {
   REQUIRE(http->block.size() == 2);
   CHECK(values(http->block[0]) == std::vector<std::string>{"json_test", "escape=json", "{", "}"});
   CHECK(values(http->block[1]) ==
-        std::vector<std::string>{"main", "$remote_addr [$time_local] \"$request\" ", "\"$http_user_agent\""});
+        std::vector<std::string>{"main", "$remote_addr [$time_local] \"$request\" ",
+                                 "\"$http_user_agent\""});
 }
 
 TEST_CASE("A11: a comment between location and its { is ignored") {
@@ -193,7 +202,8 @@ TEST_CASE("A12: a quoted include path is followed") {
   CHECK(cfg.chain_of(*name).size() == 1);
 }
 
-TEST_CASE("A14: quotes in the middle of a token are literal; text after a closing quote is an error") {
+TEST_CASE(
+    "A14: quotes in the middle of a token are literal; text after a closing quote is an error") {
   CHECK(nginx_test("A14-quote-mid-token-is-literal").exit_code == 0);
   auto cfg = load_case("A14-quote-mid-token-is-literal");
   CHECK(values(*find(cfg.root, "sub_filter")) ==
@@ -206,10 +216,15 @@ TEST_CASE("A14: quotes in the middle of a token are literal; text after a closin
 
 TEST_CASE("A15: a BOM becomes part of the first directive name, as in nginx") {
   const auto v = nginx_test("A15-utf8-bom");
-  CHECK(v.emerg == "unknown directive \"\xEF\xBB\xBF" "events\" in " + case_path("A15-utf8-bom") + ":1");
+  CHECK(v.emerg ==
+        "unknown directive \"\xEF\xBB\xBF"
+        "events\" in " +
+            case_path("A15-utf8-bom") + ":1");
   auto cfg = load_case("A15-utf8-bom");
   REQUIRE(cfg.root.size() == 2);
-  CHECK(cfg.root[0].name == "\xEF\xBB\xBF" "events");
+  CHECK(cfg.root[0].name ==
+        "\xEF\xBB\xBF"
+        "events");
   CHECK(cfg.root[0].line == 1);
 }
 

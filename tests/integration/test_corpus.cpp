@@ -61,7 +61,8 @@ std::vector<std::map<std::string, std::string>> read_manifest(const fs::path& p)
   std::vector<std::map<std::string, std::string>> out;
   for (std::size_t r = 1; r < rows.size(); ++r) {
     std::map<std::string, std::string> m;
-    for (std::size_t c = 0; c < rows[0].size() && c < rows[r].size(); ++c) m[rows[0][c]] = rows[r][c];
+    for (std::size_t c = 0; c < rows[0].size() && c < rows[r].size(); ++c)
+      m[rows[0][c]] = rows[r][c];
     out.push_back(std::move(m));
   }
   return out;
@@ -88,14 +89,17 @@ const std::map<std::string, std::string> crossplane_deviations = {
      "crossplane keeps backslash pairs (\\\\ and \\n in the return text), and reads `${uri} "
      "/abc/${uri}.html` as one token across the space: nginx ends `${uri}` at the space"},
     {"files/nginxinc__nginx-go-crossplane/testdata/configs/broken1/nginx.conf",
-     "crossplane reads `${url ;` as the token `${url ` (space included): nginx ends it at the space"},
-    {"files/nginxinc__nginx-go-crossplane/testdata/configs/comments-between-args-disable-parse/nginx.conf",
+     "crossplane reads `${url ;` as the token `${url ` (space included): nginx ends it at the "
+     "space"},
+    {"files/nginxinc__nginx-go-crossplane/testdata/configs/comments-between-args-disable-parse/"
+     "nginx.conf",
      "crossplane emits comments that sit between arguments as `#` directives even without "
      "--include-comments: nginx ignores them"},
     {"files/nginxinc__nginx-go-crossplane/testdata/configs/emptiness/nginx.conf",
      "crossplane keeps backslash pairs: nginx turns \"\\n\" in the return text into a line feed"},
     {"files/nginxinc__nginx-go-crossplane/testdata/configs/lua-basic/nginx.conf",
-     "crossplane keeps backslash pairs: nginx turns \\r\\n in the quoted init_by_lua code into CR LF"},
+     "crossplane keeps backslash pairs: nginx turns \\r\\n in the quoted init_by_lua code into CR "
+     "LF"},
 };
 
 }  // namespace
@@ -111,7 +115,8 @@ TEST_CASE("every corpus file gets nginx's syntax verdict and crossplane's tree")
     const std::string local = row.at("local_path");
     const fs::path file = corpus / local;
     const std::string verdict = row.at("nginx_verdict");
-    const bool self_syntax_error = verdict == "syntax_error" && row.at("nginx_error_in_file") == "self";
+    const bool self_syntax_error =
+        verdict == "syntax_error" && row.at("nginx_error_in_file") == "self";
     if (verdict != "ok" && !self_syntax_error) continue;  // nginx stopped earlier: no expectation
     ++syntax_total;
     CAPTURE(local);
@@ -157,7 +162,8 @@ TEST_CASE("every corpus file gets nginx's syntax verdict and crossplane's tree")
   std::printf("corpus syntax agreement with nginx: %d/%d\n", syntax_agree, syntax_total);
   std::printf("corpus tree agreement with crossplane: %d/%d (%d listed crossplane deviations)\n",
               tree_agree, tree_total, tree_excepted);
-  for (const auto& [file, reason] : crossplane_deviations) std::printf("  deviation %s: %s\n", file.c_str(), reason.c_str());
+  for (const auto& [file, reason] : crossplane_deviations)
+    std::printf("  deviation %s: %s\n", file.c_str(), reason.c_str());
   CHECK(syntax_agree == syntax_total);
   CHECK(tree_agree + tree_excepted == tree_total);
 }

@@ -12,7 +12,8 @@ using ngxtls::test::temp_dir;
 
 TEST_CASE("parse prints crossplane's shape with includes and exits 0") {
   temp_dir t;
-  const auto main = t.write("nginx.conf", "http {\n  include conf.d/*.conf;\n  if ($a) { return 403; }\n}\n");
+  const auto main =
+      t.write("nginx.conf", "http {\n  include conf.d/*.conf;\n  if ($a) { return 403; }\n}\n");
   t.write("conf.d/a.conf", "server { content_by_lua_block { ngx.say('}') } }\n");
   auto r = run({ngxtls_binary(), "parse", "--format", "crossplane", main.string()});
   REQUIRE(r.exit_code == 0);

@@ -23,8 +23,8 @@ struct verdict {
 /// or none (accepted, or stopped for a reason that is not syntax, like an unknown directive).
 verdict nginx_verdict(const ngxtls::test::temp_dir& dir, const std::string& text) {
   const auto conf = dir.write("t.conf", text);
-  auto r = ngxtls::test::run({"nginx", "-t", "-q", "-p", dir.path().string() + "/", "-c", conf.string(),
-                              "-g", "pid " + dir.path().string() + "/nginx.pid;"});
+  auto r = ngxtls::test::run({"nginx", "-t", "-q", "-p", dir.path().string() + "/", "-c",
+                              conf.string(), "-g", "pid " + dir.path().string() + "/nginx.pid;"});
   static const std::regex emerg(R"(\[emerg\] \d+#\d+: (.*) in (.*):(\d+)\n)");
   static const std::regex syntax(
       R"(^(unexpected .*|too long parameter.*|directive ".*" has no opening "\{"|directive ".*" is not terminated by ";"|Lua code block .*)$)");
@@ -90,7 +90,8 @@ TEST_CASE("tokenizer edge cases agree with nginx -t") {
       "events {}\nhttp { server { if ($a) { return 403; } } }\n",
       "events {}\nhttp { include mime.types {} }\n",
       "events\n# c {\n{}\n",
-      "\xEF\xBB\xBF" "events {}\n",
+      "\xEF\xBB\xBF"
+      "events {}\n",
       "events {}\nx " + std::string(4095, 'a') + ";\n",
       "events {}\nx " + std::string(4096, 'a') + ";\n",
       "events {}\nx " + std::string(4095, 'a') + " ;\n",
@@ -99,10 +100,15 @@ TEST_CASE("tokenizer edge cases agree with nginx -t") {
       "events {}\nx \"" + std::string(4096, 'a') + "\" ;\n",
       "events {}\n#" + std::string(4095, 'a') + "\n",
       "events {}\n#" + std::string(4094, 'a') + "\n",
-      lua_modules + "events {}\nhttp { server { location / { content_by_lua_block { a = { '}' } } } } }\n",
-      lua_modules + "events {}\nhttp { server { location / { content_by_lua_block {\n x = [==[ }\n ]] ]==] -- }\n --[[ } ]] } } } }\n",
-      lua_modules + "events {}\nhttp { server { location / { content_by_lua_block {\n x = [[ }\n } } } }\n",
-      lua_modules + "events {}\nhttp { server { location / { content_by_lua_block {\n x = {\n } } } \n",
+      lua_modules +
+          "events {}\nhttp { server { location / { content_by_lua_block { a = { '}' } } } } }\n",
+      lua_modules +
+          "events {}\nhttp { server { location / { content_by_lua_block {\n x = [==[ }\n ]] ]==] "
+          "-- }\n --[[ } ]] } } } }\n",
+      lua_modules +
+          "events {}\nhttp { server { location / { content_by_lua_block {\n x = [[ }\n } } } }\n",
+      lua_modules +
+          "events {}\nhttp { server { location / { content_by_lua_block {\n x = {\n } } } \n",
       lua_modules + "events {}\nhttp { server { location / { content_by_lua_block; } } }\n",
       lua_modules + "events {}\nhttp { server { set_by_lua_block $a{ return \"}\" } } }\n",
   };

@@ -319,6 +319,22 @@ TEST_CASE("OCSP auto staples only a certificate that names a responder") {
   CHECK(has_directive(s, "ssl_stapling_verify on;"));
   CHECK(has_directive(s, "ssl_trusted_certificate " + ocsp.root_cert + ";"));
   CHECK(has_directive(s, "resolver 127.0.0.1;"));
+  auto issuer_warning = [](const harden::snippet& sn) {
+    for (const auto& w : sn.warnings)
+      if (has(w, "issuer certificate not found")) return true;
+    return false;
+  };
+  CHECK_FALSE(issuer_warning(s));
+
+  // The leaf alone, without its issuer anywhere: nginx would ignore stapling (DESIGN fact 9).
+  o.cert_file = ocsp.leaf_cert;
+  o.trusted_certificate.clear();
+  s = harden::generate(o);
+  CHECK(s.stapling);
+  CHECK(issuer_warning(s));
+  o.trusted_certificate = ocsp.issuer;
+  CHECK_FALSE(issuer_warning(harden::generate(o)));
+  o.trusted_certificate = ocsp.root_cert;
 
   o.cert_file = none.chain;
   s = harden::generate(o);

@@ -1,7 +1,6 @@
 // Loading whole configurations: includes, `nginx -T` dumps, limits and bad input.
 
 #include <doctest/doctest.h>
-
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -18,7 +17,8 @@ using ngxtls::test::temp_dir;
 
 namespace {
 
-cfgns::config load_mem(std::map<std::string, std::string> files, const std::string& main = "/etc/nginx/nginx.conf",
+cfgns::config load_mem(std::map<std::string, std::string> files,
+                       const std::string& main = "/etc/nginx/nginx.conf",
                        const cfgns::load_options& o = {}) {
   auto src = cfgns::make_memory_source(std::move(files));
   return cfgns::load(main, *src, o);
@@ -63,7 +63,8 @@ TEST_CASE("a quoted include path is unquoted before it is opened (A12)") {
   CHECK(cfg.root[0].block[0].name == "server");
 }
 
-TEST_CASE("globs are sorted, a glob without match is fine, a missing literal file is an error (A05)") {
+TEST_CASE(
+    "globs are sorted, a glob without match is fine, a missing literal file is an error (A05)") {
   auto cfg = load_mem({{"/etc/nginx/nginx.conf", "include d/*.conf; include none/*.conf;"},
                        {"/etc/nginx/d/b.conf", "b;"},
                        {"/etc/nginx/d/a.conf", "a;"},
@@ -71,13 +72,17 @@ TEST_CASE("globs are sorted, a glob without match is fine, a missing literal fil
   REQUIRE(cfg.root.size() == 2);
   CHECK(cfg.root[0].name == "a");
   CHECK(cfg.root[1].name == "b");
-  CHECK(error_of([] { load_mem({{"/etc/nginx/nginx.conf", "\n\ninclude missing.conf;"}}); }) ==
-        "/etc/nginx/nginx.conf:3:1: open() \"/etc/nginx/missing.conf\" failed (2: No such file or directory)");
+  CHECK(error_of([] {
+          load_mem({{"/etc/nginx/nginx.conf", "\n\ninclude missing.conf;"}});
+        }) ==
+        "/etc/nginx/nginx.conf:3:1: open() \"/etc/nginx/missing.conf\" failed (2: No such file or "
+        "directory)");
 }
 
 TEST_CASE("a file included from two places is expanded at both sites (A22)") {
   auto cfg = load_mem({{"/etc/nginx/nginx.conf",
-                        "server { listen 8443 ssl; include tls.conf; }\nserver { listen 8444 ssl; include tls.conf; }"},
+                        "server { listen 8443 ssl; include tls.conf; }\nserver { listen 8444 ssl; "
+                        "include tls.conf; }"},
                        {"/etc/nginx/tls.conf", "ssl_protocols TLSv1.3;"}});
   REQUIRE(cfg.files.size() == 2);  // read once
   REQUIRE(cfg.root.size() == 2);
@@ -98,24 +103,28 @@ TEST_CASE("an include cycle is an error that lists the active includes (A21)") {
   CHECK(e.find("include cycle") != std::string::npos);
   CHECK(e.find("/etc/nginx/nginx.conf:2:2 -> /etc/nginx/a.conf:1:1 -> /etc/nginx/b.conf:1:1") !=
         std::string::npos);
-  CHECK(error_of([] { load_mem({{"/etc/nginx/nginx.conf", "include nginx.conf;"}}); })
-            .find("include cycle") != std::string::npos);
+  CHECK(error_of([] {
+          load_mem({{"/etc/nginx/nginx.conf", "include nginx.conf;"}});
+        }).find("include cycle") != std::string::npos);
 }
 
 TEST_CASE("--single-file does not follow includes") {
   cfgns::load_options o;
   o.single_file = true;
-  auto cfg = load_mem({{"/etc/nginx/nginx.conf", "include missing.conf;"}}, "/etc/nginx/nginx.conf", o);
+  auto cfg =
+      load_mem({{"/etc/nginx/nginx.conf", "include missing.conf;"}}, "/etc/nginx/nginx.conf", o);
   REQUIRE(cfg.root.size() == 1);
   CHECK(cfg.root[0].name == "include");
 }
 
 TEST_CASE("a syntax error in an included file carries its include chain") {
   try {
-    load_mem({{"/etc/nginx/nginx.conf", "http {\n include a.conf;\n}"}, {"/etc/nginx/a.conf", "x {"}});
+    load_mem(
+        {{"/etc/nginx/nginx.conf", "http {\n include a.conf;\n}"}, {"/etc/nginx/a.conf", "x {"}});
     FAIL("no error");
   } catch (const input_error& e) {
-    CHECK(std::string(e.what()) == "/etc/nginx/a.conf:1:4: unexpected end of file, expecting \"}\"");
+    CHECK(std::string(e.what()) ==
+          "/etc/nginx/a.conf:1:4: unexpected end of file, expecting \"}\"");
     REQUIRE(e.include_chain().size() == 1);
     CHECK(ngxtls::to_string(e.include_chain()[0]) == "/etc/nginx/nginx.conf:2:2");
   }
@@ -127,7 +136,8 @@ TEST_CASE("an included file is checked in the context of its include site") {
                        {"/etc/nginx/m.conf", "server 1;\nhttp 2;"}});
   CHECK(cfg.root[0].block.size() == 2);
   CHECK(error_of([] {
-          load_mem({{"/etc/nginx/nginx.conf", "map $a $b { include m.conf; }"}, {"/etc/nginx/m.conf", "x {}"}});
+          load_mem({{"/etc/nginx/nginx.conf", "map $a $b { include m.conf; }"},
+                    {"/etc/nginx/m.conf", "x {}"}});
         }).find("/etc/nginx/m.conf:1:3: unexpected \"{\"") == 0);
 }
 
@@ -147,20 +157,23 @@ TEST_CASE("limits are errors that name the limit") {
   // Each level includes the next twice: 2^12 copies of one directive.
   std::map<std::string, std::string> files{{"/etc/nginx/nginx.conf", "include l0;"}};
   for (int i = 0; i < 12; ++i) {
-    files["/etc/nginx/l" + std::to_string(i)] = "include l" + std::to_string(i + 1) + "; include l" +
-                                                std::to_string(i + 1) + ";";
+    files["/etc/nginx/l" + std::to_string(i)] =
+        "include l" + std::to_string(i + 1) + "; include l" + std::to_string(i + 1) + ";";
   }
   files["/etc/nginx/l12"] = "x;";
   CHECK(error_of([&] { load_mem(files, "/etc/nginx/nginx.conf", o2); }).find("(max_directives)") !=
         std::string::npos);
   cfgns::load_options o3;
   o3.max_file_bytes = 10;
-  CHECK(error_of([&] { load_mem({{"/etc/nginx/nginx.conf", "worker_processes 4;"}}, "/etc/nginx/nginx.conf", o3); })
-            .find("(max_file_bytes)") != std::string::npos);
+  CHECK(error_of([&] {
+          load_mem({{"/etc/nginx/nginx.conf", "worker_processes 4;"}}, "/etc/nginx/nginx.conf", o3);
+        }).find("(max_file_bytes)") != std::string::npos);
   cfgns::load_options o4;
   o4.max_included_files = 2;
   CHECK(error_of([&] {
-          load_mem({{"/etc/nginx/nginx.conf", "include a; include b;"}, {"/etc/nginx/a", ""}, {"/etc/nginx/b", ""}},
+          load_mem({{"/etc/nginx/nginx.conf", "include a; include b;"},
+                    {"/etc/nginx/a", ""},
+                    {"/etc/nginx/b", ""}},
                    "/etc/nginx/nginx.conf", o4);
         }).find("(max_included_files)") != std::string::npos);
 }
@@ -185,7 +198,9 @@ TEST_CASE("an nginx -T dump is split at its markers and includes expand from it"
   REQUIRE(cfg.root[0].block.size() == 1);
   CHECK(cfg.root[0].block[0].name == "server");
   CHECK(cfg.root[0].block[0].line == 1);
-  CHECK(error_of([] { cfgns::load_dump("http {}\n", "dump.txt"); }).find("dump.txt: not an nginx -T dump") == 0);
+  CHECK(error_of([] {
+          cfgns::load_dump("http {}\n", "dump.txt");
+        }).find("dump.txt: not an nginx -T dump") == 0);
 }
 
 TEST_CASE("bad input on disk is a clear error or a correct result, never a crash or hang") {
@@ -209,24 +224,29 @@ TEST_CASE("bad input on disk is a clear error or a correct result, never a crash
   const auto fifo = t.path() / "fifo.conf";
   REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
   const auto main = t.write("main.conf", "include fifo.conf;");
-  CHECK(error_of([&] { cfgns::load_file(main.string()); }).find("is not a regular file") != std::string::npos);
-  CHECK(error_of([&] { cfgns::load_file(fifo.string()); }).find("is not a regular file") != std::string::npos);
+  CHECK(error_of([&] { cfgns::load_file(main.string()); }).find("is not a regular file") !=
+        std::string::npos);
+  CHECK(error_of([&] { cfgns::load_file(fifo.string()); }).find("is not a regular file") !=
+        std::string::npos);
   // A symlink loop.
   std::filesystem::create_symlink(t.path() / "loop2", t.path() / "loop1");
   std::filesystem::create_symlink(t.path() / "loop1", t.path() / "loop2");
-  CHECK(error_of([&] { cfgns::load_file(dir + "/loop1"); }).find("(40: Too many levels of symbolic links)") !=
-        std::string::npos);
+  CHECK(error_of([&] {
+          cfgns::load_file(dir + "/loop1");
+        }).find("(40: Too many levels of symbolic links)") != std::string::npos);
   // A file that cannot be read: tests run as root, so use a path whose open fails anyway.
   CHECK(error_of([&] { cfgns::load_file(dir + "/empty.conf/x"); }).find("(20: Not a directory)") !=
         std::string::npos);
   const auto locked = t.write("locked.conf", "x;");
   ::chmod(locked.c_str(), 0);
   if (::access(locked.c_str(), R_OK) != 0) {
-    CHECK(error_of([&] { cfgns::load_file(locked.string()); }).find("(13: Permission denied)") != std::string::npos);
+    CHECK(error_of([&] { cfgns::load_file(locked.string()); }).find("(13: Permission denied)") !=
+          std::string::npos);
   }
   // A self-include on disk.
   const auto self = t.write("self.conf", "include self.conf;");
-  CHECK(error_of([&] { cfgns::load_file(self.string()); }).find("include cycle") != std::string::npos);
+  CHECK(error_of([&] { cfgns::load_file(self.string()); }).find("include cycle") !=
+        std::string::npos);
 }
 
 TEST_CASE("a 100 MB file parses in one pass, and the size limit names itself") {
@@ -243,5 +263,6 @@ TEST_CASE("a 100 MB file parses in one pass, and the size limit names itself") {
   CHECK(cfg.root[0].block.size() == (big.size() - 9) / line.size());
   cfgns::load_options o;
   o.max_file_bytes = 1u << 20;
-  CHECK(error_of([&] { cfgns::load_file(p.string(), o); }).find("(max_file_bytes)") != std::string::npos);
+  CHECK(error_of([&] { cfgns::load_file(p.string(), o); }).find("(max_file_bytes)") !=
+        std::string::npos);
 }

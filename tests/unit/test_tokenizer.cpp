@@ -1,4 +1,5 @@
-// nginx's tokenizer rules (DESIGN fact 10; ngx_conf_read_token), each with values worked out by hand.
+// nginx's tokenizer rules (DESIGN fact 10; ngx_conf_read_token), each with values worked out by
+// hand.
 
 #include <doctest/doctest.h>
 
@@ -13,7 +14,9 @@ using ngxtls::config::quote_style;
 
 namespace {
 
-std::vector<directive> parse(const std::string& text) { return parse_buffer(text, "t.conf", 0); }
+std::vector<directive> parse(const std::string& text) {
+  return parse_buffer(text, "t.conf", 0);
+}
 
 /// The input_error a text raises, as "line:col: message" (col omitted when 0).
 std::string error_of(const std::string& text) {
@@ -101,7 +104,8 @@ TEST_CASE("a single-quoted token may span lines (A08)") {
 TEST_CASE("quotes open only at a token's start (A14)") {
   auto ds = parse("sub_filter API_PREFIX\"/api\" API_PREFIX\"/nginx-api\";");
   REQUIRE(ds.size() == 1);
-  CHECK(values(ds[0]) == std::vector<std::string>{"API_PREFIX\"/api\"", "API_PREFIX\"/nginx-api\""});
+  CHECK(values(ds[0]) ==
+        std::vector<std::string>{"API_PREFIX\"/api\"", "API_PREFIX\"/nginx-api\""});
 }
 
 TEST_CASE("after a closing quote only space, ; { or ) may follow (A14b)") {
@@ -151,8 +155,9 @@ TEST_CASE("${ does not end a token and its } stays in the word (A09)") {
 }
 
 TEST_CASE("# starts a comment only where a token could start (A10, A11)") {
-  auto ds = parse("log_format x '{'\n  # '\"req\": \"$request\"' # odd \" quote\n'}';\n"
-                  "location = /r\n# { rewrite .* /old; }\n{ rewrite .* /new redirect; }");
+  auto ds = parse(
+      "log_format x '{'\n  # '\"req\": \"$request\"' # odd \" quote\n'}';\n"
+      "location = /r\n# { rewrite .* /old; }\n{ rewrite .* /new redirect; }");
   REQUIRE(ds.size() == 2);
   CHECK(values(ds[0]) == std::vector<std::string>{"x", "{", "}"});
   CHECK(values(ds[1]) == std::vector<std::string>{"=", "/r"});
@@ -162,9 +167,13 @@ TEST_CASE("# starts a comment only where a token could start (A10, A11)") {
 }
 
 TEST_CASE("a UTF-8 BOM stays part of the first directive's name (A15)") {
-  auto ds = parse("\xEF\xBB\xBF" "events {}");
+  auto ds = parse(
+      "\xEF\xBB\xBF"
+      "events {}");
   REQUIRE(ds.size() == 1);
-  CHECK(ds[0].name == "\xEF\xBB\xBF" "events");
+  CHECK(ds[0].name ==
+        "\xEF\xBB\xBF"
+        "events");
 }
 
 TEST_CASE("bytes that are not UTF-8 are fine (A17)") {
@@ -188,7 +197,8 @@ TEST_CASE("tokenizer errors carry nginx's message and line") {
 }
 
 TEST_CASE("a block directive ended with ; has no opening brace") {
-  CHECK(error_of("http {\n server \"some\";\n}") == "2:15: directive \"server\" has no opening \"{\"");
+  CHECK(error_of("http {\n server \"some\";\n}") ==
+        "2:15: directive \"server\" has no opening \"{\"");
   CHECK(error_of("location /;") == "1:11: directive \"location\" has no opening \"{\"");
   CHECK(error_of("map $a $b;") == "1:10: directive \"map\" has no opening \"{\"");
   CHECK(error_of("content_by_lua_block;") ==
@@ -247,7 +257,8 @@ TEST_CASE("lua strings do not span lines: their quote is then an ordinary byte")
 
 TEST_CASE("lua block errors use the module's messages") {
   CHECK(error_of("content_by_lua_block {\n x = [==[ } ]=]\n") ==
-        "2:6: Lua code block missing the closing long bracket \"]==]\", the inlined Lua code may be too long");
+        "2:6: Lua code block missing the closing long bracket \"]==]\", the inlined Lua code may "
+        "be too long");
   CHECK(error_of("content_by_lua_block {\n x = {\n") ==
         "2: unexpected end of file, expecting terminating characters for lua code block");
 }

@@ -1,0 +1,235 @@
+#include "check/check.hpp"
+
+#include <set>
+
+#include "engine/file_facts.hpp"
+
+namespace ngxtls::check {
+
+std::string to_string(verdict v) {
+  switch (v) {
+    case verdict::confirmed: return "confirmed";
+    case verdict::refuted: return "refuted";
+    case verdict::not_testable: return "not_testable";
+  }
+  return "?";
+}
+
+std::vector<configured_key> configured_keys(const engine::context& ctx) {
+  std::vector<configured_key> out;
+  std::set<std::string> seen;
+  const auto& m = ctx.model();
+  for (const auto& k : m.sockets) {
+    if (!k.ssl) continue;
+    const auto& d = m.servers[k.default_server];
+    const auto* keys = d.get("ssl_session_ticket_key");
+    if (!keys) continue;
+    for (std::size_t i = 0; i < keys->values.size(); ++i) {
+      if (keys->values[i].args.empty()) continue;
+      const std::string path = ctx.resolve(keys->values[i].args.front());
+      if (!seen.insert(path + (i == 0 ? "#first" : "")).second) continue;
+      configured_key c;
+      c.path = path;
+      c.encrypting = i == 0;
+      c.server = d.names.empty() ? std::string() : d.names.front();
+      const auto& l = ctx.files().ticket_key(path);
+      if (l.facts && l.facts->valid_size) c.key_name_hex = l.facts->key_name_hex;
+      out.push_back(std::move(c));
+    }
+  }
+  return out;
+}
+
+std::vector<std::string> match_key_names(const std::vector<configured_key>& keys,
+                                         const std::vector<probe::target_result>& results) {
+  std::vector<std::string> out;
+  std::set<std::string> live;
+  for (const auto& r : results)
+    for (const auto& run : r.protocols)
+      for (const auto& [name, count] : run.ticket_key_names) live.insert(name);
+  for (const auto& name : live) {
+    const configured_key* match = nullptr;
+    for (const auto& k : keys)
+      if (!k.key_name_hex.empty() && k.key_name_hex == name) match = &k;
+    if (match)
+      out.push_back("live tickets carry key name " + name + ": sealed with " + match->path +
+                    (match->encrypting ? " (the encrypting key)" : " (a decrypt-only key: the endpoint's key order differs from this config)"));
+    else if (!keys.empty())
+      out.push_back("live tickets carry key name " + name +
+                    ", which no ssl_session_ticket_key of this config holds: the deployed config is not "
+                    "the one you linted, or the endpoint's default server seals with its own key");
+    else
+      out.push_back("live tickets carry key name " + name +
+                    " (this config names no ticket key file: nginx's automatic key)");
+  }
+  return out;
+}
+
+namespace {
+
+const probe::run_result* find_run(const probe::target_result& r, const std::string& protocol,
+                                  const std::string& mechanism) {
+  for (const auto& run : r.protocols)
+    if (run.protocol == protocol && run.mechanism == mechanism && !run.error && run.supported) return &run;
+  return nullptr;
+}
+
+std::string label(const probe::target_result& r) {
+  return r.sni.empty() || r.sni == r.target ? r.target : r.target + " (SNI " + r.sni + ")";
+}
+
+std::string frac(int a, int b) { return std::to_string(a) + "/" + std::to_string(b); }
+
+// The results that speak for a finding: those whose SNI is its server, else all.
+std::vector<const probe::target_result*> relevant(const engine::finding& f,
+                                                  const std::vector<probe::target_result>& results) {
+  std::vector<const probe::target_result*> byname, all;
+  for (const auto& r : results) {
+    if (r.error) continue;
+    all.push_back(&r);
+    if (!f.server.empty() && r.sni == f.server) byname.push_back(&r);
+  }
+  return byname.empty() ? all : byname;
+}
+
+void judge_tls13(checked_finding& c, const std::vector<const probe::target_result*>& rs) {
+  int attempts = 0, resumed = 0, tickets = 0, stateful = 0;
+  for (const auto* r : rs)
+    if (const auto* run = find_run(*r, "TLSv1.3", "ticket")) {
+      attempts += run->attempts;
+      resumed += run->resumed;
+      tickets += run->tickets;
+      stateful += run->stateful_tickets;
+      c.evidence.push_back({"TLSv1.3 resumed", frac(run->resumed, run->attempts), label(*r)});
+      c.evidence.push_back({"TLSv1.3 tickets (stateful)", std::to_string(run->tickets) + " (" +
+                                                              std::to_string(run->stateful_tickets) + ")", label(*r)});
+    }
+  if (attempts == 0) {
+    c.reason = "no TLS 1.3 resumption attempt completed (TLS 1.3 not served, or the probe failed)";
+    return;
+  }
+  const bool note = c.finding.level == engine::severity::note;
+  if (note) {
+    c.result = resumed > 0 ? verdict::confirmed : verdict::refuted;
+    c.reason = resumed > 0 ? "TLS 1.3 resumes through the session cache (" + frac(resumed, attempts) + ")"
+                           : "TLS 1.3 did not resume at all (" + frac(resumed, attempts) + ")";
+    return;
+  }
+  if (resumed == 0 && tickets > 0) {
+    c.result = verdict::confirmed;
+    c.reason = "TLS 1.3 resumed " + frac(resumed, attempts) + " although " + std::to_string(tickets) +
+               " tickets arrived";
+  } else if (resumed > 0) {
+    c.result = verdict::refuted;
+    c.reason = "TLS 1.3 resumed " + frac(resumed, attempts);
+  } else {
+    c.reason = "no TLS 1.3 ticket arrived, so resumption could not be tried";
+  }
+}
+
+void judge_keys(checked_finding& c, const std::vector<const probe::target_result*>& rs, const judge_options& o) {
+  std::set<std::string> names;
+  int attempts = 0, resumed = 0;
+  for (const auto* r : rs)
+    for (const auto& run : r->protocols) {
+      if (run.mechanism != "ticket" || run.error || !run.supported) continue;
+      for (const auto& [n, count] : run.ticket_key_names) names.insert(n);
+      attempts += run.attempts;
+      resumed += run.resumed;
+      c.evidence.push_back({run.protocol + " ticket resumed", frac(run.resumed, run.attempts), label(*r)});
+    }
+  c.evidence.push_back({"ticket key names seen", std::to_string(names.size()), ""});
+  if (attempts == 0) {
+    c.reason = "no ticket resumption attempt completed";
+    return;
+  }
+  if (names.size() > 1 || (resumed > 0 && resumed < attempts)) {
+    c.result = verdict::confirmed;
+    c.reason = std::to_string(names.size()) + " ticket key names live behind this name, ticket resumption " +
+               frac(resumed, attempts);
+  } else if (o.several_endpoints && names.size() <= 1 && resumed == attempts) {
+    c.result = verdict::refuted;
+    c.reason = "every endpoint resumed " + frac(resumed, attempts) + " with one ticket key";
+  } else {
+    c.reason = "one key domain at " + frac(resumed, attempts) +
+               " on a single endpoint: the reload and multi-instance hazard is not visible there "
+               "(probe every backend, or use --sandbox --instances 2 / --reload)";
+  }
+}
+
+void judge_rotation(checked_finding& c, const std::vector<const probe::target_result*>& rs, const judge_options& o) {
+  if (!o.session_from_file || c.finding.message.find("baseline") == std::string::npos) {
+    c.reason = "a key file fact: a probe cannot see it (offer a session saved before the deploy with --sess-in)";
+    return;
+  }
+  int attempts = 0, resumed = 0;
+  for (const auto* r : rs)
+    for (const auto& run : r->protocols)
+      if (run.session_source == "sess_in" && !run.error) {
+        attempts += run.attempts;
+        resumed += run.resumed;
+        c.evidence.push_back({run.protocol + " saved session resumed", frac(run.resumed, run.attempts), label(*r)});
+      }
+  if (attempts == 0) {
+    c.reason = "the saved session was not offered";
+  } else if (resumed == 0) {
+    c.result = verdict::confirmed;
+    c.reason = "the session saved before the deploy no longer resumes (" + frac(resumed, attempts) + ")";
+  } else {
+    c.result = verdict::refuted;
+    c.reason = "the session saved before the deploy still resumes (" + frac(resumed, attempts) + ")";
+  }
+}
+
+void judge_stapling(checked_finding& c, const std::vector<const probe::target_result*>& rs) {
+  if (c.finding.level == engine::severity::note) {
+    c.reason = "a resolver hazard: it shows only when DNS fails at load time";
+    return;
+  }
+  int asked = 0, stapled = 0;
+  for (const auto* r : rs)
+    if (r->ocsp.checked) {
+      asked += r->ocsp.connections;
+      stapled += r->ocsp.stapled;
+      c.evidence.push_back({"OCSP staples", frac(r->ocsp.stapled, r->ocsp.connections), label(*r)});
+    }
+  if (asked == 0) {
+    c.reason = "no staple was asked for (--no-ocsp)";
+  } else if (stapled == 0) {
+    c.result = verdict::confirmed;
+    c.reason = "no staple on any of " + std::to_string(asked) + " connections";
+  } else {
+    c.result = verdict::refuted;
+    c.reason = "a staple arrived on " + frac(stapled, asked) + " connections";
+  }
+}
+
+}  // namespace
+
+std::vector<checked_finding> judge(const std::vector<engine::finding>& findings,
+                                   const std::vector<probe::target_result>& results,
+                                   const judge_options& options) {
+  std::vector<checked_finding> out;
+  for (const auto& f : findings) {
+    checked_finding c;
+    c.finding = f;
+    auto rs = relevant(f, results);
+    if (rs.empty()) {
+      c.reason = "no target could be probed";
+    } else if (f.rule == "tls13-resumption-disabled") {
+      judge_tls13(c, rs);
+    } else if (f.rule == "ticket-keys-not-shared") {
+      judge_keys(c, rs, options);
+    } else if (f.rule == "ticket-key-rotation") {
+      judge_rotation(c, rs, options);
+    } else if (f.rule == "ocsp-stapling-dead") {
+      judge_stapling(c, rs);
+    } else {
+      c.reason = "no probe measures this rule";
+    }
+    out.push_back(std::move(c));
+  }
+  return out;
+}
+
+}  // namespace ngxtls::check

@@ -1,0 +1,169 @@
+// ngxtls check CONFIG --endpoint TARGET: lint, probe every server name the config serves on
+// the endpoint, and mark each finding confirmed, refuted or not testable.
+
+#include <unistd.h>
+
+#include <iostream>
+#include <memory>
+#include <set>
+
+#include "base/error.hpp"
+#include "check/check.hpp"
+#include "cli/commands.hpp"
+#include "cli/common.hpp"
+#include "engine/engine.hpp"
+#include "model/model.hpp"
+#include "probe/prober.hpp"
+#include "probe/target.hpp"
+#include "report/check_output.hpp"
+
+namespace ngxtls::cli {
+
+namespace {
+
+struct check_args {
+  std::string config;
+  std::vector<std::string> endpoints;
+  std::vector<std::string> connect;
+  bool sandbox = false;
+  std::string conf_prefix, nginx_version, openssl_version;
+  std::string format = "text";
+  std::string output;
+  std::string fail_on = "warning";
+  std::vector<std::string> select, ignore;
+  std::string baseline;
+  bool strict_files = false;
+  int attempts = 20, per_target = 4, timeout_ms = 5000;
+  bool only12 = false, only13 = false, no_ocsp = false;
+  std::string sess_in;
+  int max_names = 16;
+};
+
+// Server names worth an SNI probe: literal names of ssl servers (no wildcard, regex or "_").
+std::vector<std::string> probe_names(const model::model& m, std::size_t max) {
+  std::vector<std::string> out;
+  std::set<std::string> seen;
+  for (const auto& s : m.servers) {
+    if (!s.has_ssl) continue;
+    for (const auto& n : s.names) {
+      if (n.empty() || n == "_" || n[0] == '~' || n.find('*') != std::string::npos) continue;
+      if (seen.insert(n).second && out.size() < max) out.push_back(n);
+    }
+  }
+  return out;
+}
+
+int run_check(const check_args& a) {
+  if (a.sandbox) throw usage_error("check --sandbox is not available yet: use --endpoint TARGET");
+  if (a.endpoints.empty()) throw usage_error("check: name the live endpoint with --endpoint TARGET");
+  std::optional<engine::project_config> pc;
+  {
+    char buf[4096];
+    if (getcwd(buf, sizeof buf))
+      if (auto p = engine::find_project_config(buf)) pc = engine::load_project_config(*p);
+  }
+  report::check_report rep;
+  rep.lint.assumed = choose_versions(a.nginx_version, a.openssl_version, pc);
+  rep.lint.inputs.push_back(a.config);
+  config::load_options lo;
+  if (!a.conf_prefix.empty()) lo.conf_prefix = a.conf_prefix;
+  auto cfg = std::make_unique<config::config>(load_input(a.config, lo));
+  auto m = std::make_unique<model::model>(model::build(*cfg, rep.lint.assumed));
+  engine::lint_options opts;
+  opts.strict_files = a.strict_files;
+  for (const auto& id : a.select) if (!engine::find_rule(id)) throw usage_error("--select: unknown rule \"" + id + "\"");
+  for (const auto& id : a.ignore) if (!engine::find_rule(id)) throw usage_error("--ignore: unknown rule \"" + id + "\"");
+  if (!a.select.empty()) opts.select = std::set<std::string>(a.select.begin(), a.select.end());
+  opts.ignore.insert(a.ignore.begin(), a.ignore.end());
+  std::unique_ptr<config::config> base_cfg;
+  std::unique_ptr<model::model> base_model;
+  if (!a.baseline.empty()) {
+    base_cfg = std::make_unique<config::config>(load_input(a.baseline, lo));
+    base_model = std::make_unique<model::model>(model::build(*base_cfg, rep.lint.assumed));
+    opts.baseline = base_model.get();
+  }
+  auto findings = engine::run(*m, opts);
+
+  // One probe target per endpoint (or backend) and server name.
+  std::vector<probe::target> targets;
+  auto names = probe_names(*m, static_cast<std::size_t>(a.max_names));
+  std::vector<std::optional<std::string>> dials;
+  if (a.connect.empty()) dials.push_back(std::nullopt);
+  for (const auto& c : a.connect) dials.push_back(c);
+  for (const auto& e : a.endpoints)
+    for (const auto& d : dials) {
+      if (names.empty()) targets.push_back(probe::parse_target(e, std::nullopt, d));
+      for (const auto& n : names) targets.push_back(probe::parse_target(e, n, d));
+    }
+  probe::probe_options po;
+  po.attempts = a.attempts;
+  po.per_target = a.per_target;
+  po.timeout_ms = a.timeout_ms;
+  po.ocsp = !a.no_ocsp;
+  if (a.only12 != a.only13) {
+    po.tls12 = a.only12;
+    po.tls13 = a.only13;
+  }
+  if (!a.sess_in.empty()) po.sess_in = a.sess_in;
+  rep.probes = probe::run_probe(targets, po);
+
+  check::judge_options jo;
+  jo.several_endpoints = a.endpoints.size() * dials.size() > 1;
+  jo.session_from_file = !a.sess_in.empty();
+  rep.checked = check::judge(findings, rep.probes, jo);
+  rep.lint.findings = findings;
+  engine::context ctx(*m, opts);
+  rep.key_names = check::match_key_names(check::configured_keys(ctx), rep.probes);
+  if (names.size() == static_cast<std::size_t>(a.max_names))
+    rep.notes.push_back("probed the first " + std::to_string(a.max_names) + " server names only (--max-names)");
+  bool unreachable = false;
+  for (const auto& r : rep.probes)
+    if (r.error) {
+      unreachable = true;
+      rep.notes.push_back(r.target + (r.sni.empty() ? "" : " (SNI " + r.sni + ")") + " could not be probed: " + *r.error);
+    }
+
+  write_output(a.output, a.format == "json" ? report::render_check_json(rep)
+                                            : report::render_check_text(rep, a.output.empty() && is_tty(1)));
+  if (unreachable) return exit_target;
+  if (a.fail_on == "never") return exit_ok;
+  auto threshold = engine::parse_severity(a.fail_on).value_or(engine::severity::warning);
+  // Refuted findings are reported but do not fail the run.
+  for (const auto& c : rep.checked)
+    if (c.result != check::verdict::refuted && static_cast<int>(c.finding.level) <= static_cast<int>(threshold))
+      return exit_findings;
+  return exit_ok;
+}
+
+}  // namespace
+
+void register_check(CLI::App& app, std::function<int()>& run) {
+  auto a = std::make_shared<check_args>();
+  auto* sub = app.add_subcommand("check", "Lint a config and confirm or refute each finding on a live endpoint");
+  sub->add_option("config", a->config, "nginx.conf, a saved `nginx -T` dump, or - for stdin")->required();
+  sub->add_option("--endpoint", a->endpoints, "live TARGET serving this config (host[:port]); repeat for several instances");
+  sub->add_option("--connect", a->connect, "dial this backend address instead, sending the config's server names as SNI");
+  sub->add_flag("--sandbox", a->sandbox, "start a throwaway nginx with this config (not available yet)");
+  sub->add_option("--conf-prefix", a->conf_prefix, "nginx's conf prefix");
+  sub->add_option("--nginx-version", a->nginx_version, "nginx version to assume")->take_last();
+  sub->add_option("--openssl-version", a->openssl_version, "OpenSSL version to assume")->take_last();
+  sub->add_option("--format", a->format, "output format")->check(CLI::IsMember({"text", "json"}));
+  sub->add_option("-o,--output", a->output, "write the report to FILE");
+  sub->add_option("--fail-on", a->fail_on, "exit 1 on findings (not refuted) at or above this severity")
+      ->check(CLI::IsMember({"error", "warning", "note", "never"}));
+  sub->add_option("--select", a->select, "only these rule ids")->delimiter(',');
+  sub->add_option("--ignore", a->ignore, "skip these rule ids")->delimiter(',');
+  sub->add_option("--baseline", a->baseline, "the config deployed before this one");
+  sub->add_flag("--strict-files", a->strict_files, "missing certificate and key files are errors");
+  sub->add_option("-n", a->attempts, "resumption attempts per protocol")->check(CLI::Range(1, 10000));
+  sub->add_option("-c", a->per_target, "connections in flight per target")->check(CLI::Range(1, 256));
+  sub->add_option("--timeout", a->timeout_ms, "per-connection timeout, ms")->check(CLI::Range(1, 600000));
+  sub->add_flag("--tls1.2", a->only12, "probe TLS 1.2 only");
+  sub->add_flag("--tls1.3", a->only13, "probe TLS 1.3 only");
+  sub->add_flag("--no-ocsp", a->no_ocsp, "do not ask for OCSP staples");
+  sub->add_option("--sess-in", a->sess_in, "offer this saved session (PEM, as openssl s_client -sess_out writes)");
+  sub->add_option("--max-names", a->max_names, "server names to probe at most")->check(CLI::Range(1, 4096));
+  sub->callback([a, &run] { run = [a] { return run_check(*a); }; });
+}
+
+}  // namespace ngxtls::cli

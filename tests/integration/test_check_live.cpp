@@ -1,0 +1,137 @@
+// ngxtls check --endpoint against a real nginx started here: verdicts rest on measurements.
+
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "support/nginx_instance.hpp"
+#include "support/process.hpp"
+#include "tls/pki.hpp"
+#include "tls/ticket_key.hpp"
+
+namespace fs = std::filesystem;
+using namespace ngxtls;
+using json = nlohmann::json;
+
+namespace {
+
+struct material {
+  test::temp_dir dir;
+  tls::pki_paths pki;
+  std::string k1, k2;
+  material() {
+    pki = tls::make_pki((dir.path() / "pki").string(), {});
+    k1 = (dir.path() / "k1.key").string();
+    k2 = (dir.path() / "k2.key").string();
+    tls::write_ticket_key_file(k1, 80);
+    tls::write_ticket_key_file(k2, 80);
+  }
+};
+
+std::string server_block(const material& m, int port, const std::string& extra) {
+  return "server {\n  listen 127.0.0.1:" + std::to_string(port) + " ssl;\n  server_name example.com;\n"
+         "  ssl_certificate " + m.pki.chain + ";\n  ssl_certificate_key " + m.pki.leaf_key + ";\n"
+         "  ssl_protocols TLSv1.2 TLSv1.3;\n" + extra + "  location / { return 200 \"ok\\n\"; }\n}\n";
+}
+
+json check(const std::string& conf, const std::vector<std::string>& endpoints, int& rc) {
+  std::vector<std::string> argv = {test::ngxtls_binary(), "check", conf, "--nginx-version", "1.22.1",
+                                   "--format", "json", "-n", "8", "--fail-on", "never"};
+  for (const auto& e : endpoints) {
+    argv.push_back("--endpoint");
+    argv.push_back(e);
+  }
+  auto r = test::run(argv, "", 120);
+  rc = r.exit_code;
+  INFO(r.err);
+  REQUIRE(!r.out.empty());
+  return json::parse(r.out);
+}
+
+const json* finding(const json& doc, const std::string& rule, const std::string& severity = "") {
+  for (const auto& f : doc["findings"])
+    if (f["rule"] == rule && (severity.empty() || f["severity"] == severity)) return &f;
+  return nullptr;
+}
+
+}  // namespace
+
+TEST_CASE("tickets off without a cache and dead stapling are confirmed live; the key name is traced to its file") {
+  material m;
+  const int port = test::free_port();
+  const std::string body = server_block(m, port,
+                                        "  ssl_session_tickets off;\n  ssl_stapling on;\n"
+                                        "  ssl_session_ticket_key " + m.k1 + ";\n");
+  test::nginx_options o;
+  o.wait_ports = {port};
+  test::nginx_instance nginx(test::nginx_conf(2, body), o);
+  int rc = 0;
+  auto doc = check(nginx.conf_path().string(), {"127.0.0.1:" + std::to_string(port)}, rc);
+  CHECK(rc == 0);
+  const json* t13 = finding(doc, "tls13-resumption-disabled", "error");
+  REQUIRE(t13);
+  CHECK((*t13)["verdict"] == "confirmed");  // DESIGN fact 1: tickets arrive, 0 resume
+  const json* staple = finding(doc, "ocsp-stapling-dead", "warning");
+  REQUIRE(staple);
+  CHECK((*staple)["verdict"] == "confirmed");  // make_pki's default leaf has no OCSP URL
+  CHECK_FALSE(doc["probe"]["targets"].empty());
+}
+
+TEST_CASE("a shared cache makes TLS 1.3 resume: the stateful note is confirmed, no error") {
+  material m;
+  const int port = test::free_port();
+  const std::string body = server_block(m, port, "  ssl_session_tickets off;\n  ssl_session_cache shared:S:1m;\n");
+  test::nginx_options o;
+  o.wait_ports = {port};
+  test::nginx_instance nginx(test::nginx_conf(2, body), o);
+  int rc = 0;
+  auto doc = check(nginx.conf_path().string(), {"127.0.0.1:" + std::to_string(port)}, rc);
+  CHECK(finding(doc, "tls13-resumption-disabled", "error") == nullptr);
+  const json* note = finding(doc, "tls13-resumption-disabled", "note");
+  REQUIRE(note);
+  CHECK((*note)["verdict"] == "confirmed");
+}
+
+TEST_CASE("auto ticket keys: not testable on one endpoint, confirmed across two instances") {
+  material m;
+  const int p1 = test::free_port(), p2 = test::free_port();
+  test::nginx_options o1, o2;
+  o1.wait_ports = {p1};
+  o2.wait_ports = {p2};
+  // Two masters with automatic keys stand for two hosts (DESIGN fact 4).
+  test::nginx_instance a(test::nginx_conf(1, server_block(m, p1, "")), o1);
+  test::nginx_instance b(test::nginx_conf(1, server_block(m, p2, "")), o2);
+  int rc = 0;
+  auto one = check(a.conf_path().string(), {"127.0.0.1:" + std::to_string(p1)}, rc);
+  const json* f1 = finding(one, "ticket-keys-not-shared");
+  REQUIRE(f1);
+  CHECK((*f1)["verdict"] == "not_testable");
+  auto two = check(a.conf_path().string(), {"127.0.0.1:" + std::to_string(p1), "127.0.0.1:" + std::to_string(p2)}, rc);
+  const json* f2 = finding(two, "ticket-keys-not-shared");
+  REQUIRE(f2);
+  CHECK((*f2)["verdict"] == "confirmed");
+}
+
+TEST_CASE("live mode reports a key name the linted config does not hold") {
+  material m;
+  const int port = test::free_port();
+  test::nginx_options o;
+  o.wait_ports = {port};
+  // The endpoint seals with k2; the config under review lists k1.
+  test::nginx_instance nginx(test::nginx_conf(1, server_block(m, port, "  ssl_session_ticket_key " + m.k2 + ";\n")), o);
+  test::temp_dir reviewed;
+  auto conf = reviewed.write("nginx.conf", test::nginx_conf(1, server_block(m, port, "  ssl_session_ticket_key " + m.k1 + ";\n")));
+  int rc = 0;
+  auto doc = check(conf.string(), {"127.0.0.1:" + std::to_string(port)}, rc);
+  bool mismatch = false;
+  for (const auto& line : doc["key_names"])
+    if (line.get<std::string>().find("no ssl_session_ticket_key of this config holds") != std::string::npos &&
+        line.get<std::string>().find(tls::inspect_ticket_key_file(m.k2).key_name_hex) != std::string::npos)
+      mismatch = true;
+  CHECK(mismatch);
+  // And with the deployed config itself, the key traces to its file.
+  auto same = check(nginx.conf_path().string(), {"127.0.0.1:" + std::to_string(port)}, rc);
+  REQUIRE(same["key_names"].size() == 1);
+  CHECK(same["key_names"][0].get<std::string>().find(m.k2) != std::string::npos);
+}
