@@ -2,7 +2,6 @@
 
 #include <unistd.h>
 
-#include <array>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -19,40 +18,16 @@ config::config load_input(const std::string& path, const config::load_options& o
     std::string text((std::istreambuf_iterator<char>(std::cin)), std::istreambuf_iterator<char>());
     if (config::looks_like_dump(text)) return config::load_dump(text, "<stdin>", opts);
     // A plain config on stdin: includes still come from disk, relative to the prefix.
-    class stdin_source : public config::file_source {
-     public:
-      stdin_source(std::string text) : text_(std::move(text)), disk_(config::make_disk_source()) {}
-      std::string read(const std::string& p, const source_location& from) override {
-        return p == "<stdin>" ? text_ : disk_->read(p, from);
-      }
-      std::vector<std::string> glob(const std::string& pattern) override { return disk_->glob(pattern); }
-
-     private:
-      std::string text_;
-      std::unique_ptr<config::file_source> disk_;
-    } source(std::move(text));
     config::load_options o = opts;
     if (!o.conf_prefix) {
       char buf[4096];
       o.conf_prefix = getcwd(buf, sizeof buf) ? std::string(buf) : std::string(".");
     }
-    return config::load("<stdin>", source, o);
+    auto disk = config::make_disk_source();
+    return config::load_buffer(std::move(text), "<stdin>", *disk, o);
   }
-  // A saved `nginx -T` dump is read as a dump; everything else as a config tree.
-  {
-    std::ifstream f(path, std::ios::binary);
-    std::array<char, 4096> head{};
-    if (f) {
-      f.read(head.data(), head.size());
-      std::string_view start(head.data(), static_cast<std::size_t>(f.gcount()));
-      if (config::looks_like_dump(start)) {
-        std::ostringstream all;
-        f.seekg(0);
-        all << f.rdbuf();
-        return config::load_dump(all.str(), path, opts);
-      }
-    }
-  }
+  // load_file reads a saved `nginx -T` dump as a dump, and never opens FIFOs or devices
+  // in a way that blocks.
   return config::load_file(path, opts);
 }
 

@@ -247,8 +247,19 @@ class loader {
       copy.has_block = d.has_block;
       copy.lua_body = d.lua_body;
       if (d.has_block) {
+        // The parser bounds nesting per file; blocks that include files with blocks nest
+        // further, and expand() recurses once per level (a stack overflow at 64 includes
+        // of 255 levels each, found by the fuzz work): bound the whole nesting too.
+        if (++block_depth_ > options_.max_depth) {
+          throw input_error(where(d),
+                            "blocks nested deeper than the limit of " +
+                                std::to_string(options_.max_depth) +
+                                " (max_depth), counting blocks in included files",
+                            chain_locations(chain));
+        }
         expand(d.block.data(), d.block.size(), chain, context_of(kind_of(d.name, context)),
                copy.block);
+        --block_depth_;
       }
       out.push_back(std::move(copy));
     }
@@ -302,6 +313,14 @@ class loader {
                    "\", which is already being included";
         throw input_error(site, message, site_chain);
       }
+      // Each expansion is counted like a directive: files of nothing but includes (or
+      // empty ones) add no directives yet grow the chains exponentially (a fuzzer finding).
+      if (++directives_ > options_.max_directives) {
+        throw input_error(site,
+                          "more than " + std::to_string(options_.max_directives) +
+                              " directives after expanding includes (max_directives)",
+                          site_chain);
+      }
       std::vector<include_frame> frames = cfg_.chains[chain];
       frames.push_back({d.file, d.line, d.column});
       cfg_.chains.push_back(std::move(frames));
@@ -329,6 +348,7 @@ class loader {
   std::set<std::pair<std::uint32_t, block_context>> checked_;
   std::vector<std::uint32_t> active_;
   std::size_t directives_ = 0;
+  std::size_t block_depth_ = 0;  ///< blocks open in the expanded tree, across includes
 };
 
 constexpr std::string_view marker_prefix = "# configuration file ";

@@ -40,11 +40,12 @@ struct load_options {
   bool single_file = false;
   /// Limits (DESIGN / issue 6): each hit is an input_error that names the limit.
   std::size_t max_file_bytes = 256u << 20;
-  std::size_t max_depth = 256;          ///< block nesting
+  std::size_t max_depth = 256;          ///< block nesting, in one file and across includes
   std::size_t max_include_depth = 64;
   std::size_t max_included_files = 100000;
   /// Directives in the expanded tree: a file included twice by a file included twice ...
-  /// grows exponentially, so the expansion is bounded too.
+  /// grows exponentially, so the expansion is bounded too; each file an include expands
+  /// counts as one, so that files holding only includes are bounded as well.
   std::size_t max_directives = 10000000;
 };
 

@@ -233,6 +233,8 @@ snippet generate(const harden_options& o) {
          "never off: that does not stop TLS 1.3 tickets, it ties them to one host's cache (DESIGN "
          "fact 1)");
 
+  if (s.tickets == tickets_mode::host && !o.ticket_key_dir.empty())
+    s.notes.push_back("--tickets host: --ticket-key-dir " + o.ticket_key_dir + " is not used");
   if (s.tickets == tickets_mode::fleet) {
     s.ticket_key_dir = absolute_dir(o.ticket_key_dir);
     const std::string cur = s.ticket_key_dir + "/current.key",
@@ -255,9 +257,8 @@ snippet generate(const harden_options& o) {
     s.warnings.push_back(
         "--tickets host: nginx " + o.nginx.str() +
         " keeps its own ticket keys in the shared cache zone (rotated, surviving reloads), but "
-        "they "
-        "never leave this host: behind a load balancer with N hosts expect about 1/N TLS 1.3 and "
-        "ticket resumption (DESIGN fact 4); use --tickets fleet --ticket-key-dir DIR there");
+        "they never leave this host: behind a load balancer with N hosts expect about 1/N TLS 1.3 "
+        "and ticket resumption (DESIGN fact 4); use --tickets fleet --ticket-key-dir DIR there");
   } else {
     s.warnings.push_back(
         "--tickets host on nginx " + o.nginx.str() +

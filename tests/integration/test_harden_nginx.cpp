@@ -323,3 +323,31 @@ TEST_CASE(
   CHECK(r13.ticket_key_names.count(m.current_name) == 1);
   CHECK(r13.ticket_key_names.count(k2_name) == 1);
 }
+
+TEST_CASE("what host mode warns about on nginx 1.22.1: a reload drops its tickets, fleet key files survive it") {
+  for (auto mode : {tickets_mode::host, tickets_mode::fleet}) {
+    CAPTURE(harden::to_string(mode));
+    material m;
+    int port = free_port();
+    nginx_options no;
+    no.wait_ports = {port};
+    auto s = make(m, "intermediate", mode, "1.22.1", port);
+    nginx_instance ngx(full_conf(s), no);
+    auto o = probe_opts(2);
+    o.tls12 = false;
+    const std::string f = (m.dir.path() / "session.pem").string();
+    o.sess_out = f;
+    REQUIRE_FALSE(probe_port(port, o).error.has_value());
+    ngx.reload();
+    auto in = probe_opts(5);
+    in.sess_in = f;
+    auto t = probe_port(port, in);
+    REQUIRE_FALSE(t.error.has_value());
+    REQUIRE(t.protocols.size() == 1);
+    const auto& r = t.protocols.front();
+    std::printf("[harden] intermediate/%s after reload: TLSv1.3 saved ticket %d/%d resumed\n",
+                harden::to_string(mode).c_str(), r.resumed, r.attempts);
+    CHECK(r.attempts == 5);
+    CHECK(r.resumed == (mode == tickets_mode::fleet ? 5 : 0));  // DESIGN fact 4
+  }
+}

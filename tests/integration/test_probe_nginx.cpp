@@ -150,7 +150,7 @@ TEST_CASE("two nginx masters on one port with reuseport: unshared ticket keys gi
     // Attempts on the other master do full handshakes and bring tickets sealed there:
     // both key names repeat (P(fewer than 2 such attempts) < 1e-10).
     CHECK(run.ticket_key_names.size() == 2);
-    MESSAGE(proto << " two masters: " << run.resumed << "/" << run.attempts << ", key names "
+    MESSAGE(std::string(proto) << " two masters: " << run.resumed << "/" << run.attempts << ", key names "
                   << run.ticket_key_names.size());
   }
   auto verdicts = report_verdicts_for_test(r);
