@@ -51,12 +51,15 @@ void check(const engine::context& ctx, std::vector<engine::finding>& out) {
       if (!chain) continue;
       for (std::size_t i = 0; i < chain->size(); ++i) {
         const auto& cert = (*chain)[i];
-        const std::string which = i == 0 ? "certificate" : "chain certificate " + std::to_string(i) + " (" + cert.subject + ")";
+        const std::string which =
+            i == 0 ? "certificate"
+                   : "chain certificate " + std::to_string(i) + " (" + cert.subject + ")";
         engine::severity level;
         std::string message;
         if (cert.not_after_unix < now) {
           level = engine::severity::error;
-          message = which + " in \"" + c.path + "\" expired " + std::to_string((now - cert.not_after_unix) / 86400) +
+          message = which + " in \"" + c.path + "\" expired " +
+                    std::to_string((now - cert.not_after_unix) / 86400) +
                     " days ago: clients refuse the handshake";
         } else if (cert.not_before_unix > now) {
           level = engine::severity::error;
@@ -65,15 +68,15 @@ void check(const engine::context& ctx, std::vector<engine::finding>& out) {
         } else if (cert.not_after_unix - now < window) {
           level = engine::severity::warning;
           message = which + " in \"" + c.path + "\" expires in " +
-                    std::to_string((cert.not_after_unix - now) / 86400) + " days (window: " +
-                    std::to_string(ctx.options().expiry_window_days) + " days)";
+                    std::to_string((cert.not_after_unix - now) / 86400) +
+                    " days (window: " + std::to_string(ctx.options().expiry_window_days) + " days)";
         } else {
           continue;
         }
         auto f = ctx.make(id, level, message, c.cert->where);
         f.facts.push_back({"subject", cert.subject, "certificate", std::nullopt});
-        f.facts.push_back({"days to expiry", std::to_string((cert.not_after_unix - now) / 86400), "certificate",
-                           std::nullopt});
+        f.facts.push_back({"days to expiry", std::to_string((cert.not_after_unix - now) / 86400),
+                           "certificate", std::nullopt});
         f.fix = "# renew, then reload nginx so it reads the new file:\nnginx -s reload";
         f.server = server_label(ctx, s);
         out.push_back(std::move(f));
@@ -85,8 +88,8 @@ void check(const engine::context& ctx, std::vector<engine::finding>& out) {
 }  // namespace
 
 engine::rule certificate_expiry() {
-  return {id, engine::severity::error, "Certificate expired, not yet valid, or expiring within the window",
-          doc, check};
+  return {id, engine::severity::error,
+          "Certificate expired, not yet valid, or expiring within the window", doc, check};
 }
 
 }  // namespace ngxtls::rules

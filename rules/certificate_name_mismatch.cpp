@@ -48,7 +48,8 @@ section 3.1; nginx docs, server_name (`.example.com` form, regular expressions).
 )";
 
 std::string lower(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  std::transform(s.begin(), s.end(), s.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
   return s;
 }
 
@@ -98,10 +99,12 @@ void check(const engine::context& ctx, std::vector<engine::finding>& out) {
     const auto* at = server_name_directive(s);
     auto f = ctx.make(id, engine::severity::warning,
                       "server_name " + list + (missing.size() == 1 ? " is" : " are") +
-                          " not covered by the certificate's names (" + (san_list.empty() ? "no SAN DNS names" : san_list) +
+                          " not covered by the certificate's names (" +
+                          (san_list.empty() ? "no SAN DNS names" : san_list) +
                           "): clients requesting it get a name mismatch",
                       at ? at : default_anchor(s));
-    f.facts.push_back({"certificate DNS names", san_list.empty() ? "(none)" : san_list, "certificate", std::nullopt});
+    f.facts.push_back({"certificate DNS names", san_list.empty() ? "(none)" : san_list,
+                       "certificate", std::nullopt});
     f.facts.push_back(setting_evidence(ctx, s, "ssl_certificate"));
     f.fix = "# reissue with every name, e.g.:\ncertbot certonly --expand -d " + missing.front();
     f.server = server_label(ctx, s);
@@ -112,7 +115,8 @@ void check(const engine::context& ctx, std::vector<engine::finding>& out) {
 }  // namespace
 
 engine::rule certificate_name_mismatch() {
-  return {id, engine::severity::warning, "server_name not covered by the certificate's SANs", doc, check};
+  return {id, engine::severity::warning, "server_name not covered by the certificate's SANs", doc,
+          check};
 }
 
 }  // namespace ngxtls::rules

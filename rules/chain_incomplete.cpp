@@ -62,17 +62,21 @@ void check(const engine::context& ctx, std::vector<engine::finding>& out) {
         for (std::size_t i = 0; i + 1 < chain->size(); ++i) {
           if ((*chain)[i].issuer == (*chain)[i + 1].subject) continue;
           if ((*chain)[i].self_signed) continue;  // a root in the file: harmless extra
-          problem = "is out of order: certificate " + std::to_string(i + 1) + " (" + (*chain)[i].subject +
-                    ") is followed by " + (*chain)[i + 1].subject + ", not by its issuer " + (*chain)[i].issuer;
+          problem = "is out of order: certificate " + std::to_string(i + 1) + " (" +
+                    (*chain)[i].subject + ") is followed by " + (*chain)[i + 1].subject +
+                    ", not by its issuer " + (*chain)[i].issuer;
           break;
         }
         if (problem.empty()) continue;
       }
-      auto f = ctx.make(id, engine::severity::warning, "certificate file \"" + c.path + "\" " + problem,
-                        c.cert->where);
-      f.facts.push_back({"certificates in file", std::to_string(chain->size()), "file", std::nullopt});
+      auto f = ctx.make(id, engine::severity::warning,
+                        "certificate file \"" + c.path + "\" " + problem, c.cert->where);
+      f.facts.push_back(
+          {"certificates in file", std::to_string(chain->size()), "file", std::nullopt});
       f.facts.push_back({"leaf issuer", leaf.issuer, "certificate", std::nullopt});
-      f.fix = "ssl_certificate fullchain.pem;  # leaf, then its intermediate(s), each followed by its issuer";
+      f.fix =
+          "ssl_certificate fullchain.pem;  # leaf, then its intermediate(s), each followed by its "
+          "issuer";
       f.server = server_label(ctx, s);
       out.push_back(std::move(f));
     }
@@ -82,8 +86,8 @@ void check(const engine::context& ctx, std::vector<engine::finding>& out) {
 }  // namespace
 
 engine::rule chain_incomplete() {
-  return {id, engine::severity::warning, "Certificate file lacks its intermediate or is out of order", doc,
-          check};
+  return {id, engine::severity::warning,
+          "Certificate file lacks its intermediate or is out of order", doc, check};
 }
 
 }  // namespace ngxtls::rules

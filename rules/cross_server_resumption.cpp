@@ -97,18 +97,21 @@ void check(const engine::context& ctx, std::vector<engine::finding>& out) {
     const model::server& victim = verifies(s) ? s : d;
     if (!seen.insert(p.name_based).second) continue;
     const model::server& other = &victim == &s ? d : s;
-    auto f = ctx.make(id, fixed ? engine::severity::note : engine::severity::error,
-                      fixed ? server_label(ctx, victim) + " and " + server_label(ctx, other) + " on " +
-                                  p.socket->name() +
-                                  " share one session space but differ in client-certificate checks; "
-                                  "nginx " + m.versions.nginx.str() +
-                                  " refuses resumption across them (CVE-2025-23419 fix), a separate "
-                                  "socket keeps tenants apart"
-                            : "a session from " + server_label(ctx, other) + " resumes in " +
-                                  server_label(ctx, victim) + " on " + p.socket->name() +
-                                  " without its client-certificate check (CVE-2025-23419, fixed in "
-                                  "nginx 1.27.4 / 1.26.3; assumed " + m.versions.nginx.str() + ")",
-                      anchor_of(victim, "ssl_verify_client"));
+    auto f =
+        ctx.make(id, fixed ? engine::severity::note : engine::severity::error,
+                 fixed ? server_label(ctx, victim) + " and " + server_label(ctx, other) + " on " +
+                             p.socket->name() +
+                             " share one session space but differ in client-certificate checks; "
+                             "nginx " +
+                             m.versions.nginx.str() +
+                             " refuses resumption across them (CVE-2025-23419 fix), a separate "
+                             "socket keeps tenants apart"
+                       : "a session from " + server_label(ctx, other) + " resumes in " +
+                             server_label(ctx, victim) + " on " + p.socket->name() +
+                             " without its client-certificate check (CVE-2025-23419, fixed in "
+                             "nginx 1.27.4 / 1.26.3; assumed " +
+                             m.versions.nginx.str() + ")",
+                 anchor_of(victim, "ssl_verify_client"));
     for (const char* n : {"ssl_verify_client", "ssl_client_certificate"}) {
       f.facts.push_back(setting_evidence(ctx, s, n));
       f.facts.push_back(setting_evidence(ctx, d, n));
@@ -116,8 +119,9 @@ void check(const engine::context& ctx, std::vector<engine::finding>& out) {
     }
     f.facts.push_back(setting_evidence(ctx, d, "ssl_session_tickets"));
     f.facts.push_back(setting_evidence(ctx, d, "ssl_session_cache"));
-    f.fix = "# upgrade to nginx >= 1.27.4 (1.26.3), and give the verifying server its own socket:\n"
-            "listen 8443 ssl default_server;";
+    f.fix =
+        "# upgrade to nginx >= 1.27.4 (1.26.3), and give the verifying server its own socket:\n"
+        "listen 8443 ssl default_server;";
     f.server = server_label(ctx, victim);
     out.push_back(std::move(f));
   }
@@ -126,9 +130,10 @@ void check(const engine::context& ctx, std::vector<engine::finding>& out) {
 }  // namespace
 
 engine::rule cross_server_resumption() {
-  return {id, engine::severity::error,
-          "Sessions cross between servers that differ in client-certificate checks (CVE-2025-23419)",
-          doc, check};
+  return {
+      id, engine::severity::error,
+      "Sessions cross between servers that differ in client-certificate checks (CVE-2025-23419)",
+      doc, check};
 }
 
 }  // namespace ngxtls::rules

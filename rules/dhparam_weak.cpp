@@ -50,13 +50,15 @@ void check(const engine::context& ctx, std::vector<engine::finding>& out) {
   for (const auto& s : ctx.model().servers) {
     if (!s.has_ssl) continue;
     const auto* st = s.get("ssl_dhparam");
-    if (!st || st->first().empty() || dynamic_path(st->first()) || !seen.insert(st->where()).second) continue;
+    if (!st || st->first().empty() || dynamic_path(st->first()) || !seen.insert(st->where()).second)
+      continue;
     const std::string path = ctx.resolve(st->first());
     const auto& l = ctx.files().dhparam(path);
     if (!l.facts) {
       if (l.missing || l.error.find("no DH parameters") == std::string::npos) continue;
       auto f = ctx.make(id, engine::severity::error,
-                        "ssl_dhparam \"" + path + "\" holds no DH parameters: nginx will not start", st->where());
+                        "ssl_dhparam \"" + path + "\" holds no DH parameters: nginx will not start",
+                        st->where());
       f.facts.push_back(setting_evidence(ctx, s, "ssl_dhparam"));
       f.fix = "openssl genpkey -genparam -algorithm DH -pkeyopt group:ffdhe2048 -out dhparam.pem";
       f.server = server_label(ctx, s);
@@ -70,7 +72,9 @@ void check(const engine::context& ctx, std::vector<engine::finding>& out) {
                       st->where());
     f.facts.push_back(setting_evidence(ctx, s, "ssl_dhparam"));
     f.facts.push_back({"DH prime bits", std::to_string(*l.facts), "file", std::nullopt});
-    f.fix = "# RFC 7919 group:\nopenssl genpkey -genparam -algorithm DH -pkeyopt group:ffdhe2048 -out dhparam.pem";
+    f.fix =
+        "# RFC 7919 group:\nopenssl genpkey -genparam -algorithm DH -pkeyopt group:ffdhe2048 -out "
+        "dhparam.pem";
     f.server = server_label(ctx, s);
     out.push_back(std::move(f));
   }

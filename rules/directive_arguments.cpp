@@ -53,7 +53,8 @@ void check(const engine::context& ctx, std::vector<engine::finding>& out) {
 }  // namespace
 
 engine::rule directive_arguments() {
-  return {id, engine::severity::error, "Directive with a number of arguments nginx refuses", doc, check};
+  return {id, engine::severity::error, "Directive with a number of arguments nginx refuses", doc,
+          check};
 }
 
 }  // namespace ngxtls::rules

@@ -11,15 +11,23 @@ namespace ngxtls::rules::directives {
 namespace {
 
 constexpr std::pair<std::string_view, ctx> ctx_names[] = {
-    {"main", ctx::main},         {"events", ctx::events},
-    {"http", ctx::http},         {"server", ctx::server},
-    {"location", ctx::location}, {"if_server", ctx::if_server},
-    {"if_location", ctx::if_location}, {"limit_except", ctx::limit_except},
-    {"upstream", ctx::upstream}, {"stream", ctx::stream},
-    {"stream_server", ctx::stream_server}, {"stream_upstream", ctx::stream_upstream},
+    {"main", ctx::main},
+    {"events", ctx::events},
+    {"http", ctx::http},
+    {"server", ctx::server},
+    {"location", ctx::location},
+    {"if_server", ctx::if_server},
+    {"if_location", ctx::if_location},
+    {"limit_except", ctx::limit_except},
+    {"upstream", ctx::upstream},
+    {"stream", ctx::stream},
+    {"stream_server", ctx::stream_server},
+    {"stream_upstream", ctx::stream_upstream},
 };
 
-std::uint16_t bit(ctx c) { return static_cast<std::uint16_t>(c); }
+std::uint16_t bit(ctx c) {
+  return static_cast<std::uint16_t>(c);
+}
 
 // Directives added after 1.22.1, and directives added before it that a lint of an older
 // version must call unknown (nginx CHANGES). name, since, contexts (comma list), block,
@@ -69,31 +77,44 @@ struct module_fact {
 const std::vector<module_fact>& module_facts() {
   static const std::vector<module_fact> facts = {
       {"mail", {"ngx_mail_module"}, {"mail"}},
-      {"geoip", {"ngx_http_geoip_module", "ngx_stream_geoip_module"},
+      {"geoip",
+       {"ngx_http_geoip_module", "ngx_stream_geoip_module"},
        {"geoip_country", "geoip_city", "geoip_org", "geoip_proxy", "geoip_proxy_recursive"}},
       {"perl", {"ngx_http_perl_module"}, {"perl", "perl_modules", "perl_require", "perl_set"}},
-      {"xslt", {"ngx_http_xslt_filter_module"},
-       {"xslt_stylesheet", "xslt_types", "xslt_param", "xslt_string_param", "xslt_last_modified", "xml_entities"}},
+      {"xslt",
+       {"ngx_http_xslt_filter_module"},
+       {"xslt_stylesheet", "xslt_types", "xslt_param", "xslt_string_param", "xslt_last_modified",
+        "xml_entities"}},
       {"image-filter", {"ngx_http_image_filter_module"}, {"image_filter", "image_filter_*"}},
       {"njs", {"ngx_http_js_module", "ngx_stream_js_module"}, {"js_*"}},
-      {"headers-more", {"ngx_http_headers_more_filter_module"},
-       {"more_set_headers", "more_clear_headers", "more_set_input_headers", "more_clear_input_headers"}},
+      {"headers-more",
+       {"ngx_http_headers_more_filter_module"},
+       {"more_set_headers", "more_clear_headers", "more_set_input_headers",
+        "more_clear_input_headers"}},
       {"echo", {"ngx_http_echo_module"}, {"echo", "echo_*"}},
-      {"brotli", {"ngx_http_brotli_filter_module", "ngx_http_brotli_static_module"}, {"brotli", "brotli_*"}},
+      {"brotli",
+       {"ngx_http_brotli_filter_module", "ngx_http_brotli_static_module"},
+       {"brotli", "brotli_*"}},
       {"geoip2", {"ngx_http_geoip2_module", "ngx_stream_geoip2_module"}, {"geoip2", "geoip2_*"}},
       {"vts", {"ngx_http_vhost_traffic_status_module"}, {"vhost_traffic_status*"}},
       {"modsecurity", {"ngx_http_modsecurity_module"}, {"modsecurity", "modsecurity_*"}},
       {"app-protect", {"ngx_http_app_protect_module"}, {"app_protect_*"}},
       {"passenger", {"ngx_http_passenger_module"}, {"passenger_*"}},
-      {"nginx-plus", {}, {"keyval", "keyval_zone", "auth_jwt", "auth_jwt_*", "health_check", "health_check_*",
-                          "sticky", "status_zone", "zone_sync", "zone_sync_*", "api", "state", "ntlm",
-                          "mqtt", "mqtt_*", "internal_redirect", "auth_oidc", "match"}},
-      {"upstream-check", {}, {"check", "check_http_send", "check_http_expect_alive", "check_status",
-                              "check_keepalive_requests", "check_shm_size"}},
-      {"naxsi", {"ngx_http_naxsi_module"},
-       {"MainRule", "BasicRule", "CheckRule", "LearningMode", "SecRulesEnabled", "SecRulesDisabled", "DeniedUrl",
-        "LibInjectionSql", "LibInjectionXss", "main_rule", "basic_rule", "check_rule", "learning_mode",
-        "rules_enabled", "rules_disabled", "denied_url", "libinjection_sql", "libinjection_xss"}},
+      {"nginx-plus",
+       {},
+       {"keyval", "keyval_zone", "auth_jwt", "auth_jwt_*", "health_check", "health_check_*",
+        "sticky", "status_zone", "zone_sync", "zone_sync_*", "api", "state", "ntlm", "mqtt",
+        "mqtt_*", "internal_redirect", "auth_oidc", "match"}},
+      {"upstream-check",
+       {},
+       {"check", "check_http_send", "check_http_expect_alive", "check_status",
+        "check_keepalive_requests", "check_shm_size"}},
+      {"naxsi",
+       {"ngx_http_naxsi_module"},
+       {"MainRule", "BasicRule", "CheckRule", "LearningMode", "SecRulesEnabled", "SecRulesDisabled",
+        "DeniedUrl", "LibInjectionSql", "LibInjectionXss", "main_rule", "basic_rule", "check_rule",
+        "learning_mode", "rules_enabled", "rules_disabled", "denied_url", "libinjection_sql",
+        "libinjection_xss"}},
       {"lua", {"ngx_http_lua_module", "ngx_stream_lua_module"}, {"*_by_lua*", "lua_*"}},
       {"ndk", {"ndk_http_module"}, {}},
       {"stream", {"ngx_stream_module"}, {}},
@@ -114,7 +135,8 @@ std::uint16_t parse_contexts(std::string_view list) {
   std::size_t start = 0;
   while (start < list.size()) {
     auto comma = list.find(',', start);
-    auto part = list.substr(start, comma == std::string_view::npos ? std::string_view::npos : comma - start);
+    auto part = list.substr(
+        start, comma == std::string_view::npos ? std::string_view::npos : comma - start);
     if (auto c = parse_ctx(part)) out |= bit(*c);
     if (comma == std::string_view::npos) break;
     start = comma + 1;
@@ -127,8 +149,10 @@ std::uint16_t parse_counts(std::string_view list) {
   std::size_t start = 0;
   while (start < list.size()) {
     auto comma = list.find(',', start);
-    auto part = list.substr(start, comma == std::string_view::npos ? std::string_view::npos : comma - start);
-    if (!part.empty() && part[0] >= '0' && part[0] <= '8') out |= static_cast<std::uint16_t>(1u << (part[0] - '0'));
+    auto part = list.substr(
+        start, comma == std::string_view::npos ? std::string_view::npos : comma - start);
+    if (!part.empty() && part[0] >= '0' && part[0] <= '8')
+      out |= static_cast<std::uint16_t>(1u << (part[0] - '0'));
     if (comma == std::string_view::npos) break;
     start = comma + 1;
   }
@@ -155,7 +179,8 @@ std::vector<entry> build_table() {
     out.push_back(std::move(e));
   }
   for (const auto& v : version_facts) {
-    auto it = std::find_if(out.begin(), out.end(), [&](const entry& e) { return e.name == v.name; });
+    auto it =
+        std::find_if(out.begin(), out.end(), [&](const entry& e) { return e.name == v.name; });
     if (it != out.end()) {
       it->since = v.since;
       continue;
@@ -195,38 +220,45 @@ struct walker {
     const entry* e = find(d.name);
     if (e && !e->since.empty() && *model::version::parse(e->since) > v) {
       out.push_back({problem::unknown, &d,
-                     "unknown directive \"" + d.name + "\": added in nginx " + e->since + ", assumed " + v.str(),
+                     "unknown directive \"" + d.name + "\": added in nginx " + e->since +
+                         ", assumed " + v.str(),
                      engine::severity::error});
       return;
     }
     if (!e) {
       if (auto m = owning_module(d.name)) {
         if (!modules.count(*m))
-          out.push_back({problem::unknown, &d,
-                         "unknown directive \"" + d.name + "\" unless the " + *m +
-                             " module is loaded: this config has no load_module for it (declare built-in "
-                             "modules in .ngxtls.toml: modules = [\"" + *m + "\"])",
-                         engine::severity::warning});
+          out.push_back(
+              {problem::unknown, &d,
+               "unknown directive \"" + d.name + "\" unless the " + *m +
+                   " module is loaded: this config has no load_module for it (declare built-in "
+                   "modules in .ngxtls.toml: modules = [\"" +
+                   *m + "\"])",
+               engine::severity::warning});
         return;  // a module we know only by name: contexts and arguments unchecked
       }
-      out.push_back({problem::unknown, &d,
-                     "unknown directive \"" + d.name + "\": nginx " + v.str() + " refuses to start" +
-                         (unknown_module_loaded ? " unless a loaded third-party module provides it" : ""),
-                     unknown_module_loaded ? engine::severity::note : engine::severity::error});
+      out.push_back(
+          {problem::unknown, &d,
+           "unknown directive \"" + d.name + "\": nginx " + v.str() + " refuses to start" +
+               (unknown_module_loaded ? " unless a loaded third-party module provides it" : ""),
+           unknown_module_loaded ? engine::severity::note : engine::severity::error});
       return;
     }
     if (!module_available(e->module)) {
-      out.push_back({problem::unknown, &d,
-                     "unknown directive \"" + d.name + "\" unless the " + e->module +
-                         " module is loaded: this config has no load_module for it (declare built-in "
-                         "modules in .ngxtls.toml: modules = [\"" + e->module + "\"])",
-                     engine::severity::warning});
+      out.push_back(
+          {problem::unknown, &d,
+           "unknown directive \"" + d.name + "\" unless the " + e->module +
+               " module is loaded: this config has no load_module for it (declare built-in "
+               "modules in .ngxtls.toml: modules = [\"" +
+               e->module + "\"])",
+           engine::severity::warning});
       return;
     }
     if (e->contexts && !(e->contexts & bit(where))) {
-      out.push_back({problem::not_allowed, &d,
-                     "\"" + d.name + "\" directive is not allowed here (in " + describe(where) + ")",
-                     engine::severity::error});
+      out.push_back(
+          {problem::not_allowed, &d,
+           "\"" + d.name + "\" directive is not allowed here (in " + describe(where) + ")",
+           engine::severity::error});
       return;
     }
     if (e->arg_counts && e->block == d.has_block) {
@@ -234,7 +266,8 @@ struct walker {
       const bool ok = n >= 8 ? (e->arg_counts & (1u << 8)) != 0 : (e->arg_counts & (1u << n)) != 0;
       if (!ok)
         out.push_back({problem::arguments, &d,
-                       "invalid number of arguments in \"" + d.name + "\" directive (" + std::to_string(n) + " given)",
+                       "invalid number of arguments in \"" + d.name + "\" directive (" +
+                           std::to_string(n) + " given)",
                        engine::severity::error});
     }
     if (!d.has_block || d.lua_body) return;
@@ -290,18 +323,30 @@ std::optional<ctx> parse_ctx(std::string_view name) {
 
 std::string describe(ctx c) {
   switch (c) {
-    case ctx::main: return "the main context";
-    case ctx::events: return "events";
-    case ctx::http: return "http";
-    case ctx::server: return "server";
-    case ctx::location: return "location";
-    case ctx::if_server: return "if in server";
-    case ctx::if_location: return "if in location";
-    case ctx::limit_except: return "limit_except";
-    case ctx::upstream: return "upstream";
-    case ctx::stream: return "stream";
-    case ctx::stream_server: return "stream server";
-    case ctx::stream_upstream: return "stream upstream";
+    case ctx::main:
+      return "the main context";
+    case ctx::events:
+      return "events";
+    case ctx::http:
+      return "http";
+    case ctx::server:
+      return "server";
+    case ctx::location:
+      return "location";
+    case ctx::if_server:
+      return "if in server";
+    case ctx::if_location:
+      return "if in location";
+    case ctx::limit_except:
+      return "limit_except";
+    case ctx::upstream:
+      return "upstream";
+    case ctx::stream:
+      return "stream";
+    case ctx::stream_server:
+      return "stream server";
+    case ctx::stream_upstream:
+      return "stream upstream";
   }
   return "?";
 }
@@ -313,7 +358,8 @@ const std::vector<entry>& table() {
 
 const entry* find(std::string_view name) {
   const auto& t = table();
-  auto it = std::lower_bound(t.begin(), t.end(), name, [](const entry& e, std::string_view n) { return e.name < n; });
+  auto it = std::lower_bound(t.begin(), t.end(), name,
+                             [](const entry& e, std::string_view n) { return e.name < n; });
   return it != t.end() && it->name == name ? &*it : nullptr;
 }
 
@@ -354,9 +400,10 @@ std::vector<issue> issues(const engine::context& c, std::optional<ctx> forced) {
   // Pick the context the main file is meant for: main unless it is a snippet.
   ctx start = ctx::main;
   const auto& root = m.cfg->root;
-  const bool has_main_blocks = std::any_of(root.begin(), root.end(), [](const config::directive& d) {
-    return d.name == "http" || d.name == "events" || d.name == "stream";
-  });
+  const bool has_main_blocks =
+      std::any_of(root.begin(), root.end(), [](const config::directive& d) {
+        return d.name == "http" || d.name == "events" || d.name == "stream";
+      });
   if (forced) {
     start = *forced;
   } else if (!has_main_blocks && top_level_misfits(w, root, ctx::main) > 0) {

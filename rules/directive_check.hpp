@@ -41,11 +41,11 @@ std::string describe(ctx c);
 /// One directive of nginx's table.
 struct entry {
   std::string name;
-  std::uint16_t contexts = 0;     ///< bits of ctx
-  bool block = false;             ///< takes a `{ }` block (NGX_CONF_BLOCK)
-  std::uint16_t arg_counts = 0;   ///< bit n: n arguments pass nginx's count check; bit 8 = 8 or more
-  std::string module;             ///< "core" (built into nginx), "stream", "lua", "ndk"
-  std::string since;              ///< first nginx version with it ("" = 1.22.1 or earlier)
+  std::uint16_t contexts = 0;    ///< bits of ctx
+  bool block = false;            ///< takes a `{ }` block (NGX_CONF_BLOCK)
+  std::uint16_t arg_counts = 0;  ///< bit n: n arguments pass nginx's count check; bit 8 = 8 or more
+  std::string module;            ///< "core" (built into nginx), "stream", "lua", "ndk"
+  std::string since;             ///< first nginx version with it ("" = 1.22.1 or earlier)
 };
 
 /// The table for nginx 1.22.1 as measured from Debian's nginx (rules/data/

@@ -59,7 +59,8 @@ void check(const engine::context& ctx, std::vector<engine::finding>& out) {
 }  // namespace
 
 engine::rule directive_not_allowed() {
-  return {id, engine::severity::error, "Directive in a context where nginx does not allow it", doc, check};
+  return {id, engine::severity::error, "Directive in a context where nginx does not allow it", doc,
+          check};
 }
 
 }  // namespace ngxtls::rules

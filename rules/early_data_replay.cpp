@@ -82,13 +82,14 @@ void check(const engine::context& ctx, std::vector<engine::finding>& out) {
     if (!seen_servers.insert(s.where).second) continue;
     const bool stream = s.context == model::context_kind::stream;
     if (!stream && (passes_on(s.where) || http_level_passes_on(enclosing_block(m, s)))) continue;
-    auto f = ctx.make(id, stream ? engine::severity::note : engine::severity::warning,
-                      stream ? "ssl_early_data on in a stream server: 0-RTT data can be replayed and the "
-                               "proxied service cannot tell early data apart"
-                             : "ssl_early_data on but $ssl_early_data is never passed to the application: "
-                               "replayed 0-RTT requests run again and the backend cannot answer "
-                               "425 Too Early",
-                      anchor_of(s, "ssl_early_data"));
+    auto f = ctx.make(
+        id, stream ? engine::severity::note : engine::severity::warning,
+        stream ? "ssl_early_data on in a stream server: 0-RTT data can be replayed and the "
+                 "proxied service cannot tell early data apart"
+               : "ssl_early_data on but $ssl_early_data is never passed to the application: "
+                 "replayed 0-RTT requests run again and the backend cannot answer "
+                 "425 Too Early",
+        anchor_of(s, "ssl_early_data"));
     f.facts.push_back(setting_evidence(ctx, s, "ssl_early_data"));
     f.facts.push_back(setting_evidence(ctx, s, "ssl_protocols"));
     f.fix = stream ? "ssl_early_data off;" : "proxy_set_header Early-Data $ssl_early_data;";
@@ -101,7 +102,8 @@ void check(const engine::context& ctx, std::vector<engine::finding>& out) {
 
 engine::rule early_data_replay() {
   return {id, engine::severity::warning,
-          "0-RTT on without passing $ssl_early_data upstream: replayed requests run again", doc, check};
+          "0-RTT on without passing $ssl_early_data upstream: replayed requests run again", doc,
+          check};
 }
 
 }  // namespace ngxtls::rules

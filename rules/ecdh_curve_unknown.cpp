@@ -51,11 +51,12 @@ void check(const engine::context& ctx, std::vector<engine::finding>& out) {
     if (!st || !st->where() || st->first() == "auto" || !seen.insert(st->where()).second) continue;
     auto bad = tls::rejected_curves(st->first());
     if (!bad) continue;
-    auto f = ctx.make(id, engine::severity::error,
-                      "ssl_ecdh_curve names groups OpenSSL " + tls::openssl_version() + " does not know (" + *bad +
-                          "): nginx fails with SSL_CTX_set1_curves_list() failed" +
-                          (openssl_differs(m) ? " (assumed OpenSSL " + m.versions.openssl.str() + ")" : ""),
-                      st->where());
+    auto f = ctx.make(
+        id, engine::severity::error,
+        "ssl_ecdh_curve names groups OpenSSL " + tls::openssl_version() + " does not know (" +
+            *bad + "): nginx fails with SSL_CTX_set1_curves_list() failed" +
+            (openssl_differs(m) ? " (assumed OpenSSL " + m.versions.openssl.str() + ")" : ""),
+        st->where());
     f.facts.push_back(setting_evidence(ctx, s, "ssl_ecdh_curve"));
     f.fix = "ssl_ecdh_curve X25519:prime256v1:secp384r1;";
     f.server = server_label(ctx, s);
@@ -66,7 +67,8 @@ void check(const engine::context& ctx, std::vector<engine::finding>& out) {
 }  // namespace
 
 engine::rule ecdh_curve_unknown() {
-  return {id, engine::severity::error, "ssl_ecdh_curve names a group OpenSSL does not know", doc, check};
+  return {id, engine::severity::error, "ssl_ecdh_curve names a group OpenSSL does not know", doc,
+          check};
 }
 
 }  // namespace ngxtls::rules

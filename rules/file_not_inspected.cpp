@@ -54,12 +54,13 @@ void check(const engine::context& ctx, std::vector<engine::finding>& out) {
   std::set<std::string> seen;
   for (const auto& s : ctx.model().servers) {
     if (!s.has_ssl) continue;
-    for (const char* name : {"ssl_certificate", "ssl_certificate_key", "ssl_dhparam", "ssl_trusted_certificate",
-                             "ssl_client_certificate", "ssl_crl"}) {
+    for (const char* name : {"ssl_certificate", "ssl_certificate_key", "ssl_dhparam",
+                             "ssl_trusted_certificate", "ssl_client_certificate", "ssl_crl"}) {
       const auto* st = s.get(name);
       if (!st) continue;
       for (const auto& occ : st->values) {
-        if (occ.args.empty() || dynamic_path(occ.args[0]) || occ.args[0].rfind("engine:", 0) == 0) continue;
+        if (occ.args.empty() || dynamic_path(occ.args[0]) || occ.args[0].rfind("engine:", 0) == 0)
+          continue;
         const std::string path = ctx.resolve(occ.args[0]);
         std::error_code ec;
         const bool exists = std::filesystem::exists(path, ec);
@@ -72,11 +73,13 @@ void check(const engine::context& ctx, std::vector<engine::finding>& out) {
           continue;
         }
         if (!seen.insert(std::string(name) + '\n' + path).second) continue;
-        auto f = ctx.make(id, strict ? engine::severity::error : engine::severity::note,
-                          std::string(name) + " \"" + path + "\" " + problem +
-                              (strict ? ": nginx will not start" : ": certificate and key checks skipped"),
-                          occ.where);
-        f.facts.push_back({name, occ.args[0], model::to_string(st->from, s.context == model::context_kind::stream),
+        auto f = ctx.make(
+            id, strict ? engine::severity::error : engine::severity::note,
+            std::string(name) + " \"" + path + "\" " + problem +
+                (strict ? ": nginx will not start" : ": certificate and key checks skipped"),
+            occ.where);
+        f.facts.push_back({name, occ.args[0],
+                           model::to_string(st->from, s.context == model::context_kind::stream),
                            occ.where ? std::optional(ctx.where(occ.where)) : std::nullopt});
         f.server = server_label(ctx, s);
         out.push_back(std::move(f));
@@ -88,8 +91,8 @@ void check(const engine::context& ctx, std::vector<engine::finding>& out) {
 }  // namespace
 
 engine::rule file_not_inspected() {
-  return {id, engine::severity::note, "A certificate, key or DH file the config names is not readable here",
-          doc, check};
+  return {id, engine::severity::note,
+          "A certificate, key or DH file the config names is not readable here", doc, check};
 }
 
 }  // namespace ngxtls::rules

@@ -51,13 +51,15 @@ void check(const engine::context& ctx, std::vector<engine::finding>& out) {
       const std::string& reason = **l.facts;
       if (has_password_file && reason.find("encrypted") != std::string::npos) continue;
       auto f = ctx.make(id, engine::severity::error,
-                        "ssl_certificate_key \"" + c.key_path + "\" for \"" + c.path + "\": " + reason +
-                            ": nginx will not start",
+                        "ssl_certificate_key \"" + c.key_path + "\" for \"" + c.path +
+                            "\": " + reason + ": nginx will not start",
                         c.key->where);
       f.facts.push_back({"ssl_certificate", c.arg, "server", ctx.where(c.cert->where)});
       f.facts.push_back({"ssl_certificate_key", c.key->args[0], "server", ctx.where(c.key->where)});
-      f.fix = "# pair each certificate with its own key, in the same order:\nssl_certificate     cert.pem;\n"
-              "ssl_certificate_key cert.key;";
+      f.fix =
+          "# pair each certificate with its own key, in the same order:\nssl_certificate     "
+          "cert.pem;\n"
+          "ssl_certificate_key cert.key;";
       f.server = server_label(ctx, s);
       out.push_back(std::move(f));
     }
@@ -67,8 +69,8 @@ void check(const engine::context& ctx, std::vector<engine::finding>& out) {
 }  // namespace
 
 engine::rule key_mismatch() {
-  return {id, engine::severity::error, "Private key does not match its certificate (nginx will not start)",
-          doc, check};
+  return {id, engine::severity::error,
+          "Private key does not match its certificate (nginx will not start)", doc, check};
 }
 
 }  // namespace ngxtls::rules

@@ -70,22 +70,27 @@ void check(const engine::context& ctx, std::vector<engine::finding>& out) {
     // Which of them the assumed OpenSSL would actually negotiate.
     bool live = false;
     for (const auto& p : old) {
-      if (p == "SSLv2" || p == "SSLv3") live = live || !no_ssl3;
-      else live = live || !openssl3 || seclevel_zero(s);
+      if (p == "SSLv2" || p == "SSLv3")
+        live = live || !no_ssl3;
+      else
+        live = live || !openssl3 || seclevel_zero(s);
     }
-    std::string message = (from_default ? "nginx " + m.versions.nginx.str() + "'s default ssl_protocols enables "
-                                        : "ssl_protocols enables ") +
-                          list;
+    std::string message =
+        (from_default ? "nginx " + m.versions.nginx.str() + "'s default ssl_protocols enables "
+                      : "ssl_protocols enables ") +
+        list;
     if (live)
       message += ": deprecated protocols (RFC 8996) that OpenSSL " + m.versions.openssl.str() +
                  " will negotiate with old or downgraded clients";
     else
-      message += ", but OpenSSL " + m.versions.openssl.str() +
-                 " refuses them anyway (no SSLv3 build, security level 1): the setting only misleads";
+      message +=
+          ", but OpenSSL " + m.versions.openssl.str() +
+          " refuses them anyway (no SSLv3 build, security level 1): the setting only misleads";
     auto f = ctx.make(id, live ? engine::severity::warning : engine::severity::note, message,
                       anchor_of(s, "ssl_protocols"));
     f.facts.push_back(setting_evidence(ctx, s, "ssl_protocols"));
-    f.facts.push_back({"assumed OpenSSL", m.versions.openssl.str(), m.versions.openssl_source, std::nullopt});
+    f.facts.push_back(
+        {"assumed OpenSSL", m.versions.openssl.str(), m.versions.openssl_source, std::nullopt});
     f.fix = "ssl_protocols TLSv1.2 TLSv1.3;";
     f.server = server_label(ctx, s);
     out.push_back(std::move(f));
@@ -95,8 +100,8 @@ void check(const engine::context& ctx, std::vector<engine::finding>& out) {
 }  // namespace
 
 engine::rule legacy_protocols() {
-  return {id, engine::severity::warning, "SSLv3, TLS 1.0 or TLS 1.1 enabled (explicitly or by default)",
-          doc, check};
+  return {id, engine::severity::warning,
+          "SSLv3, TLS 1.0 or TLS 1.1 enabled (explicitly or by default)", doc, check};
 }
 
 }  // namespace ngxtls::rules

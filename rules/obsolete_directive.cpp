@@ -62,20 +62,24 @@ void check(const engine::context& ctx, std::vector<engine::finding>& out) {
   walk(m.cfg->root, [&](const config::directive& d) {
     if (d.name == "ssl" && !d.has_block && ssl_deprecated) {
       const std::string value = d.args.empty() ? "" : d.args[0].value;
-      auto f = ctx.make(id, ssl_removed ? engine::severity::error : engine::severity::warning,
-                        ssl_removed ? "the `ssl` directive was removed in nginx 1.25.1: nginx " + v.str() +
-                                          " refuses to start (unknown directive \"ssl\")"
-                                    : "the `ssl` directive is deprecated since nginx 1.15.0 (removed in 1.25.1): "
-                                      "use the `ssl` parameter of `listen`",
-                        &d);
+      auto f = ctx.make(
+          id, ssl_removed ? engine::severity::error : engine::severity::warning,
+          ssl_removed ? "the `ssl` directive was removed in nginx 1.25.1: nginx " + v.str() +
+                            " refuses to start (unknown directive \"ssl\")"
+                      : "the `ssl` directive is deprecated since nginx 1.15.0 (removed in 1.25.1): "
+                        "use the `ssl` parameter of `listen`",
+          &d);
       f.facts.push_back({"ssl", value, "server", ctx.where(&d)});
       f.fix = value == "on" ? "# remove `ssl on;` and mark the TLS listens:\nlisten 443 ssl;"
                             : "# remove `ssl off;` (plain listens need nothing)";
       out.push_back(std::move(f));
     }
-    if ((d.name == "http2_push" || d.name == "http2_push_preload") && v >= model::version{1, 25, 1}) {
+    if ((d.name == "http2_push" || d.name == "http2_push_preload") &&
+        v >= model::version{1, 25, 1}) {
       auto f = ctx.make(id, engine::severity::warning,
-                        "`" + d.name + "` is obsolete from nginx 1.25.1 (HTTP/2 server push was removed): nginx ignores it with a warning",
+                        "`" + d.name +
+                            "` is obsolete from nginx 1.25.1 (HTTP/2 server push was removed): "
+                            "nginx ignores it with a warning",
                         &d);
       f.fix = "# remove it; use 103 Early Hints or preload links instead";
       out.push_back(std::move(f));
@@ -84,7 +88,8 @@ void check(const engine::context& ctx, std::vector<engine::finding>& out) {
       for (const auto& a : d.args) {
         if (a.value == "http2" && v >= model::version{1, 25, 1}) {
           auto f = ctx.make(id, engine::severity::warning,
-                            "the `http2` parameter of `listen` is deprecated since nginx 1.25.1: use `http2 on;` in the server",
+                            "the `http2` parameter of `listen` is deprecated since nginx 1.25.1: "
+                            "use `http2 on;` in the server",
                             &d);
           f.fix = "http2 on;";
           out.push_back(std::move(f));
@@ -105,8 +110,10 @@ void check(const engine::context& ctx, std::vector<engine::finding>& out) {
 }  // namespace
 
 engine::rule obsolete_directive() {
-  return {id, engine::severity::warning, "Deprecated or removed directive for the assumed nginx version (ssl on, listen http2, ...)",
-          doc, check};
+  return {
+      id, engine::severity::warning,
+      "Deprecated or removed directive for the assumed nginx version (ssl on, listen http2, ...)",
+      doc, check};
 }
 
 }  // namespace ngxtls::rules

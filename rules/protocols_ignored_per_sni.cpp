@@ -50,14 +50,16 @@ void check(const engine::context& ctx, std::vector<engine::finding>& out) {
     const model::server& d = m.servers[p.default_server];
     const model::server& s = m.servers[p.name_based];
     const auto* st = s.get("ssl_protocols");
-    if (!st || st->from != model::origin::server || same_value(st, d.get("ssl_protocols"))) continue;
+    if (!st || st->from != model::origin::server || same_value(st, d.get("ssl_protocols")))
+      continue;
     if (!seen.insert(p.name_based).second) continue;
-    auto f = ctx.make(id, engine::severity::warning,
-                      "ssl_protocols in " + server_label(ctx, s) + " is ignored on " + p.socket->name() +
-                          ": nginx " + m.versions.nginx.str() +
-                          " negotiates the protocol with the default server " + server_label(ctx, d) +
-                          "'s ssl_protocols (" + setting_evidence(ctx, d, "ssl_protocols").value + ")",
-                      st->where());
+    auto f =
+        ctx.make(id, engine::severity::warning,
+                 "ssl_protocols in " + server_label(ctx, s) + " is ignored on " + p.socket->name() +
+                     ": nginx " + m.versions.nginx.str() +
+                     " negotiates the protocol with the default server " + server_label(ctx, d) +
+                     "'s ssl_protocols (" + setting_evidence(ctx, d, "ssl_protocols").value + ")",
+                 st->where());
     f.facts.push_back(setting_evidence(ctx, s, "ssl_protocols"));
     f.facts.push_back(setting_evidence(ctx, d, "ssl_protocols"));
     f.facts.back().name = "default server ssl_protocols";

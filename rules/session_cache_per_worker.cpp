@@ -55,7 +55,8 @@ void check(const engine::context& ctx, std::vector<engine::finding>& out) {
     const model::server& d = m.servers[di];
     const auto* cache = d.get("ssl_session_cache");
     if (model::cache_kind(cache) != model::session_cache_kind::builtin) continue;
-    const std::string workers = *m.worker_processes == 0 ? "auto" : std::to_string(*m.worker_processes);
+    const std::string workers =
+        *m.worker_processes == 0 ? "auto" : std::to_string(*m.worker_processes);
     auto f = ctx.make(id, engine::severity::warning,
                       "ssl_session_cache is `builtin` (per worker process) with worker_processes " +
                           workers + ": a client resumes on " + socket_names(sockets) +
@@ -63,7 +64,8 @@ void check(const engine::context& ctx, std::vector<engine::finding>& out) {
                       anchor_of(d, "ssl_session_cache"));
     f.facts.push_back(setting_evidence(ctx, d, "ssl_session_cache"));
     f.facts.push_back({"worker_processes", workers, "main",
-                       m.worker_processes_where ? std::optional(ctx.where(m.worker_processes_where)) : std::nullopt});
+                       m.worker_processes_where ? std::optional(ctx.where(m.worker_processes_where))
+                                                : std::nullopt});
     f.fix = "ssl_session_cache shared:SSL:10m;  # shared by every worker";
     f.server = server_label(ctx, d);
     out.push_back(std::move(f));
@@ -73,9 +75,10 @@ void check(const engine::context& ctx, std::vector<engine::finding>& out) {
 }  // namespace
 
 engine::rule session_cache_per_worker() {
-  return {id, engine::severity::warning,
-          "`ssl_session_cache builtin` with several workers: sessions resume only on the same worker",
-          doc, check};
+  return {
+      id, engine::severity::warning,
+      "`ssl_session_cache builtin` with several workers: sessions resume only on the same worker",
+      doc, check};
 }
 
 }  // namespace ngxtls::rules

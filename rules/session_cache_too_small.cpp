@@ -61,7 +61,8 @@ void check(const engine::context& ctx, std::vector<engine::finding>& out) {
     const auto* cache = d.get("ssl_session_cache");
     auto bytes = model::shared_cache_bytes(cache);
     if (!bytes) continue;
-    auto timeout = parse_time_s(d.get("ssl_session_timeout") ? d.get("ssl_session_timeout")->first() : "5m");
+    auto timeout =
+        parse_time_s(d.get("ssl_session_timeout") ? d.get("ssl_session_timeout")->first() : "5m");
     if (!timeout) continue;
     const double capacity = static_cast<double>(*bytes) / (1024.0 * 1024.0) * sessions_per_mb;
     const double needed = *opts.new_sessions_per_second * static_cast<double>(*timeout);
@@ -77,9 +78,10 @@ void check(const engine::context& ctx, std::vector<engine::finding>& out) {
                       anchor_of(d, "ssl_session_cache"));
     f.facts.push_back(setting_evidence(ctx, d, "ssl_session_cache"));
     f.facts.push_back(setting_evidence(ctx, d, "ssl_session_timeout"));
-    f.facts.push_back({"new_sessions_per_second", std::to_string(*opts.new_sessions_per_second), ".ngxtls.toml",
-                       std::nullopt});
-    f.fix = "ssl_session_cache shared:SSL:" + std::to_string(mb) + "m;  # rate x timeout / 4000 per MB";
+    f.facts.push_back({"new_sessions_per_second", std::to_string(*opts.new_sessions_per_second),
+                       ".ngxtls.toml", std::nullopt});
+    f.fix =
+        "ssl_session_cache shared:SSL:" + std::to_string(mb) + "m;  # rate x timeout / 4000 per MB";
     f.server = server_label(ctx, d);
     out.push_back(std::move(f));
   }

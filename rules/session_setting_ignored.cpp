@@ -60,22 +60,24 @@ void check(const engine::context& ctx, std::vector<engine::finding>& out) {
   for (const auto& p : name_based_servers(m)) {
     const model::server& d = m.servers[p.default_server];
     const model::server& s = m.servers[p.name_based];
-    for (const char* name : {"ssl_session_cache", "ssl_session_timeout", "ssl_session_ticket_key"}) {
+    for (const char* name :
+         {"ssl_session_cache", "ssl_session_timeout", "ssl_session_ticket_key"}) {
       const auto* st = s.get(name);
       if (!st || st->from != model::origin::server) continue;
       if (same_value(st, d.get(name))) continue;
       if (!seen.insert({p.name_based, name}).second) continue;
-      auto f = ctx.make(id, newer ? engine::severity::note : engine::severity::warning,
-                        std::string(name) + " in " + server_label(ctx, s) + " has no effect on " +
-                            p.socket->name() + ": nginx takes it from the default server " +
-                            server_label(ctx, d) + " of that socket" +
-                            (newer ? " (nginx >= 1.29.2 applies SNI before resumption; unmeasured)" : ""),
-                        st->where());
+      auto f = ctx.make(
+          id, newer ? engine::severity::note : engine::severity::warning,
+          std::string(name) + " in " + server_label(ctx, s) + " has no effect on " +
+              p.socket->name() + ": nginx takes it from the default server " +
+              server_label(ctx, d) + " of that socket" +
+              (newer ? " (nginx >= 1.29.2 applies SNI before resumption; unmeasured)" : ""),
+          st->where());
       f.facts.push_back(setting_evidence(ctx, s, name));
       f.facts.push_back(setting_evidence(ctx, d, name));
       f.facts.back().name = std::string("default server ") + name;
-      f.fix = "# in the http (stream) block, once for every server on the socket:\n" + std::string(name) +
-              " ...;";
+      f.fix = "# in the http (stream) block, once for every server on the socket:\n" +
+              std::string(name) + " ...;";
       f.server = server_label(ctx, s);
       out.push_back(std::move(f));
     }

@@ -44,19 +44,21 @@ OpenSSL 1.1.1 (first release with TLS 1.3).
 
 void check(const engine::context& ctx, std::vector<engine::finding>& out) {
   const auto& m = ctx.model();
-  if (m.versions.openssl < model::version{1, 1, 1} || m.versions.nginx < model::version{1, 13, 0}) return;
+  if (m.versions.openssl < model::version{1, 1, 1} || m.versions.nginx < model::version{1, 13, 0})
+    return;
   for (const auto& s : m.servers) {
     if (!s.has_ssl) continue;
     const auto* protocols = s.get("ssl_protocols");
     if (model::protocols_enable(protocols, "TLSv1.3")) continue;
     const bool from_default = !protocols || protocols->from == model::origin::nginx_default;
-    auto f = ctx.make(id, engine::severity::warning,
-                      (from_default ? "nginx " + m.versions.nginx.str() +
-                                          "'s default ssl_protocols has no TLSv1.3"
-                                    : std::string("ssl_protocols has no TLSv1.3")) +
-                          ": clients get slower TLS 1.2 handshakes although nginx " + m.versions.nginx.str() +
-                          " and OpenSSL " + m.versions.openssl.str() + " support TLS 1.3",
-                      anchor_of(s, "ssl_protocols"));
+    auto f = ctx.make(
+        id, engine::severity::warning,
+        (from_default
+             ? "nginx " + m.versions.nginx.str() + "'s default ssl_protocols has no TLSv1.3"
+             : std::string("ssl_protocols has no TLSv1.3")) +
+            ": clients get slower TLS 1.2 handshakes although nginx " + m.versions.nginx.str() +
+            " and OpenSSL " + m.versions.openssl.str() + " support TLS 1.3",
+        anchor_of(s, "ssl_protocols"));
     f.facts.push_back(setting_evidence(ctx, s, "ssl_protocols"));
     f.fix = "ssl_protocols TLSv1.2 TLSv1.3;";
     f.server = server_label(ctx, s);
@@ -67,8 +69,8 @@ void check(const engine::context& ctx, std::vector<engine::finding>& out) {
 }  // namespace
 
 engine::rule tls13_missing() {
-  return {id, engine::severity::warning, "TLS 1.3 not enabled although nginx and OpenSSL support it", doc,
-          check};
+  return {id, engine::severity::warning,
+          "TLS 1.3 not enabled although nginx and OpenSSL support it", doc, check};
 }
 
 }  // namespace ngxtls::rules

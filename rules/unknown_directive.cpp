@@ -66,7 +66,8 @@ void check(const engine::context& ctx, std::vector<engine::finding>& out) {
 }  // namespace
 
 engine::rule unknown_directive() {
-  return {id, engine::severity::error, "Directive nginx does not know (for the assumed version and loaded modules)", doc, check};
+  return {id, engine::severity::error,
+          "Directive nginx does not know (for the assumed version and loaded modules)", doc, check};
 }
 
 }  // namespace ngxtls::rules

@@ -114,15 +114,17 @@ const model::occurrence* conf_command(const model::server& s, const std::string&
 void check(const engine::context& ctx, std::vector<engine::finding>& out) {
   const auto& m = ctx.model();
   const std::string linked = tls::openssl_version();
-  const std::string caveat = openssl_differs(m) ? " (expanded with the linked OpenSSL " + linked + "; assumed " +
-                                                      m.versions.openssl.str() + ")"
+  const std::string caveat = openssl_differs(m) ? " (expanded with the linked OpenSSL " + linked +
+                                                      "; assumed " + m.versions.openssl.str() + ")"
                                                 : "";
   for (const auto& s : m.servers) {
     if (!s.has_ssl) continue;
     const auto* ciphers = s.get("ssl_ciphers");
     std::string spec = ciphers ? ciphers->first() : "HIGH:!aNULL:!MD5";
     const config::directive* at = anchor_of(s, "ssl_ciphers");
-    std::string source = ciphers && ciphers->from != model::origin::nginx_default ? "ssl_ciphers" : "nginx's default ssl_ciphers";
+    std::string source = ciphers && ciphers->from != model::origin::nginx_default
+                             ? "ssl_ciphers"
+                             : "nginx's default ssl_ciphers";
     if (const auto* cs = conf_command(s, "CipherString")) {
       spec = cs->args[1];
       at = cs->where;
@@ -132,28 +134,35 @@ void check(const engine::context& ctx, std::vector<engine::finding>& out) {
     auto evidence = [&](engine::finding& f) {
       f.facts.push_back(setting_evidence(ctx, s, "ssl_ciphers"));
       f.facts.push_back(setting_evidence(ctx, s, "ssl_prefer_server_ciphers"));
-      if (s.get("ssl_conf_command")) f.facts.push_back(setting_evidence(ctx, s, "ssl_conf_command"));
+      if (s.get("ssl_conf_command"))
+        f.facts.push_back(setting_evidence(ctx, s, "ssl_conf_command"));
       f.server = server_label(ctx, s);
     };
     if (const auto* suites = conf_command(s, "Ciphersuites")) {
       try {
         tls::expand_tls13_ciphersuites(suites->args[1]);
       } catch (const std::exception&) {
-        auto f = ctx.make(id, engine::severity::error,
-                          "ssl_conf_command Ciphersuites \"" + suites->args[1] +
-                              "\" names no TLS 1.3 suite this OpenSSL knows: nginx fails to load the "
-                              "configuration" + caveat,
-                          suites->where);
+        auto f =
+            ctx.make(id, engine::severity::error,
+                     "ssl_conf_command Ciphersuites \"" + suites->args[1] +
+                         "\" names no TLS 1.3 suite this OpenSSL knows: nginx fails to load the "
+                         "configuration" +
+                         caveat,
+                     suites->where);
         evidence(f);
-        f.fix = "ssl_conf_command Ciphersuites TLS_AES_128_GCM_SHA256:TLS_AES_256_GCM_SHA384:TLS_CHACHA20_POLY1305_SHA256;";
+        f.fix =
+            "ssl_conf_command Ciphersuites "
+            "TLS_AES_128_GCM_SHA256:TLS_AES_256_GCM_SHA384:TLS_CHACHA20_POLY1305_SHA256;";
         out.push_back(std::move(f));
       }
     }
     const auto& e = expand(spec);
     if (!e.error.empty()) {
       auto f = ctx.make(id, engine::severity::error,
-                        source + " \"" + spec + "\" matches no cipher: nginx fails with "
-                        "SSL_CTX_set_cipher_list() failed" + caveat,
+                        source + " \"" + spec +
+                            "\" matches no cipher: nginx fails with "
+                            "SSL_CTX_set_cipher_list() failed" +
+                            caveat,
                         at);
       evidence(f);
       f.fix = "ssl_ciphers HIGH:!aNULL:!MD5;";
@@ -163,8 +172,12 @@ void check(const engine::context& ctx, std::vector<engine::finding>& out) {
     std::map<std::string, std::vector<std::string>> weak;
     std::vector<std::string> non_fs, cbc;
     for (const auto& c : e.ciphers) {
-      if (auto w = weakness(c); !w.empty()) weak[w].push_back(c.name);
-      else if (c.kx == "RSA" || c.kx == "PSK" || c.kx == "RSAPSK") non_fs.push_back(c.name);
+      // PSK suites need a PSK callback, which nginx never sets: they are never negotiated.
+      if (c.kx.find("PSK") != std::string::npos || c.auth == "PSK") continue;
+      if (auto w = weakness(c); !w.empty())
+        weak[w].push_back(c.name);
+      else if (c.kx == "RSA")
+        non_fs.push_back(c.name);
       if (!c.aead) cbc.push_back(c.name);
     }
     if (!weak.empty()) {
@@ -177,23 +190,29 @@ void check(const engine::context& ctx, std::vector<engine::finding>& out) {
       auto f = ctx.make(id, engine::severity::warning,
                         source + " allows " + what + " suites: " + join_names(all) + caveat, at);
       evidence(f);
-      f.fix = "ssl_ciphers ECDHE-ECDSA-AES128-GCM-SHA256:ECDHE-RSA-AES128-GCM-SHA256:ECDHE-ECDSA-AES256-GCM-SHA384:"
-              "ECDHE-RSA-AES256-GCM-SHA384:ECDHE-ECDSA-CHACHA20-POLY1305:ECDHE-RSA-CHACHA20-POLY1305;";
+      f.fix =
+          "ssl_ciphers "
+          "ECDHE-ECDSA-AES128-GCM-SHA256:ECDHE-RSA-AES128-GCM-SHA256:ECDHE-ECDSA-AES256-GCM-SHA384:"
+          "ECDHE-RSA-AES256-GCM-SHA384:ECDHE-ECDSA-CHACHA20-POLY1305:ECDHE-RSA-CHACHA20-POLY1305;";
       out.push_back(std::move(f));
     } else if (!non_fs.empty()) {
       auto f = ctx.make(id, engine::severity::note,
-                        source + " allows static RSA key exchange (no forward secrecy): " + join_names(non_fs) +
-                            caveat,
+                        source + " allows static RSA key exchange (no forward secrecy): " +
+                            join_names(non_fs) + caveat,
                         at);
       evidence(f);
-      f.fix = "ssl_ciphers ECDHE-ECDSA-AES128-GCM-SHA256:ECDHE-RSA-AES128-GCM-SHA256:ECDHE-ECDSA-AES256-GCM-SHA384:"
-              "ECDHE-RSA-AES256-GCM-SHA384:ECDHE-ECDSA-CHACHA20-POLY1305:ECDHE-RSA-CHACHA20-POLY1305;";
+      f.fix =
+          "ssl_ciphers "
+          "ECDHE-ECDSA-AES128-GCM-SHA256:ECDHE-RSA-AES128-GCM-SHA256:ECDHE-ECDSA-AES256-GCM-SHA384:"
+          "ECDHE-RSA-AES256-GCM-SHA384:ECDHE-ECDSA-CHACHA20-POLY1305:ECDHE-RSA-CHACHA20-POLY1305;";
       out.push_back(std::move(f));
     }
-    if (weak.empty() && non_fs.empty() && !cbc.empty() && !model::is_on(s.get("ssl_prefer_server_ciphers"))) {
+    if (weak.empty() && non_fs.empty() && !cbc.empty() &&
+        !model::is_on(s.get("ssl_prefer_server_ciphers"))) {
       auto f = ctx.make(id, engine::severity::note,
-                        "ssl_prefer_server_ciphers is off, so clients may pick the CBC suites " + source +
-                            " allows (" + join_names(cbc) + "): drop them or turn server preference on",
+                        "ssl_prefer_server_ciphers is off, so clients may pick the CBC suites " +
+                            source + " allows (" + join_names(cbc) +
+                            "): drop them or turn server preference on",
                         anchor_of(s, "ssl_prefer_server_ciphers"));
       evidence(f);
       f.fix = "ssl_prefer_server_ciphers on;";
@@ -206,7 +225,8 @@ void check(const engine::context& ctx, std::vector<engine::finding>& out) {
 
 engine::rule weak_ciphers() {
   return {id, engine::severity::warning,
-          "Cipher list allows NULL, anonymous, export, RC4, 3DES or MD5 suites, or lacks forward secrecy",
+          "Cipher list allows NULL, anonymous, export, RC4, 3DES or MD5 suites, or lacks forward "
+          "secrecy",
           doc, check};
 }
 

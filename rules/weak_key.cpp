@@ -60,17 +60,21 @@ void check(const engine::context& ctx, std::vector<engine::finding>& out) {
         problem = "a DSA key (no current client accepts DSA certificates)";
       } else if (leaf.key_type == "EC" && leaf.curve != "prime256v1" && leaf.curve != "secp384r1") {
         level = engine::severity::warning;
-        problem = "an EC key on " + (leaf.curve.empty() ? std::string("an unnamed curve") : leaf.curve) +
+        problem = "an EC key on " +
+                  (leaf.curve.empty() ? std::string("an unnamed curve") : leaf.curve) +
                   " (browsers support P-256 and P-384 only)";
       } else {
         continue;
       }
       auto f = ctx.make(id, level, "certificate \"" + c.path + "\" has " + problem, c.cert->where);
-      f.facts.push_back({"key", leaf.key_type + " " + std::to_string(leaf.key_bits) +
-                                    (leaf.curve.empty() ? "" : " " + leaf.curve),
+      f.facts.push_back({"key",
+                         leaf.key_type + " " + std::to_string(leaf.key_bits) +
+                             (leaf.curve.empty() ? "" : " " + leaf.curve),
                          "certificate", std::nullopt});
       f.facts.push_back({"subject", leaf.subject, "certificate", std::nullopt});
-      f.fix = "# new key and certificate:\nopenssl req -new -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes ...";
+      f.fix =
+          "# new key and certificate:\nopenssl req -new -newkey ec -pkeyopt "
+          "ec_paramgen_curve:P-256 -nodes ...";
       f.server = server_label(ctx, s);
       out.push_back(std::move(f));
     }
@@ -80,8 +84,8 @@ void check(const engine::context& ctx, std::vector<engine::finding>& out) {
 }  // namespace
 
 engine::rule weak_key() {
-  return {id, engine::severity::error, "Certificate key under 2048-bit RSA, DSA, or on an unsupported EC curve",
-          doc, check};
+  return {id, engine::severity::error,
+          "Certificate key under 2048-bit RSA, DSA, or on an unsupported EC curve", doc, check};
 }
 
 }  // namespace ngxtls::rules

@@ -47,7 +47,8 @@ std::string absolute_path(const std::string& file) {
 }
 
 json artifact_location(const std::string& file, const std::string& working_dir) {
-  if (auto rel = relative_under(file, working_dir)) return {{"uri", uri_escape(*rel)}, {"uriBaseId", "SRCROOT"}};
+  if (auto rel = relative_under(file, working_dir))
+    return {{"uri", uri_escape(*rel)}, {"uriBaseId", "SRCROOT"}};
   return {{"uri", "file://" + uri_escape(absolute_path(file))}};
 }
 
@@ -91,10 +92,9 @@ std::string render_sarif(const lint_report& r, const std::string& working_dir) {
   std::map<std::string, std::size_t> index;
   for (const auto& rule : engine::all_rules()) {
     index[rule.id] = rules.size();
-    json jr = {{"id", rule.id},
-               {"name", rule.id},
-               {"shortDescription", {{"text", rule.summary}}}};
-    if (auto full = what_it_flags(rule.doc); !full.empty()) jr["fullDescription"] = {{"text", full}};
+    json jr = {{"id", rule.id}, {"name", rule.id}, {"shortDescription", {{"text", rule.summary}}}};
+    if (auto full = what_it_flags(rule.doc); !full.empty())
+      jr["fullDescription"] = {{"text", full}};
     jr["help"] = {{"text", rule.doc}, {"markdown", rule.doc}};
     jr["helpUri"] = std::string(rule_help_uri_base) + rule.id + ".md";
     jr["defaultConfiguration"] = {{"level", sarif_level(rule.level)}};
@@ -107,7 +107,8 @@ std::string render_sarif(const lint_report& r, const std::string& working_dir) {
     res["level"] = sarif_level(f.level);
     std::string text = f.message;
     res["message"] = {{"text", text}};
-    res["locations"] = json::array({{{"physicalLocation", physical_location(f.location, working_dir)}}});
+    res["locations"] =
+        json::array({{{"physicalLocation", physical_location(f.location, working_dir)}}});
     if (!f.include_chain.empty()) {
       json rel = json::array();
       int id = 1;
@@ -140,7 +141,8 @@ std::string render_sarif(const lint_report& r, const std::string& working_dir) {
                   {"informationUri", "https://github.com/ngxtls/ngxtls"},
                   {"rules", rules}}}}}};
   if (!working_dir.empty()) {
-    std::string base = "file://" + uri_escape(fs::path(working_dir).lexically_normal().generic_string());
+    std::string base =
+        "file://" + uri_escape(fs::path(working_dir).lexically_normal().generic_string());
     if (base.back() != '/') base += '/';
     run["originalUriBaseIds"] = {{"SRCROOT", {{"uri", base}}}};
   }
@@ -162,10 +164,14 @@ namespace {
 std::string escape_data(const std::string& s) {
   std::string out;
   for (char c : s) {
-    if (c == '%') out += "%25";
-    else if (c == '\r') out += "%0D";
-    else if (c == '\n') out += "%0A";
-    else out += c;
+    if (c == '%')
+      out += "%25";
+    else if (c == '\r')
+      out += "%0D";
+    else if (c == '\n')
+      out += "%0A";
+    else
+      out += c;
   }
   return out;
 }
@@ -173,9 +179,12 @@ std::string escape_data(const std::string& s) {
 std::string escape_property(const std::string& s) {
   std::string out;
   for (char c : escape_data(s)) {
-    if (c == ':') out += "%3A";
-    else if (c == ',') out += "%2C";
-    else out += c;
+    if (c == ':')
+      out += "%3A";
+    else if (c == ',')
+      out += "%2C";
+    else
+      out += c;
   }
   return out;
 }

@@ -9,7 +9,8 @@ namespace ngxtls::report {
 
 /// Where `helpUri` of each SARIF rule points: this base followed by "<rule-id>.md" (the pages
 /// generated into docs/rules/ by `ngxtls rules --write-docs`).
-inline constexpr const char* rule_help_uri_base = "https://github.com/ngxtls/ngxtls/blob/main/docs/rules/";
+inline constexpr const char* rule_help_uri_base =
+    "https://github.com/ngxtls/ngxtls/blob/main/docs/rules/";
 
 /// A SARIF 2.1.0 log (OASIS sarif-v2.1.0, schema sarif-schema-2.1.0.json) with one run:
 /// `tool.driver` lists every rule of the catalog (id, short and full description, the

@@ -33,8 +33,10 @@ std::optional<std::string> rejected_curves(const std::string& list) {
   std::size_t start = 0;
   while (start <= list.size()) {
     auto colon = list.find(':', start);
-    std::string name = list.substr(start, colon == std::string::npos ? std::string::npos : colon - start);
-    if (!name.empty() && SSL_CTX_set1_curves_list(ctx.get(), name.c_str()) != 1) bad += (bad.empty() ? "" : ":") + name;
+    std::string name =
+        list.substr(start, colon == std::string::npos ? std::string::npos : colon - start);
+    if (!name.empty() && SSL_CTX_set1_curves_list(ctx.get(), name.c_str()) != 1)
+      bad += (bad.empty() ? "" : ":") + name;
     ERR_clear_error();
     if (colon == std::string::npos) break;
     start = colon + 1;

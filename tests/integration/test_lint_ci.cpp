@@ -23,7 +23,8 @@ test::command_result run_ngxtls(std::vector<std::string> args, const std::string
 
 // Runs `ngxtls` in `cwd` (SARIF paths are relative to the working directory).
 test::command_result run_in(const fs::path& cwd, std::vector<std::string> args) {
-  std::vector<std::string> argv = {"/bin/sh", "-c", "cd \"$0\" && exec \"$@\"", cwd.string(), test::ngxtls_binary()};
+  std::vector<std::string> argv = {"/bin/sh", "-c", "cd \"$0\" && exec \"$@\"", cwd.string(),
+                                   test::ngxtls_binary()};
   argv.insert(argv.end(), args.begin(), args.end());
   return test::run(argv, "", 60);
 }
@@ -44,11 +45,13 @@ void write_config(test::temp_dir& tmp) {
 
 }  // namespace
 
-TEST_CASE("SARIF output validates against the SARIF 2.1.0 schema, with relative URIs and include chains") {
+TEST_CASE(
+    "SARIF output validates against the SARIF 2.1.0 schema, with relative URIs and include "
+    "chains") {
   test::temp_dir tmp;
   write_config(tmp);
-  auto r = run_in(tmp.path(), {"lint", "conf/nginx.conf", "--nginx-version", "1.22.1", "--format", "sarif", "-o",
-                               "out.sarif", "--fail-on", "never"});
+  auto r = run_in(tmp.path(), {"lint", "conf/nginx.conf", "--nginx-version", "1.22.1", "--format",
+                               "sarif", "-o", "out.sarif", "--fail-on", "never"});
   REQUIRE_MESSAGE(r.exit_code == 0, r.err);
   const auto text = test::read_file(tmp.path() / "out.sarif");
   auto log = json::parse(text);
@@ -67,7 +70,8 @@ TEST_CASE("SARIF output validates against the SARIF 2.1.0 schema, with relative 
       CHECK(loc["region"]["startLine"] == 1);
       CHECK(res["level"] == "warning");
       REQUIRE(res.contains("relatedLocations"));
-      CHECK(res["relatedLocations"][0]["physicalLocation"]["artifactLocation"]["uri"] == "conf/nginx.conf");
+      CHECK(res["relatedLocations"][0]["physicalLocation"]["artifactLocation"]["uri"] ==
+            "conf/nginx.conf");
       CHECK(res["relatedLocations"][0]["physicalLocation"]["region"]["startLine"] == 4);
       saw_chain = true;
     }
@@ -92,8 +96,9 @@ TEST_CASE("SARIF output validates against the SARIF 2.1.0 schema, with relative 
 TEST_CASE("SARIF uses absolute file URIs for files outside the working directory") {
   test::temp_dir tmp, elsewhere;
   write_config(tmp);
-  auto r = run_in(elsewhere.path(), {"lint", (tmp.path() / "conf/nginx.conf").string(), "--nginx-version", "1.22.1",
-                                     "--format", "sarif", "--fail-on", "never"});
+  auto r = run_in(elsewhere.path(),
+                  {"lint", (tmp.path() / "conf/nginx.conf").string(), "--nginx-version", "1.22.1",
+                   "--format", "sarif", "--fail-on", "never"});
   REQUIRE(r.exit_code == 0);
   auto log = json::parse(r.out);
   for (const auto& res : log["runs"][0]["results"]) {
@@ -106,12 +111,15 @@ TEST_CASE("SARIF uses absolute file URIs for files outside the working directory
 TEST_CASE("--format github prints one workflow annotation per finding, escaped") {
   test::temp_dir tmp;
   write_config(tmp);
-  auto r = run_in(tmp.path(), {"lint", "conf/nginx.conf", "--nginx-version", "1.22.1", "--format", "github",
-                               "--select", "session-cache-per-worker,session-timeout-too-long"});
+  auto r = run_in(tmp.path(),
+                  {"lint", "conf/nginx.conf", "--nginx-version", "1.22.1", "--format", "github",
+                   "--select", "session-cache-per-worker,session-timeout-too-long"});
   CHECK(r.exit_code == 1);
-  CHECK(r.out.find("::warning file=conf/tls.conf,line=1,col=1,title=ngxtls session-cache-per-worker::") !=
+  CHECK(r.out.find(
+            "::warning file=conf/tls.conf,line=1,col=1,title=ngxtls session-cache-per-worker::") !=
         std::string::npos);
-  CHECK(r.out.find("::warning file=conf/tls.conf,line=2,col=1,title=ngxtls session-timeout-too-long::") !=
+  CHECK(r.out.find(
+            "::warning file=conf/tls.conf,line=2,col=1,title=ngxtls session-timeout-too-long::") !=
         std::string::npos);
   // Multi-line fixes are folded into one line with %0A.
   CHECK(r.out.find("%0AFix:%0A") != std::string::npos);
@@ -122,18 +130,20 @@ TEST_CASE("--format github prints one workflow annotation per finding, escaped")
 
 TEST_CASE("a suppression that silences nothing is reported as a note; one that works is not") {
   test::temp_dir tmp;
-  auto conf = tmp.write("nginx.conf",
-                        "worker_processes 4;\n"
-                        "events {}\n"
-                        "http {\n"
-                        "    # ngxtls: ignore session-cache-per-worker -- clients are pinned by the LB\n"
-                        "    ssl_session_cache builtin;\n"
-                        "    ssl_session_timeout 1h;  # ngxtls: ignore session-timeout-too-long -- stale\n"
-                        "    # ngxtls: ignore no-such-rule\n"
-                        "    server { listen 443 ssl; ssl_protocols TLSv1.2 TLSv1.3; }\n"
-                        "}\n")
-                  .string();
-  auto r = run_ngxtls({"lint", conf, "--nginx-version", "1.22.1", "--format", "json", "--fail-on", "never"});
+  auto conf =
+      tmp.write("nginx.conf",
+                "worker_processes 4;\n"
+                "events {}\n"
+                "http {\n"
+                "    # ngxtls: ignore session-cache-per-worker -- clients are pinned by the LB\n"
+                "    ssl_session_cache builtin;\n"
+                "    ssl_session_timeout 1h;  # ngxtls: ignore session-timeout-too-long -- stale\n"
+                "    # ngxtls: ignore no-such-rule\n"
+                "    server { listen 443 ssl; ssl_protocols TLSv1.2 TLSv1.3; }\n"
+                "}\n")
+          .string();
+  auto r = run_ngxtls(
+      {"lint", conf, "--nginx-version", "1.22.1", "--format", "json", "--fail-on", "never"});
   REQUIRE(r.exit_code == 0);
   auto out = json::parse(r.out);
   std::vector<std::pair<int, std::string>> unused;
@@ -150,15 +160,17 @@ TEST_CASE("a suppression that silences nothing is reported as a note; one that w
   CHECK(unused[1].first == 7);
   CHECK(unused[1].second.find("names no rule \"no-such-rule\"") != std::string::npos);
   // A suppression for a rule that did not run is not stale.
-  auto sel = run_ngxtls({"lint", conf, "--nginx-version", "1.22.1", "--format", "json", "--fail-on", "never",
-                         "--select", "unused-suppression,session-cache-per-worker"});
+  auto sel = run_ngxtls({"lint", conf, "--nginx-version", "1.22.1", "--format", "json", "--fail-on",
+                         "never", "--select", "unused-suppression,session-cache-per-worker"});
   auto sel_out = json::parse(sel.out);
   std::size_t n = 0;
   for (const auto& f : sel_out["findings"]) n += f["rule"] == "unused-suppression";
   CHECK(n == 1);  // only the unknown rule id
 }
 
-TEST_CASE(".ngxtls.toml sets the expiry window, the expected load and built-in modules; unknown keys fail") {
+TEST_CASE(
+    ".ngxtls.toml sets the expiry window, the expected load and built-in modules; unknown keys "
+    "fail") {
   test::temp_dir tmp;
   test::make_fixture_material(tmp.path());
   test::make_certificate_material(tmp.path());
@@ -169,7 +181,8 @@ TEST_CASE(".ngxtls.toml sets the expiry window, the expected load and built-in m
                         "    ssl_session_timeout 1h;\n"
                         "    more_set_headers \"Server: x\";\n"
                         "    server { listen 443 ssl; ssl_protocols TLSv1.2 TLSv1.3;\n"
-                        "             ssl_certificate pki/expiring/chain.pem; ssl_certificate_key pki/expiring/leaf.key; }\n"
+                        "             ssl_certificate pki/expiring/chain.pem; ssl_certificate_key "
+                        "pki/expiring/leaf.key; }\n"
                         "}\n")
                   .string();
   auto rules_of = [&](const std::string& toml) {
@@ -189,8 +202,9 @@ TEST_CASE(".ngxtls.toml sets the expiry window, the expected load and built-in m
   CHECK(base.count("certificate-expiry") == 1);  // 10 days left, default window 30
   CHECK(base.count("session-cache-too-small") == 0);
   CHECK(base.count("unknown-directive") == 1);  // headers-more not loaded
-  auto tuned = rules_of("nginx_version = \"1.22.1\"\nexpiry_days = 5\nmodules = [\"headers-more\"]\n"
-                        "[load]\nnew_sessions_per_second = 100\n");
+  auto tuned = rules_of(
+      "nginx_version = \"1.22.1\"\nexpiry_days = 5\nmodules = [\"headers-more\"]\n"
+      "[load]\nnew_sessions_per_second = 100\n");
   CHECK(tuned.count("certificate-expiry") == 0);
   CHECK(tuned.count("session-cache-too-small") == 1);
   CHECK(tuned.count("unknown-directive") == 0);

@@ -54,7 +54,8 @@ std::uint32_t error_line(const std::string& msg) {
 }  // namespace
 
 TEST_CASE("the embedded directive table is the data file in rules/data") {
-  CHECK(std::string(dir::embedded_tsv()) == test::read_file(test::source_dir() / "rules/data/nginx-1.22.1-directives.tsv"));
+  CHECK(std::string(dir::embedded_tsv()) ==
+        test::read_file(test::source_dir() / "rules/data/nginx-1.22.1-directives.tsv"));
   // Spot checks of measured facts (nginx 1.22.1).
   const auto* proto = dir::find("ssl_protocols");
   REQUIRE(proto);
@@ -72,8 +73,8 @@ TEST_CASE("directive checks agree with nginx 1.22.1's verdicts on the corpus") {
   std::size_t ok_files = 0, refused = 0, matched = 0;
   std::string disagreements;
   for (const auto& row : manifest()) {
-    const bool table_verdict = row.verdict == "unknown_directive" || row.kind == "not_allowed_here" ||
-                               row.kind == "invalid_args";
+    const bool table_verdict = row.verdict == "unknown_directive" ||
+                               row.kind == "not_allowed_here" || row.kind == "invalid_args";
     if (row.verdict != "ok" && !table_verdict) continue;  // nginx stopped for another reason
     if (table_verdict && row.error_in_file != "self") continue;
     const fs::path file = test::shared_dir() / "corpus" / row.path;
@@ -96,7 +97,8 @@ TEST_CASE("directive checks agree with nginx 1.22.1's verdicts on the corpus") {
       ++ok_files;
       for (const auto& i : found)
         if (i.level == engine::severity::error)
-          disagreements += "\n  nginx accepts " + row.path + " but: " + to_string(ctx.where(i.where)) + " " + i.message;
+          disagreements += "\n  nginx accepts " + row.path +
+                           " but: " + to_string(ctx.where(i.where)) + " " + i.message;
       continue;
     }
     ++refused;
@@ -107,18 +109,22 @@ TEST_CASE("directive checks agree with nginx 1.22.1's verdicts on the corpus") {
       // spread over lines is after the line of its name.
       std::uint32_t last = i.where->line;
       for (const auto& a : i.where->args)
-        last = std::max<std::uint32_t>(last, a.line + static_cast<std::uint32_t>(std::count(a.raw.begin(), a.raw.end(), '\n')));
+        last = std::max<std::uint32_t>(last, a.line + static_cast<std::uint32_t>(std::count(
+                                                          a.raw.begin(), a.raw.end(), '\n')));
       if (line < i.where->line || line > last + 1) continue;
-      const bool kind_ok = (row.verdict == "unknown_directive" && i.kind == dir::problem::unknown) ||
-                           (row.kind == "not_allowed_here" && i.kind == dir::problem::not_allowed) ||
-                           (row.kind == "invalid_args" && i.kind == dir::problem::arguments);
+      const bool kind_ok =
+          (row.verdict == "unknown_directive" && i.kind == dir::problem::unknown) ||
+          (row.kind == "not_allowed_here" && i.kind == dir::problem::not_allowed) ||
+          (row.kind == "invalid_args" && i.kind == dir::problem::arguments);
       hit = hit || kind_ok;
     }
-    if (hit) ++matched;
-    else disagreements += "\n  nginx refuses " + row.path + " (" + row.first_error + ") and we do not";
+    if (hit)
+      ++matched;
+    else
+      disagreements += "\n  nginx refuses " + row.path + " (" + row.first_error + ") and we do not";
   }
-  MESSAGE("corpus: " << ok_files << " files nginx accepts, " << refused << " it refuses by its directive table, "
-                     << matched << " of those matched");
+  MESSAGE("corpus: " << ok_files << " files nginx accepts, " << refused
+                     << " it refuses by its directive table, " << matched << " of those matched");
   CHECK_MESSAGE(disagreements.empty(), "disagreements:" << disagreements);
   CHECK(ok_files > 100);
   CHECK(refused >= 20);

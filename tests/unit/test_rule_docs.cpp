@@ -21,15 +21,19 @@ TEST_CASE("every rule doc has the six sections and docs/rules matches the rule t
                           "## How the prober confirms it", "## Source"})
       CHECK_MESSAGE(r.doc.find(h) != std::string::npos, "missing section " << h);
     const auto page = dir / (r.id + ".md");
-    if (!std::filesystem::exists(page) || test::read_file(page) != report::rule_page(r)) drift += " " + r.id;
+    if (!std::filesystem::exists(page) || test::read_file(page) != report::rule_page(r))
+      drift += " " + r.id;
   }
-  if (!std::filesystem::exists(dir / "README.md") || test::read_file(dir / "README.md") != report::rules_index())
+  if (!std::filesystem::exists(dir / "README.md") ||
+      test::read_file(dir / "README.md") != report::rules_index())
     drift += " README.md";
-  CHECK_MESSAGE(drift.empty(), "docs/rules drifted from the rules (run `ngxtls rules --write-docs docs/rules`):"
-                                   << drift);
+  CHECK_MESSAGE(
+      drift.empty(),
+      "docs/rules drifted from the rules (run `ngxtls rules --write-docs docs/rules`):" << drift);
   // No stale pages for rules that no longer exist.
   for (const auto& e : std::filesystem::directory_iterator(dir)) {
     const auto stem = e.path().stem().string();
-    if (stem != "README") CHECK_MESSAGE(engine::find_rule(stem) != nullptr, "page without a rule: " << stem);
+    if (stem != "README")
+      CHECK_MESSAGE(engine::find_rule(stem) != nullptr, "page without a rule: " << stem);
   }
 }
