@@ -51,11 +51,19 @@ void check(const engine::context& ctx, std::vector<engine::finding>& out) {
     if (!st || !st->where() || st->first() == "auto" || !seen.insert(st->where()).second) continue;
     auto bad = tls::rejected_curves(st->first());
     if (!bad) continue;
+    // The linked libssl can only judge names for its own version: when the assumed OpenSSL is
+    // newer (e.g. X25519MLKEM768 from 3.5), an unknown name here is not a verdict.
+    const auto linked = model::version::parse(tls::openssl_version());
+    const bool assumed_newer = linked && m.versions.openssl > *linked;
     auto f = ctx.make(
-        id, engine::severity::error,
-        "ssl_ecdh_curve names groups OpenSSL " + tls::openssl_version() + " does not know (" +
-            *bad + "): nginx fails with SSL_CTX_set1_curves_list() failed" +
-            (openssl_differs(m) ? " (assumed OpenSSL " + m.versions.openssl.str() + ")" : ""),
+        id, assumed_newer ? engine::severity::note : engine::severity::error,
+        assumed_newer
+            ? "ssl_ecdh_curve names groups the OpenSSL " + tls::openssl_version() +
+                  " linked here does not know (" + *bad + "); the assumed OpenSSL " +
+                  m.versions.openssl.str() + " may: not checked here"
+            : "ssl_ecdh_curve names groups OpenSSL " + tls::openssl_version() + " does not know (" +
+                  *bad + "): nginx fails with SSL_CTX_set1_curves_list() failed" +
+                  (openssl_differs(m) ? " (assumed OpenSSL " + m.versions.openssl.str() + ")" : ""),
         st->where());
     f.facts.push_back(setting_evidence(ctx, s, "ssl_ecdh_curve"));
     f.fix = "ssl_ecdh_curve X25519:prime256v1:secp384r1;";

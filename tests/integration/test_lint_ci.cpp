@@ -128,7 +128,7 @@ TEST_CASE("--format github prints one workflow annotation per finding, escaped")
   CHECK(lines == 2);
 }
 
-TEST_CASE("a suppression that silences nothing is reported as a note; one that works is not") {
+TEST_CASE("a suppression that silences nothing is reported as a note, one that works is not") {
   test::temp_dir tmp;
   auto conf =
       tmp.write("nginx.conf",
@@ -169,8 +169,8 @@ TEST_CASE("a suppression that silences nothing is reported as a note; one that w
 }
 
 TEST_CASE(
-    ".ngxtls.toml sets the expiry window, the expected load and built-in modules; unknown keys "
-    "fail") {
+    ".ngxtls.toml sets the expiry window, the expected load and built-in modules and rejects "
+    "unknown keys") {
   test::temp_dir tmp;
   test::make_fixture_material(tmp.path());
   test::make_certificate_material(tmp.path());
