@@ -105,6 +105,7 @@ void check(const engine::context& ctx, std::vector<engine::finding>& out) {
         f.facts.push_back({"ssl_certificate", arg, model::to_string(certs->from, s.context == model::context_kind::stream),
                            ctx.where(occ.where)});
         f.server = server_label(ctx, s);
+        for (const auto& l : s.listens) f.ports.push_back(l.port);
       };
       if (dynamic_path(arg)) {
         auto f = ctx.make(id, engine::severity::note,

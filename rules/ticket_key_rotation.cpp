@@ -170,6 +170,7 @@ void check_baseline(const engine::context& ctx, std::vector<engine::finding>& ou
       f.fix = "# keep the old encrypting key after the new one:\nssl_session_ticket_key NEW.key;\n"
               "ssl_session_ticket_key " + old_keys->values.front().args.front() + ";";
       f.server = server_label(ctx, d);
+      f.ports.push_back(k->port);
       // Mechanical fix: list the old encrypting key right after the new first key (decrypt only).
       if (new_keys && new_keys->values.front().where) {
         const std::string& old_arg = old_keys->values.front().args.front();

@@ -116,6 +116,7 @@ void check(const engine::context& ctx, std::vector<engine::finding>& out) {
     f.facts.push_back({"nginx version", m.versions.nginx.str(), m.versions.nginx_source, std::nullopt});
     f.fix = key_fix;
     f.server = server_label(ctx, d);
+    for (const auto* k : sockets) f.ports.push_back(k->port);
     out.push_back(std::move(f));
   }
 

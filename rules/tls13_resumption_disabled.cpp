@@ -73,14 +73,16 @@ constexpr const char* cache_fix =
 // The shared cache the fix adds: a zone name no other ssl_session_cache of this config uses
 // (a zone declared twice with different sizes is an nginx error; sharing one across unrelated
 // servers lets sessions cross them).
-std::string shared_cache_arg(const model::model& m) {
+std::string shared_cache_arg(const model::model& m, model::context_kind ctx) {
   std::set<std::string> used;
   for (const auto& s : m.servers)
     if (const auto* c = s.get("ssl_session_cache"))
       for (const auto& a : c->args())
         if (a.rfind("shared:", 0) == 0) used.insert(a.substr(7, a.find(':', 7) - 7));
-  std::string name = "SSL";
-  for (int i = 2; used.count(name); ++i) name = "SSL" + std::to_string(i);
+  // http and stream zones share one namespace: give each context its own name.
+  const std::string base = ctx == model::context_kind::stream ? "SSL_STREAM" : "SSL";
+  std::string name = base;
+  for (int i = 2; used.count(name); ++i) name = base + std::to_string(i);
   return "shared:" + name + ":10m";
 }
 
@@ -89,7 +91,7 @@ std::string shared_cache_arg(const model::model& m) {
 void add_cache_edit(const engine::context& ctx, const model::server& d, const config::directive* tickets_off,
                     engine::finding& f) {
   const auto& cfg = *ctx.model().cfg;
-  const std::string line = "ssl_session_cache " + shared_cache_arg(ctx.model()) + ";";
+  const std::string line = "ssl_session_cache " + shared_cache_arg(ctx.model(), d.context) + ";";
   std::optional<engine::text_edit> e;
   if (const auto* cache = d.get("ssl_session_cache")->where()) e = engine::replace_directive(cfg, *cache, line);
   else if (tickets_off) e = engine::insert_after(cfg, *tickets_off, line + "  # ngxtls: resumption needs a cache when tickets are off");
@@ -106,7 +108,10 @@ void check(const engine::context& ctx, std::vector<engine::finding>& out) {
     const bool d_tickets = model::is_on(d.get("ssl_session_tickets"));
     const auto cache = model::cache_kind(d.get("ssl_session_cache"));
     const std::string where_sockets = socket_names(sockets);
+    std::vector<int> ports;
+    for (const auto* k : sockets) ports.push_back(k->port);
     auto add_evidence = [&](engine::finding& f, const model::server& s) {
+      f.ports = ports;
       for (const char* n : {"ssl_protocols", "ssl_session_tickets", "ssl_session_cache"})
         f.facts.push_back(setting_evidence(ctx, s, n));
     };

@@ -11,10 +11,14 @@ start=$(date +%s)
 # (live nginx, probes) runs unsanitized in scripts/test.sh.
 integration=(test_cases_a test_corpus test_parse_cli test_lint_cli)
 san="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer"
+# g++ 12 gives false -Wmaybe-uninitialized warnings in std::regex/std::function once the
+# sanitizers instrument them (tests/support/nginx_instance.cpp): the warning is meaningless
+# here, every other one still fails the build.
+warn="-Wno-maybe-uninitialized"
 # -O1 -g1: sanitizers want some optimisation to stay fast and line tables for their reports;
 # full debug info would only slow the build.
 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g1" \
-  -DCMAKE_CXX_FLAGS="$san" -DCMAKE_EXE_LINKER_FLAGS="$san" -DNGXTLS_WERROR=ON >/dev/null
+  -DCMAKE_CXX_FLAGS="$san $warn" -DCMAKE_EXE_LINKER_FLAGS="$san" -DNGXTLS_WERROR=ON >/dev/null
 targets=(ngxtls "${integration[@]}")
 for f in tests/unit/test_*.cpp; do targets+=("$(basename "$f" .cpp)"); done
 cmake --build "$build" -j "$(nproc)" --target "${targets[@]}"

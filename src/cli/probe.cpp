@@ -88,7 +88,7 @@ int run_probe_command(const probe_args& a) {
   auto results = probe::run_probe(targets, o);
   bar.reset();
 
-  if (a.format == "json") std::cout << report::probe_json(results).dump(2) << "\n";
+  if (a.format == "json") std::cout << report::probe_json(results).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
   else if (a.format == "prometheus") std::cout << report::probe_prometheus(results);
   else std::cout << report::probe_text(results, ::isatty(STDOUT_FILENO) == 1);
   std::cout.flush();

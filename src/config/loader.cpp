@@ -191,7 +191,7 @@ class loader {
     if (auto it = index_.find(key); it != index_.end()) {
       if (checked_.insert({it->second, context}).second) {
         detail::parse_in_context(cfg_.files[it->second].content, cfg_.files[it->second].path,
-                                 it->second, context, options_.max_depth);
+                                 it->second, context, options_.max_depth, block_depth_);
       }
       return it->second;
     }
@@ -209,7 +209,10 @@ class loader {
     source_file f;
     f.path = path;
     f.content = std::move(content);
-    f.parsed = detail::parse_in_context(f.content, f.path, index, context, options_.max_depth);
+    // Parsed inside the blocks open at the include site, so that the parser's recursion
+    // and expand()'s together stay within max_depth levels (stack overflow under ASan).
+    f.parsed = detail::parse_in_context(f.content, f.path, index, context, options_.max_depth,
+                                        block_depth_);
     cfg_.files.push_back(std::move(f));
     index_.emplace(key, index);
     checked_.insert({index, context});

@@ -313,8 +313,9 @@ std::string unescape(std::string_view raw) {
 
 std::vector<directive> parse_in_context(std::string_view content, const std::string& path,
                                         std::uint32_t file_index, block_context context,
-                                        std::size_t max_depth) {
+                                        std::size_t max_depth, std::size_t start_depth) {
   parse_state st{content, path, file_index, max_depth, {}, {}, {}};
+  st.depth = start_depth;
   st.stack.push_back({&st.root, context});
   pegtl::memory_input<pegtl::tracking_mode::eager, pegtl::eol::lf_crlf> in(content.data(),
                                                                            content.size(), path);

@@ -44,6 +44,8 @@ struct finding {
   std::string fix;                             ///< a config snippet that fixes it
   std::string server;                          ///< "name (socket)" for context; may be empty
   std::vector<text_edit> edits;                ///< a mechanical fix, when the rule has one (lint --fix)
+  std::vector<int> ports;                      ///< ports of the listen sockets it concerns (check matches
+                                               ///< probe evidence by these); empty = not socket-bound
 };
 
 }  // namespace ngxtls::engine

@@ -272,7 +272,14 @@ class prober {
     for (;;) {
       auto now = clock_type::now();
       while (active < std::max(1, opt_.parallel) && next_target < targets_.size()) {
-        start_target(*targets_[next_target++], now);
+        target_state& t = *targets_[next_target++];
+        start_target(t, now);
+        if (t.st == stage::finished) {
+          // Unresolvable: finished at once, never pumped, so it must not hold a slot.
+          ++progress_.targets_done;
+          report_progress();
+          continue;
+        }
         ++active;
       }
       for (auto& t : targets_) {

@@ -155,7 +155,8 @@ std::string render_sarif(const lint_report& r, const std::string& working_dir) {
   json log = {{"$schema", "https://json.schemastore.org/sarif-2.1.0.json"},
               {"version", "2.1.0"},
               {"runs", json::array({run})}};
-  return log.dump(2) + "\n";
+  // Config bytes are not always UTF-8 (nginx reads bytes): replace invalid sequences.
+  return log.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
 namespace {
