@@ -1,6 +1,7 @@
 #include "check/check.hpp"
 
 #include <algorithm>
+#include <map>
 #include <set>
 
 #include "engine/file_facts.hpp"
@@ -28,11 +29,16 @@ std::vector<configured_key> configured_keys(const engine::context& ctx) {
     for (std::size_t i = 0; i < keys->values.size(); ++i) {
       if (keys->values[i].args.empty()) continue;
       const std::string path = ctx.resolve(keys->values[i].args.front());
-      if (!seen.insert(path + (i == 0 ? "#first" : "")).second) continue;
+      if (!seen.insert(path + (i == 0 ? "#first" : "")).second) {
+        for (auto& c : out)
+          if (c.path == path && c.encrypting == (i == 0)) c.ports.push_back(k.port);
+        continue;
+      }
       configured_key c;
       c.path = path;
       c.encrypting = i == 0;
       c.server = d.names.empty() ? std::string() : d.names.front();
+      c.ports.push_back(k.port);
       const auto& l = ctx.files().ticket_key(path);
       if (l.facts && l.facts->valid_size) c.key_name_hex = l.facts->key_name_hex;
       out.push_back(std::move(c));
@@ -41,27 +47,40 @@ std::vector<configured_key> configured_keys(const engine::context& ctx) {
   return out;
 }
 
+int port_of(const std::string& address);
+
 std::vector<std::string> match_key_names(const std::vector<configured_key>& keys,
-                                         const std::vector<probe::target_result>& results) {
+                                         const std::vector<probe::target_result>& results,
+                                         const std::map<int, int>& port_map) {
   std::vector<std::string> out;
-  std::set<std::string> live;
-  for (const auto& r : results)
+  std::map<std::string, std::set<int>> live;  // key name -> config ports it was seen on
+  for (const auto& r : results) {
+    int port = port_of(r.address);
+    if (auto it = port_map.find(port); it != port_map.end()) port = it->second;
     for (const auto& run : r.protocols)
-      for (const auto& [name, count] : run.ticket_key_names) live.insert(name);
-  for (const auto& name : live) {
+      for (const auto& [name, count] : run.ticket_key_names) live[name].insert(port);
+  }
+  for (const auto& [name, ports] : live) {
     const configured_key* match = nullptr;
-    for (const auto& k : keys)
+    bool keyed_socket = false;
+    for (const auto& k : keys) {
       if (!k.key_name_hex.empty() && k.key_name_hex == name) match = &k;
+      for (int p : ports)
+        if (std::find(k.ports.begin(), k.ports.end(), p) != k.ports.end()) keyed_socket = true;
+    }
+    std::string where;
+    for (int p : ports) where += (where.empty() ? " on port " : ", ") + std::to_string(p);
     if (match)
-      out.push_back("live tickets carry key name " + name + ": sealed with " + match->path +
-                    (match->encrypting ? " (the encrypting key)" : " (a decrypt-only key: the endpoint's key order differs from this config)"));
-    else if (!keys.empty())
-      out.push_back("live tickets carry key name " + name +
+      out.push_back("live tickets" + where + " carry key name " + name + ": sealed with " + match->path +
+                    (match->encrypting ? " (the encrypting key)"
+                                       : " (a decrypt-only key: the endpoint's key order differs from this config)"));
+    else if (keyed_socket)
+      out.push_back("live tickets" + where + " carry key name " + name +
                     ", which no ssl_session_ticket_key of this config holds: the deployed config is not "
                     "the one you linted, or the endpoint's default server seals with its own key");
     else
-      out.push_back("live tickets carry key name " + name +
-                    " (this config names no ticket key file: nginx's automatic key)");
+      out.push_back("live tickets" + where + " carry key name " + name +
+                    " (the socket's default server names no ticket key file: nginx's automatic key)");
   }
   return out;
 }
@@ -81,7 +100,9 @@ std::string label(const probe::target_result& r) {
 
 std::string frac(int a, int b) { return std::to_string(a) + "/" + std::to_string(b); }
 
-// The results that speak for a finding: those whose SNI is its server, else all.
+}  // namespace
+
+// The port of "ip:port" / "[v6]:port"; 0 when there is none.
 int port_of(const std::string& address) {
   auto colon = address.rfind(':');
   if (colon == std::string::npos) return 0;
@@ -92,14 +113,19 @@ int port_of(const std::string& address) {
   }
 }
 
+namespace {
+
 // Evidence must come from the finding's own listen sockets (matched by port): a probe of
 // another socket says nothing about it.
 std::vector<const probe::target_result*> relevant(const engine::finding& f,
-                                                  const std::vector<probe::target_result>& results) {
+                                                  const std::vector<probe::target_result>& results,
+                                                  const std::map<int, int>& port_map) {
   std::vector<const probe::target_result*> byname, all;
   for (const auto& r : results) {
     if (r.error) continue;
-    if (!f.ports.empty() && std::find(f.ports.begin(), f.ports.end(), port_of(r.address)) == f.ports.end())
+    int port = port_of(r.address);
+    if (auto it = port_map.find(port); it != port_map.end()) port = it->second;
+    if (!f.ports.empty() && std::find(f.ports.begin(), f.ports.end(), port) == f.ports.end())
       continue;
     all.push_back(&r);
     if (!f.server.empty() && r.sni == f.server) byname.push_back(&r);
@@ -154,6 +180,28 @@ void judge_keys(checked_finding& c, const std::vector<const probe::target_result
       c.evidence.push_back({run.protocol + " ticket resumed", frac(run.resumed, run.attempts), label(*r)});
     }
   c.evidence.push_back({"ticket key names seen", std::to_string(names.size()), ""});
+  if (o.reload) {
+    int saved = 0, saved_resumed = 0;
+    for (const auto* r : rs)
+      for (const auto& run : r->protocols)
+        if (run.session_source == "sess_in" && !run.error) {
+          saved += run.attempts;
+          saved_resumed += run.resumed;
+          c.evidence.push_back({run.protocol + " session from before the reload resumed",
+                                frac(run.resumed, run.attempts), label(*r)});
+        }
+    if (saved > 0 && saved_resumed == 0) {
+      c.result = verdict::confirmed;
+      c.reason = "sessions taken before `nginx -s reload` resumed " + frac(saved_resumed, saved) +
+                 " after it: the reload threw the ticket keys away";
+      return;
+    }
+    if (saved > 0 && !o.several_endpoints) {
+      c.reason = "sessions taken before the reload still resumed (" + frac(saved_resumed, saved) +
+                 "); the multi-instance hazard needs --instances 2";
+      return;
+    }
+  }
   if (attempts == 0) {
     c.reason = "no ticket resumption attempt completed";
     return;
@@ -228,8 +276,19 @@ std::vector<checked_finding> judge(const std::vector<engine::finding>& findings,
   for (const auto& f : findings) {
     checked_finding c;
     c.finding = f;
-    auto rs = relevant(f, results);
-    if (rs.empty()) {
+    auto rs = relevant(f, results, options.port_map);
+    const std::pair<source_location, std::string>* rejected = nullptr;
+    // Only an error predicts that nginx refuses the directive; notes at the same place do not.
+    for (const auto& r : options.rejected)
+      if (f.level == engine::severity::error && !f.location.file.empty() && r.first.file == f.location.file && r.first.line == f.location.line) rejected = &r;
+    auto untested = f.server.empty() ? options.untested.end() : options.untested.find(f.server);
+    if (rejected) {
+      c.result = verdict::confirmed;
+      c.reason = "the sandbox nginx rejects it: " + rejected->second;
+      c.evidence.push_back({"nginx -t", rejected->second, ""});
+    } else if (untested != options.untested.end()) {
+      c.reason = "the sandbox did not start this server: " + untested->second;
+    } else if (rs.empty()) {
       c.reason = f.ports.empty() ? "no target could be probed"
                                  : "no probed endpoint serves this finding's listen socket";
     } else if (f.rule == "tls13-resumption-disabled") {

@@ -2,7 +2,9 @@
 // `check`: each lint finding held against probe evidence - confirmed, refuted or not testable.
 // The only place where config facts and live measurements meet (CONVENTIONS, The house).
 
+#include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "engine/engine.hpp"
@@ -37,15 +39,19 @@ struct configured_key {
   std::string key_name_hex;  ///< empty when the file could not be read here
   std::string server;        ///< server label of the default server that lists it
   bool encrypting = false;   ///< first in its list: the key that seals new tickets
+  std::vector<int> ports;    ///< ports of the listen sockets whose default server lists it
 };
 
 /// Every ticket key file the config's socket default servers list.
 std::vector<configured_key> configured_keys(const engine::context& ctx);
 
 /// Which configured file sealed the live tickets, per key name seen; or that the endpoint seals
-/// with a key the config does not hold. One line each, for the report.
+/// with a key the config does not hold; or, when the socket's default server names no key
+/// file, that it is nginx's automatic key. `port_map` maps probed ports to the config's ports
+/// (check --sandbox); without an entry a port is taken as it is. One line each, for the report.
 std::vector<std::string> match_key_names(const std::vector<configured_key>& keys,
-                                         const std::vector<probe::target_result>& results);
+                                         const std::vector<probe::target_result>& results,
+                                         const std::map<int, int>& port_map = {});
 
 /// Options of the judgement.
 struct judge_options {
@@ -54,6 +60,17 @@ struct judge_options {
   bool several_endpoints = false;
   /// A --sess-in session (saved before a deploy) was offered: ticket-key-rotation is testable.
   bool session_from_file = false;
+  /// Sandbox: probed port -> port of the linted config's listen socket (findings name the
+  /// latter). Empty: ports are taken as they are.
+  std::map<int, int> port_map;
+  /// Sandbox: directives nginx -t rejected, by location in the linted config, with nginx's
+  /// message. A finding at one of them is confirmed by that message.
+  std::vector<std::pair<source_location, std::string>> rejected;
+  /// Sandbox: servers that were not started (label -> why); their findings are not testable.
+  std::map<std::string, std::string> untested;
+  /// Sandbox --reload: the results are of sessions taken before a reload and offered after it
+  /// (runs with session_source "sess_in").
+  bool reload = false;
 };
 
 /// Judges each finding against the probe results of the targets whose SNI is the finding's
@@ -66,6 +83,10 @@ struct judge_options {
 /// - ticket-key-rotation: with a --sess-in session, confirmed when it no longer resumes, refuted
 ///   when it does; key file size and mode findings are not testable by a probe.
 /// - ocsp-stapling-dead: confirmed when no staple arrived over the retries; refuted when one did.
+/// - with --reload (options.reload): ticket-keys-not-shared is confirmed when a session taken
+///   before the reload no longer resumes after it.
+/// - a finding at a directive nginx -t rejected (options.rejected): confirmed by nginx's message.
+/// - a finding of a server the sandbox did not start (options.untested): not testable.
 /// - everything else: not testable.
 std::vector<checked_finding> judge(const std::vector<engine::finding>& findings,
                                    const std::vector<probe::target_result>& results,

@@ -1,14 +1,16 @@
-// ngxtls check CONFIG --endpoint TARGET: lint, probe every server name the config serves on
-// the endpoint, and mark each finding confirmed, refuted or not testable.
+// ngxtls check CONFIG --endpoint TARGET | --sandbox: lint, probe every server name the config
+// serves (live, or in a throwaway nginx), and mark each finding confirmed, refuted or not testable.
 
 #include <unistd.h>
 
+#include <filesystem>
 #include <iostream>
 #include <memory>
 #include <set>
 
 #include "base/error.hpp"
 #include "check/check.hpp"
+#include "check/sandbox.hpp"
 #include "cli/commands.hpp"
 #include "cli/common.hpp"
 #include "engine/engine.hpp"
@@ -26,6 +28,9 @@ struct check_args {
   std::vector<std::string> endpoints;
   std::vector<std::string> connect;
   bool sandbox = false;
+  std::string nginx;
+  int instances = 1;
+  bool reload = false;
   std::string conf_prefix, nginx_version, openssl_version;
   std::string format = "text";
   std::string output;
@@ -54,8 +59,20 @@ std::vector<std::string> probe_names(const model::model& m, std::size_t max) {
 }
 
 int run_check(const check_args& a) {
-  if (a.sandbox) throw usage_error("check --sandbox is not available yet: use --endpoint TARGET");
-  if (a.endpoints.empty()) throw usage_error("check: name the live endpoint with --endpoint TARGET");
+  if (a.sandbox && (!a.endpoints.empty() || !a.connect.empty()))
+    throw usage_error("check: --sandbox starts its own nginx: drop --endpoint/--connect");
+  if (!a.sandbox && a.endpoints.empty())
+    throw usage_error("check: name the live endpoint with --endpoint TARGET, or test before deploy with --sandbox");
+  if (!a.sandbox && (a.instances != 1 || a.reload || !a.nginx.empty()))
+    throw usage_error("check: --nginx, --instances and --reload need --sandbox");
+  if (a.reload && !a.sess_in.empty()) throw usage_error("check: --reload takes its own sessions: drop --sess-in");
+  std::string nginx_bin = "nginx";
+  if (a.sandbox) {
+    nginx_bin = check::find_executable(a.nginx.empty() ? "nginx" : a.nginx);
+    if (nginx_bin.empty())
+      throw usage_error(a.nginx.empty() ? "check --sandbox: no nginx on PATH or in /usr/sbin (install nginx, or pass --nginx BIN)"
+                                        : "check --sandbox: --nginx " + a.nginx + " is not an executable file");
+  }
   std::optional<engine::project_config> pc;
   {
     char buf[4096];
@@ -63,7 +80,7 @@ int run_check(const check_args& a) {
       if (auto p = engine::find_project_config(buf)) pc = engine::load_project_config(*p);
   }
   report::check_report rep;
-  rep.lint.assumed = choose_versions(a.nginx_version, a.openssl_version, pc);
+  rep.lint.assumed = choose_versions(a.nginx_version, a.openssl_version, pc, nginx_bin);
   rep.lint.inputs.push_back(a.config);
   config::load_options lo;
   if (!a.conf_prefix.empty()) lo.conf_prefix = a.conf_prefix;
@@ -84,17 +101,6 @@ int run_check(const check_args& a) {
   }
   auto findings = engine::run(*m, opts);
 
-  // One probe target per endpoint (or backend) and server name.
-  std::vector<probe::target> targets;
-  auto names = probe_names(*m, static_cast<std::size_t>(a.max_names));
-  std::vector<std::optional<std::string>> dials;
-  if (a.connect.empty()) dials.push_back(std::nullopt);
-  for (const auto& c : a.connect) dials.push_back(c);
-  for (const auto& e : a.endpoints)
-    for (const auto& d : dials) {
-      if (names.empty()) targets.push_back(probe::parse_target(e, std::nullopt, d));
-      for (const auto& n : names) targets.push_back(probe::parse_target(e, n, d));
-    }
   probe::probe_options po;
   po.attempts = a.attempts;
   po.per_target = a.per_target;
@@ -105,16 +111,100 @@ int run_check(const check_args& a) {
     po.tls13 = a.only13;
   }
   if (!a.sess_in.empty()) po.sess_in = a.sess_in;
-  rep.probes = probe::run_probe(targets, po);
+
+  std::vector<probe::target> targets;
+  std::vector<std::string> names;
+  std::unique_ptr<check::sandbox> sb;
+  std::size_t dial_count = 1;
+  bool names_capped = false;
+  if (a.sandbox) {
+    check::sandbox_options so;
+    so.nginx_binary = nginx_bin;
+    so.instances = a.instances;
+    sb = std::make_unique<check::sandbox>(*m, so);
+    for (const auto& s : sb->sockets())
+      for (const auto& n : s.names) {
+        if (targets.size() >= static_cast<std::size_t>(a.max_names)) {
+          names_capped = true;
+          break;
+        }
+        const std::string addr = "127.0.0.1:" + std::to_string(s.port);
+        targets.push_back(n.empty() ? probe::parse_target(addr) : probe::parse_target(addr, n));
+      }
+  } else {
+    // One probe target per endpoint (or backend) and server name.
+    names = probe_names(*m, static_cast<std::size_t>(a.max_names));
+    names_capped = names.size() == static_cast<std::size_t>(a.max_names);
+    std::vector<std::optional<std::string>> dials;
+    if (a.connect.empty()) dials.push_back(std::nullopt);
+    for (const auto& c : a.connect) dials.push_back(c);
+    dial_count = a.endpoints.size() * dials.size();
+    for (const auto& e : a.endpoints)
+      for (const auto& d : dials) {
+        if (names.empty()) targets.push_back(probe::parse_target(e, std::nullopt, d));
+        for (const auto& n : names) targets.push_back(probe::parse_target(e, n, d));
+      }
+  }
+
+  if (a.reload) {
+    // Take a session per target, reload every master, then offer it (DESIGN fact 4).
+    std::vector<std::optional<std::string>> saved(targets.size());
+    for (std::size_t i = 0; i < targets.size(); ++i) {
+      auto p1 = po;
+      p1.sess_out = sb->run_dir() + "/session-" + std::to_string(i) + ".pem";
+      try {
+        auto r = probe::run_probe({targets[i]}, p1);
+        if (!r.empty() && !r.front().error) saved[i] = p1.sess_out;
+      } catch (const target_error& e) {
+        rep.notes.push_back(targets[i].text + " gave no session to save before the reload: " + e.what());
+      }
+    }
+    sb->reload();
+    for (std::size_t i = 0; i < targets.size(); ++i) {
+      auto p2 = po;
+      if (saved[i]) p2.sess_in = saved[i];
+      auto r = probe::run_probe({targets[i]}, p2);
+      rep.probes.insert(rep.probes.end(), r.begin(), r.end());
+    }
+  } else if (!targets.empty()) {
+    rep.probes = probe::run_probe(targets, po);
+  }
 
   check::judge_options jo;
-  jo.several_endpoints = a.endpoints.size() * dials.size() > 1;
+  jo.several_endpoints = a.sandbox ? a.instances > 1 : dial_count > 1;
   jo.session_from_file = !a.sess_in.empty();
+  jo.reload = a.reload;
+  if (sb) {
+    jo.port_map = sb->port_map();
+    for (const auto& r : sb->rejections()) jo.rejected.push_back({r.where, r.message});
+    jo.untested = sb->untested();
+    report::sandbox_summary sum;
+    sum.nginx_binary = sb->nginx_binary();
+    sum.nginx_version = sb->nginx_version();
+    sum.instances = sb->instances();
+    sum.workers = sb->workers();
+    sum.pid_namespace = sb->pid_namespace();
+    sum.reload = a.reload;
+    for (const auto& s : sb->sockets())
+      sum.sockets.push_back({(s.stream ? "stream " : "") + s.original, "127.0.0.1:" + std::to_string(s.port)});
+    for (const auto& n : sb->notes()) sum.notes.push_back({n.server, n.text});
+    for (const auto& [server, why] : sb->untested()) sum.untested.push_back({server, why});
+    rep.sandbox = sum;
+    sb->stop();
+  }
   rep.checked = check::judge(findings, rep.probes, jo);
   rep.lint.findings = findings;
   engine::context ctx(*m, opts);
-  rep.key_names = check::match_key_names(check::configured_keys(ctx), rep.probes);
-  if (names.size() == static_cast<std::size_t>(a.max_names))
+  auto keys = check::configured_keys(ctx);
+  // A key file the sandbox nginx rejected was left out there: its sockets use automatic keys.
+  std::erase_if(keys, [&](const check::configured_key& k) {
+    for (const auto& r : jo.rejected)
+      if (r.second.find("\"" + std::filesystem::absolute(k.path).lexically_normal().string() + "\"") != std::string::npos)
+        return true;
+    return false;
+  });
+  rep.key_names = check::match_key_names(keys, rep.probes, jo.port_map);
+  if (names_capped)
     rep.notes.push_back("probed the first " + std::to_string(a.max_names) + " server names only (--max-names)");
   bool unreachable = false;
   for (const auto& r : rep.probes)
@@ -123,8 +213,14 @@ int run_check(const check_args& a) {
       rep.notes.push_back(r.target + (r.sni.empty() ? "" : " (SNI " + r.sni + ")") + " could not be probed: " + *r.error);
     }
 
-  write_output(a.output, a.format == "json" ? report::render_check_json(rep)
-                                            : report::render_check_text(rep, a.output.empty() && is_tty(1)));
+  if (a.format == "json") {
+    write_output(a.output, report::render_check_json(rep));
+  } else if (a.format == "sarif") {
+    char buf[4096];
+    write_output(a.output, report::render_check_sarif(rep, getcwd(buf, sizeof buf) ? std::string(buf) : std::string()));
+  } else {
+    write_output(a.output, report::render_check_text(rep, a.output.empty() && is_tty(1)));
+  }
   if (unreachable) return exit_target;
   if (a.fail_on == "never") return exit_ok;
   auto threshold = engine::parse_severity(a.fail_on).value_or(engine::severity::warning);
@@ -139,15 +235,19 @@ int run_check(const check_args& a) {
 
 void register_check(CLI::App& app, std::function<int()>& run) {
   auto a = std::make_shared<check_args>();
-  auto* sub = app.add_subcommand("check", "Lint a config and confirm or refute each finding on a live endpoint");
+  auto* sub = app.add_subcommand("check", "Lint a config and confirm or refute each finding on a live endpoint or a sandbox nginx");
   sub->add_option("config", a->config, "nginx.conf, a saved `nginx -T` dump, or - for stdin")->required();
   sub->add_option("--endpoint", a->endpoints, "live TARGET serving this config (host[:port]); repeat for several instances");
   sub->add_option("--connect", a->connect, "dial this backend address instead, sending the config's server names as SNI");
-  sub->add_flag("--sandbox", a->sandbox, "start a throwaway nginx with this config (not available yet)");
+  sub->add_flag("--sandbox", a->sandbox, "before deploy: run this config's TLS servers in a throwaway nginx on loopback");
+  sub->add_option("--nginx", a->nginx, "--sandbox: the nginx binary (default: nginx on PATH, else /usr/sbin/nginx)");
+  sub->add_option("--instances", a->instances, "--sandbox: masters on each port with reuseport, standing for N hosts")
+      ->check(CLI::Range(1, 16));
+  sub->add_flag("--reload", a->reload, "--sandbox: reload nginx between taking a session and offering it");
   sub->add_option("--conf-prefix", a->conf_prefix, "nginx's conf prefix");
   sub->add_option("--nginx-version", a->nginx_version, "nginx version to assume")->take_last();
   sub->add_option("--openssl-version", a->openssl_version, "OpenSSL version to assume")->take_last();
-  sub->add_option("--format", a->format, "output format")->check(CLI::IsMember({"text", "json"}));
+  sub->add_option("--format", a->format, "output format")->check(CLI::IsMember({"text", "json", "sarif"}));
   sub->add_option("-o,--output", a->output, "write the report to FILE");
   sub->add_option("--fail-on", a->fail_on, "exit 1 on findings (not refuted) at or above this severity")
       ->check(CLI::IsMember({"error", "warning", "note", "never"}));

@@ -2,13 +2,16 @@
 
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <iostream>
 #include <iterator>
 #include <sstream>
 
 #include "base/error.hpp"
+#include "check/sandbox_process.hpp"
 #include "tls/ciphers.hpp"
 
 namespace ngxtls::cli {
@@ -42,25 +45,24 @@ std::optional<model::version> parse_flag(const std::string& v, const char* what)
   return p;
 }
 
-std::string run_nginx_v() {
+std::string run_nginx_v(const std::string& binary) {
   // nginx prints -V to stderr.
-  FILE* p = popen("nginx -V 2>&1", "r");
-  if (!p) return {};
-  std::string out;
-  char buf[4096];
-  std::size_t n;
-  while ((n = fread(buf, 1, sizeof buf, p)) > 0 && out.size() < 1 << 16) out.append(buf, n);
-  int rc = pclose(p);
-  return rc == 0 ? out : std::string();
+  try {
+    auto r = check::run_command({binary, "-V"}, 10000);
+    return r.exit_code == 0 ? r.err + r.out : std::string();
+  } catch (const std::exception&) {
+    return {};
+  }
 }
 }  // namespace
 
 model::assumed_versions choose_versions(const std::string& nginx_flag, const std::string& openssl_flag,
-                                        const std::optional<engine::project_config>& pc) {
+                                        const std::optional<engine::project_config>& pc,
+                                        const std::string& nginx_binary) {
   model::assumed_versions v;
   std::optional<model::nginx_v_info> detected;
   auto detect = [&]() -> const model::nginx_v_info& {
-    if (!detected) detected = model::parse_nginx_v(run_nginx_v());
+    if (!detected) detected = model::parse_nginx_v(run_nginx_v(nginx_binary));
     return *detected;
   };
   if (auto f = parse_flag(nginx_flag, "nginx")) {
@@ -98,7 +100,9 @@ void write_output(const std::string& path, const std::string& text) {
     return;
   }
   std::ofstream f(path, std::ios::binary | std::ios::trunc);
+  if (!f) throw usage_error("cannot write " + path + ": " + std::strerror(errno));
   f << text;
+  f.flush();
   if (!f) throw usage_error("cannot write " + path);
 }
 

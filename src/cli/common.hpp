@@ -15,10 +15,12 @@ namespace ngxtls::cli {
 /// kind). Throws input_error.
 config::config load_input(const std::string& path, const config::load_options& opts);
 
-/// The assumed versions: flags, else .ngxtls.toml, else `nginx -V` when nginx is on PATH,
-/// else the newest known nginx and the linked libssl. Throws usage_error for unparseable values.
+/// The assumed versions: flags, else .ngxtls.toml, else `NGINX -V` (`nginx_binary`, default
+/// `nginx` on PATH; `check --sandbox` passes the nginx it runs), else the newest known nginx and
+/// the linked libssl. Throws usage_error for unparseable values.
 model::assumed_versions choose_versions(const std::string& nginx_flag, const std::string& openssl_flag,
-                                        const std::optional<engine::project_config>& pc);
+                                        const std::optional<engine::project_config>& pc,
+                                        const std::string& nginx_binary = "nginx");
 
 /// Writes `text` to `path` ("" or "-" = stdout). Throws usage_error when it cannot.
 void write_output(const std::string& path, const std::string& text);

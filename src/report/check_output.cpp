@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "report/probe_output.hpp"
+#include "report/sarif_output.hpp"
 
 namespace ngxtls::report {
 
@@ -18,6 +19,16 @@ std::string render_check_text(const check_report& r, bool color) {
     out += std::string("    ") + vc + check::to_string(c.result) + reset + ": " + c.reason + '\n';
     for (const auto& e : c.evidence)
       out += "      " + e.name + " = " + e.value + (e.target.empty() ? "" : "  (" + e.target + ")") + '\n';
+  }
+  if (r.sandbox) {
+    const auto& sb = *r.sandbox;
+    out += "sandbox: " + sb.nginx_version + " (" + sb.nginx_binary + "), " + std::to_string(sb.instances) +
+           (sb.instances == 1 ? " master" : " masters with reuseport") + " x " + std::to_string(sb.workers) +
+           (sb.workers == 1 ? " worker" : " workers") + (sb.reload ? ", reloaded between taking and offering sessions" : "") +
+           (sb.pid_namespace ? "; torn down by its PID namespace" : "; torn down by process group") + '\n';
+    for (const auto& [conf, local] : sb.sockets) out += "  " + conf + " -> " + local + '\n';
+    for (const auto& [server, text] : sb.notes) out += "  " + (server.empty() ? std::string() : server + ": ") + text + '\n';
+    for (const auto& [server, why] : sb.untested) out += "  not tested: " + server + ": " + why + '\n';
   }
   for (const auto& k : r.key_names) out += "key names: " + k + '\n';
   for (const auto& n : r.notes) out += "note: " + n + '\n';
@@ -44,6 +55,39 @@ std::string render_check_json(const check_report& r) {
   doc["probe"] = probe_json(r.probes);
   doc["key_names"] = r.key_names;
   doc["notes"] = r.notes;
+  if (r.sandbox) {
+    const auto& sb = *r.sandbox;
+    nlohmann::json j = {{"nginx_binary", sb.nginx_binary}, {"nginx_version", sb.nginx_version},
+                        {"instances", sb.instances},       {"workers", sb.workers},
+                        {"pid_namespace", sb.pid_namespace}, {"reload", sb.reload}};
+    j["sockets"] = nlohmann::json::array();
+    for (const auto& [conf, local] : sb.sockets) j["sockets"].push_back({{"configured", conf}, {"sandbox", local}});
+    j["notes"] = nlohmann::json::array();
+    for (const auto& [server, text] : sb.notes) j["notes"].push_back({{"server", server}, {"text", text}});
+    j["untested"] = nlohmann::json::array();
+    for (const auto& [server, why] : sb.untested) j["untested"].push_back({{"server", server}, {"reason", why}});
+    doc["sandbox"] = j;
+  }
+  return doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + '\n';
+}
+
+std::string render_check_sarif(const check_report& r, const std::string& working_dir) {
+  auto doc = nlohmann::json::parse(render_sarif(r.lint, working_dir));
+  auto& results = doc["runs"][0]["results"];
+  for (std::size_t i = 0; i < r.checked.size() && i < results.size(); ++i) {
+    const auto& c = r.checked[i];
+    auto& res = results[i];
+    if (!res.contains("properties")) res["properties"] = nlohmann::json::object();
+    nlohmann::json ev = nlohmann::json::array();
+    for (const auto& e : c.evidence) ev.push_back({{"name", e.name}, {"value", e.value}, {"target", e.target}});
+    res["properties"]["verdict"] = check::to_string(c.result);
+    res["properties"]["verdict_reason"] = c.reason;
+    res["properties"]["probe_evidence"] = ev;
+    if (c.result == check::verdict::refuted) {
+      res["properties"]["lint_level"] = res["level"];
+      res["level"] = "note";
+    }
+  }
   return doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + '\n';
 }
 

@@ -1,7 +1,9 @@
 #pragma once
 // `ngxtls check` reports: lint findings with their verdicts, and the probe results in full.
 
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "check/check.hpp"
@@ -10,6 +12,22 @@
 
 namespace ngxtls::report {
 
+/// What `check --sandbox` ran and changed, for the report.
+struct sandbox_summary {
+  std::string nginx_binary;                 ///< path of the nginx that ran
+  std::string nginx_version;                ///< its `nginx -v` line
+  int instances = 1;                        ///< masters on each port (reuseport)
+  int workers = 1;                          ///< worker processes per master
+  bool pid_namespace = false;               ///< teardown held by a PID namespace (else process groups)
+  bool reload = false;                      ///< sessions were taken before a reload and offered after it
+  /// Per served socket: {configured "address:port", sandbox "127.0.0.1:port"}.
+  std::vector<std::pair<std::string, std::string>> sockets;
+  /// {server label, what the sandbox changed or could not test}; empty label = the whole sandbox.
+  std::vector<std::pair<std::string, std::string>> notes;
+  /// {server label, why it was not started}.
+  std::vector<std::pair<std::string, std::string>> untested;
+};
+
 /// Everything a check run reports.
 struct check_report {
   lint_report lint;                              ///< findings in the same order as `checked`
@@ -17,6 +35,7 @@ struct check_report {
   std::vector<probe::target_result> probes;      ///< every target probed
   std::vector<std::string> key_names;            ///< which configured key file sealed the live tickets
   std::vector<std::string> notes;                ///< what was not tested and why
+  std::optional<sandbox_summary> sandbox;        ///< set by `check --sandbox`
 };
 
 /// Text: per finding its location, rule and message, then one line `verdict: reason` and the
@@ -26,7 +45,14 @@ std::string render_check_text(const check_report& r, bool color);
 /// JSON: the lint record (docs/lint-json.md) where each finding gains `verdict`
 /// ("confirmed" / "refuted" / "not_testable"), `verdict_reason` and `probe_evidence`
 /// ([{name, value, target}]); plus `probe` (the probe record of docs/probe-json.md),
-/// `key_names` and `notes`.
+/// `key_names`, `notes`, and with --sandbox `sandbox` ({nginx_binary, nginx_version, instances,
+/// workers, pid_namespace, reload, sockets: [{configured, sandbox}], notes: [{server, text}],
+/// untested: [{server, reason}]}).
 std::string render_check_json(const check_report& r);
+
+/// SARIF 2.1.0 as render_sarif (sarif_output.hpp), each result's `properties` gaining
+/// `verdict`, `verdict_reason` and `probe_evidence`; refuted findings are lowered to level
+/// "note" (the probe contradicts them) with the lint level kept as `properties.lint_level`.
+std::string render_check_sarif(const check_report& r, const std::string& working_dir);
 
 }  // namespace ngxtls::report

@@ -74,3 +74,81 @@ TEST_CASE("findings no probe can measure stay, marked not testable") {
   CHECK(v[0].result == check::verdict::not_testable);
   CHECK(check::to_string(v[0].result) == "not_testable");
 }
+
+TEST_CASE("sandbox: probed ports map to the config's ports before matching a finding's sockets") {
+  auto f = make("tls13-resumption-disabled", engine::severity::error);
+  f.ports = {443};
+  auto t = target("a.example", 0, 20);
+  t.address = "127.0.0.1:40001";
+  // Without the map the probe of port 40001 says nothing about a finding on 443.
+  CHECK(check::judge({f}, {t})[0].result == check::verdict::not_testable);
+  check::judge_options o;
+  o.port_map = {{40001, 443}};
+  CHECK(check::judge({f}, {t}, o)[0].result == check::verdict::confirmed);
+  o.port_map = {{40001, 8443}};
+  CHECK(check::judge({f}, {t}, o)[0].result == check::verdict::not_testable);
+}
+
+TEST_CASE("sandbox: an error at a directive nginx -t rejected is confirmed; notes there are not") {
+  auto err = make("ticket-key-rotation", engine::severity::error);
+  err.location = {"/etc/nginx/site.conf", 5, 9};
+  auto note = make("ticket-key-rotation", engine::severity::note);
+  note.location = err.location;
+  check::judge_options o;
+  o.rejected = {{{"/etc/nginx/site.conf", 5, 9}, "\"/k\" must be 48 or 80 bytes"}};
+  auto v = check::judge({err, note}, {}, o);
+  CHECK(v[0].result == check::verdict::confirmed);
+  CHECK(v[0].reason.find("must be 48 or 80 bytes") != std::string::npos);
+  CHECK(v[1].result == check::verdict::not_testable);
+}
+
+TEST_CASE("sandbox: findings of a server the sandbox did not start are not testable, with the reason") {
+  auto f = make("tls13-resumption-disabled", engine::severity::error, "b.example");
+  check::judge_options o;
+  o.untested = {{"b.example", "nginx -t rejects it"}};
+  auto v = check::judge({f}, {target("b.example", 0, 20)}, o);
+  CHECK(v[0].result == check::verdict::not_testable);
+  CHECK(v[0].reason.find("nginx -t rejects it") != std::string::npos);
+}
+
+TEST_CASE("sandbox --reload: a saved session that no longer resumes confirms ticket-keys-not-shared") {
+  auto f = make("ticket-keys-not-shared", engine::severity::warning);
+  auto t = target("a.example", 0, 20);
+  t.protocols[0].session_source = "sess_in";
+  check::judge_options o;
+  o.reload = true;
+  CHECK(check::judge({f}, {t}, o)[0].result == check::verdict::confirmed);
+  // It still resumes after the reload: the reload hazard is refuted, the instance hazard untested.
+  t.protocols[0].resumed = 10;
+  CHECK(check::judge({f}, {t}, o)[0].result == check::verdict::not_testable);
+}
+
+TEST_CASE("key names: automatic keys, configured files and strangers are told apart by socket") {
+  check::configured_key k;
+  k.path = "/etc/nginx/k1.key";
+  k.key_name_hex = "00112233445566778899aabbccddeeff";
+  k.encrypting = true;
+  k.ports = {443};
+  auto on443 = target("a.example", 10, 20);
+  on443.address = "127.0.0.1:443";
+  auto lines = check::match_key_names({k}, {on443});
+  REQUIRE(lines.size() == 1);
+  CHECK(lines[0].find("sealed with /etc/nginx/k1.key (the encrypting key)") != std::string::npos);
+  // The same name seen on a socket whose default server names no key file.
+  auto on8443 = target("a.example", 10, 20);
+  on8443.address = "127.0.0.1:8443";
+  on8443.protocols[0].ticket_key_names = {{"ffeeddccbbaa99887766554433221100", 20}};
+  lines = check::match_key_names({k}, {on8443});
+  REQUIRE(lines.size() == 1);
+  CHECK(lines[0].find("nginx's automatic key") != std::string::npos);
+  // A stranger on the keyed socket: the deployed config is not the linted one.
+  on443.protocols[0].ticket_key_names = {{"ffeeddccbbaa99887766554433221100", 20}};
+  lines = check::match_key_names({k}, {on443});
+  REQUIRE(lines.size() == 1);
+  CHECK(lines[0].find("the deployed config is not the one you linted") != std::string::npos);
+  // The sandbox maps its port back to the config's.
+  on8443.protocols[0].ticket_key_names = {{k.key_name_hex, 20}};
+  lines = check::match_key_names({k}, {on8443}, {{8443, 443}});
+  REQUIRE(lines.size() == 1);
+  CHECK(lines[0].find("sealed with /etc/nginx/k1.key") != std::string::npos);
+}

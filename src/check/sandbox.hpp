@@ -1,0 +1,120 @@
+#pragma once
+// `check --sandbox`: the config's TLS servers run by the real nginx on loopback, to be probed
+// before the config is deployed. nginx itself decides what the config means; ngxtls only moves
+// listen sockets to free 127.0.0.1 ports and stands in for files CI does not have.
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "base/error.hpp"
+#include "check/sandbox_process.hpp"
+#include "model/model.hpp"
+
+namespace ngxtls::check {
+
+/// How to run the sandbox.
+struct sandbox_options {
+  std::string nginx_binary;  ///< nginx executable; empty: `nginx` on PATH, else /usr/sbin/nginx
+  /// Masters started on the same ports, every listen with `reuseport`: N hosts or pods behind
+  /// one name (DESIGN fact 4: each master has its own automatic ticket keys and caches).
+  int instances = 1;
+  int max_workers = 8;  ///< cap on worker_processes (`auto` = CPU count, also capped)
+  int start_timeout_ms = 15000;  ///< per start and per reload, ms
+  /// Parent of the run directories; empty: $TMPDIR (else /tmp) + "/ngxtls-sandbox-UID" (0700).
+  std::string base_dir;
+};
+
+/// One TLS listen socket of the linted config, as the sandbox serves it.
+struct sandbox_socket {
+  std::string original;      ///< "address:port" as nginx prints it (model::listen_socket::name)
+  int original_port = 0;     ///< port in the linted config
+  int port = 0;              ///< 127.0.0.1 port in the sandbox
+  bool stream = false;       ///< a `stream` socket
+  /// Literal server names of its servers (SNI to probe), config order, without duplicates;
+  /// an empty string stands for "no SNI" (the default server has no literal name).
+  std::vector<std::string> names;
+};
+
+/// A directive the sandbox nginx rejected (`nginx -t` [emerg]), traced to the linted config.
+struct sandbox_rejection {
+  source_location where;  ///< the directive in the linted config
+  std::string server;     ///< server label: its first name, else "server at FILE:LINE"
+  std::string message;    ///< nginx's message, sandbox paths replaced by the configured ones
+};
+
+/// Something the sandbox changed, stood in for or could not test.
+struct sandbox_note {
+  std::string server;  ///< server label; empty for the whole sandbox
+  std::string text;
+};
+
+/// A running sandbox: nginx masters from the linted model, torn down on destruction (and by the
+/// keeper when ngxtls dies, see sandbox_process.hpp). Not copyable.
+class sandbox {
+ public:
+  /// Builds the sandbox config from `m` (whose cfg must be set): every server with a TLS listen
+  /// socket (http and stream), its listen sockets moved to free 127.0.0.1 ports, its effective
+  /// ssl_* and resolver directives, worker_processes as configured (capped), load_module lines
+  /// whose module file exists. Unreadable certificates, keys and ticket key files get stand-ins
+  /// of the same kind (tls::stand_in_options, tls::write_ticket_key_file with the same size);
+  /// then runs `nginx -t`: a directive it rejects is recorded (rejections()) and left out, a
+  /// server whose listen or certificate it rejects is left out (untested()), and the test is run
+  /// again. Then starts options.instances masters and waits until every port accepts.
+  /// Sweeps run directories left by killed runs first (sweep_stale_runs).
+  /// Throws usage_error when no nginx binary is found, target_error when nginx cannot be started
+  /// or the generated config is rejected where no server can be blamed (message has nginx's
+  /// own words), input_error never.
+  sandbox(const model::model& m, const sandbox_options& options);
+  ~sandbox();
+  sandbox(const sandbox&) = delete;
+  sandbox& operator=(const sandbox&) = delete;
+
+  /// The sockets being served (servers left out do not count; sockets without any are absent).
+  const std::vector<sandbox_socket>& sockets() const { return sockets_; }
+  /// Directives nginx -t rejected.
+  const std::vector<sandbox_rejection>& rejections() const { return rejections_; }
+  /// Stand-ins, dropped directives, capped workers, stapling not testable, ...
+  const std::vector<sandbox_note>& notes() const { return notes_; }
+  /// Servers not started, label -> why.
+  const std::map<std::string, std::string>& untested() const { return untested_; }
+  /// Sandbox port -> port of the linted config's socket.
+  std::map<int, int> port_map() const;
+  /// The nginx binary used, and the first line of its `-v` output ("nginx version: nginx/1.22.1").
+  const std::string& nginx_binary() const { return binary_; }
+  const std::string& nginx_version() const { return version_; }
+  /// Masters running, and whether they run in their own PID namespace.
+  int instances() const { return instances_; }
+  bool pid_namespace() const { return keeper_ && keeper_->pid_namespace(); }
+  /// Worker processes per master.
+  int workers() const { return workers_; }
+  /// The private (0700) run directory, removed at teardown: scratch space such as saved
+  /// sessions goes here.
+  const std::string& run_dir() const { return run_dir_; }
+
+  /// Reloads every master (SIGHUP, as `nginx -s reload`) and returns once each has only workers
+  /// of the new generation, the expected number of them. Throws target_error on timeout.
+  void reload();
+  /// Stops every nginx and removes the run directory. Idempotent; the destructor calls it.
+  void stop();
+
+ private:
+  std::vector<sandbox_socket> sockets_;
+  std::vector<sandbox_rejection> rejections_;
+  std::vector<sandbox_note> notes_;
+  std::map<std::string, std::string> untested_;
+  std::string binary_, version_, run_dir_;
+  int instances_ = 1, workers_ = 1, timeout_ms_ = 15000;
+  std::unique_ptr<keeper> keeper_;
+};
+
+/// The default parent of sandbox run directories: $TMPDIR (else /tmp) + "/ngxtls-sandbox-UID".
+std::string default_sandbox_base();
+
+/// `arg` as one nginx configuration token: double-quoted, with `"` and `\` escaped and
+/// newline, tab and carriage return written as \n \t \r, which nginx's tokenizer reads back
+/// as the same bytes (ngx_conf_read_token, nginx 1.22.1).
+std::string quote_token(const std::string& arg);
+
+}  // namespace ngxtls::check

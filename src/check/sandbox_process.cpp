@@ -1,0 +1,399 @@
+#include "check/sandbox_process.hpp"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <thread>
+
+#include "base/error.hpp"
+
+namespace fs = std::filesystem;
+
+namespace ngxtls::check {
+
+namespace {
+
+using clock_type = std::chrono::steady_clock;
+
+// Fields of /proc/PID/stat after the command name: state ppid pgrp session ...; field 22 is
+// the start time in clock ticks since boot. comm may hold spaces and parentheses.
+struct proc_stat {
+  std::string comm;
+  pid_t ppid = 0, pgrp = 0;
+  unsigned long long start = 0;
+};
+
+bool read_stat(pid_t pid, proc_stat& st) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string line;
+  if (!in || !std::getline(in, line)) return false;
+  auto open = line.find('(');
+  auto close = line.rfind(')');
+  if (open == std::string::npos || close == std::string::npos || close < open) return false;
+  st.comm = line.substr(open + 1, close - open - 1);
+  std::istringstream rest(line.substr(close + 2));
+  std::string state;
+  rest >> state >> st.ppid >> st.pgrp;
+  std::string skip;
+  // Fields 6..21 (16 of them), then starttime (22).
+  for (int i = 0; i < 16 && rest; ++i) rest >> skip;
+  rest >> st.start;
+  return static_cast<bool>(in) || !line.empty();
+}
+
+std::vector<pid_t> all_pids() {
+  std::vector<pid_t> out;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator("/proc", ec)) {
+    const std::string n = e.path().filename().string();
+    if (n.empty() || n.find_first_not_of("0123456789") != std::string::npos) continue;
+    out.push_back(static_cast<pid_t>(std::stol(n)));
+  }
+  return out;
+}
+
+std::string read_small(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::string s;
+  char buf[4096];
+  while (in && s.size() < (1u << 16)) {
+    in.read(buf, sizeof buf);
+    s.append(buf, static_cast<std::size_t>(in.gcount()));
+  }
+  return s;
+}
+
+void write_all(int fd, const std::string& s) {
+  std::size_t off = 0;
+  while (off < s.size()) {
+    ssize_t n = ::write(fd, s.data() + off, s.size() - off);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return;
+    off += static_cast<std::size_t>(n);
+  }
+}
+
+std::vector<char*> c_argv(const std::vector<std::string>& argv) {
+  std::vector<char*> out;
+  for (const auto& a : argv) out.push_back(const_cast<char*>(a.c_str()));
+  out.push_back(nullptr);
+  return out;
+}
+
+// The keeper's body: start the masters, wait for ngxtls to go, kill everything, clean up.
+[[noreturn]] void keeper_main(const std::vector<std::vector<std::string>>& masters,
+                              const std::vector<std::string>& logs, const std::string& run_dir,
+                              int life_fd, pid_t parent, bool ns) {
+  ::prctl(PR_SET_PDEATHSIG, SIGTERM);
+  // In a new PID namespace getppid() is 0 for PID 1; the pipe's EOF covers that case.
+  if (!ns && ::getppid() != parent) ::raise(SIGTERM);
+  if (!ns) ::prctl(PR_SET_CHILD_SUBREAPER, 1);
+  // Ctrl-C reaches the whole foreground process group: the keeper must outlive ngxtls to clean.
+  ::signal(SIGINT, SIG_IGN);
+  ::signal(SIGQUIT, SIG_IGN);
+  ::signal(SIGHUP, SIG_IGN);
+  ::signal(SIGPIPE, SIG_IGN);
+  sigset_t mask;
+  sigemptyset(&mask);
+  sigaddset(&mask, SIGTERM);
+  sigaddset(&mask, SIGCHLD);
+  ::sigprocmask(SIG_BLOCK, &mask, nullptr);
+  int sfd = ::signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+
+  std::vector<pid_t> pgids;
+  for (std::size_t i = 0; i < masters.size(); ++i) {
+    auto argv = c_argv(masters[i]);
+    pid_t m = ::fork();
+    if (m == 0) {
+      sigset_t none;
+      sigemptyset(&none);
+      ::sigprocmask(SIG_SETMASK, &none, nullptr);
+      for (int s : {SIGINT, SIGQUIT, SIGHUP, SIGPIPE}) ::signal(s, SIG_DFL);
+      if (!ns) ::setpgid(0, 0);
+      ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+      int in = ::open("/dev/null", O_RDONLY);
+      int log = ::open(logs[i].c_str(), O_WRONLY | O_CREAT | O_APPEND, 0600);
+      if (in >= 0) ::dup2(in, 0);
+      if (log >= 0) {
+        ::dup2(log, 1);
+        ::dup2(log, 2);
+      }
+      ::execv(argv[0], argv.data());
+      _exit(127);
+    }
+    if (m > 0 && !ns) {
+      ::setpgid(m, m);
+      pgids.push_back(m);
+    }
+  }
+  if (!pgids.empty()) {
+    std::string text;
+    for (pid_t p : pgids) text += std::to_string(p) + "\n";
+    int fd = ::open((run_dir + "/pgids").c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+    if (fd >= 0) {
+      write_all(fd, text);
+      ::close(fd);
+    }
+  }
+
+  bool done = false;
+  while (!done) {
+    pollfd p[2] = {{life_fd, POLLIN, 0}, {sfd, POLLIN, 0}};
+    int n = ::poll(p, sfd >= 0 ? 2 : 1, 1000);
+    if (n < 0 && errno != EINTR) break;
+    if (p[0].revents) {
+      char c;
+      if (::read(life_fd, &c, 1) <= 0) done = true;  // EOF: ngxtls closed the pipe or died
+    }
+    if (sfd >= 0 && (p[1].revents & POLLIN)) {
+      signalfd_siginfo si;
+      while (::read(sfd, &si, sizeof si) == static_cast<ssize_t>(sizeof si))
+        if (si.ssi_signo == SIGTERM) done = true;
+    }
+    while (::waitpid(-1, nullptr, WNOHANG) > 0) {
+    }
+    if (sfd < 0 && !ns && ::getppid() != parent) done = true;
+  }
+
+  if (ns) {
+    ::kill(-1, SIGKILL);  // PID 1 of the namespace: every other process in it
+  } else {
+    for (pid_t g : pgids) ::kill(-g, SIGKILL);
+    // Workers whose master died were reparented to us (subreaper): kill them too.
+    for (int round = 0; round < 100; ++round) {
+      auto kids = child_pids(::getpid());
+      if (kids.empty()) break;
+      for (pid_t k : kids) ::kill(k, SIGKILL);
+      while (::waitpid(-1, nullptr, WNOHANG) > 0) {
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+  }
+  while (::waitpid(-1, nullptr, 0) > 0) {
+  }
+  std::error_code ec;
+  fs::remove_all(run_dir, ec);
+  _exit(0);
+}
+
+}  // namespace
+
+command_output run_command(const std::vector<std::string>& argv, int timeout_ms) {
+  if (argv.empty()) throw target_error("run_command: empty argv");
+  int out_pipe[2], err_pipe[2];
+  if (::pipe2(out_pipe, O_CLOEXEC) != 0) throw target_error(std::string("pipe: ") + std::strerror(errno));
+  if (::pipe2(err_pipe, O_CLOEXEC) != 0) {
+    ::close(out_pipe[0]);
+    ::close(out_pipe[1]);
+    throw target_error(std::string("pipe: ") + std::strerror(errno));
+  }
+  auto args = c_argv(argv);
+  pid_t pid = ::fork();
+  if (pid < 0) {
+    for (int fd : {out_pipe[0], out_pipe[1], err_pipe[0], err_pipe[1]}) ::close(fd);
+    throw target_error(std::string("fork: ") + std::strerror(errno));
+  }
+  if (pid == 0) {
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    int in = ::open("/dev/null", O_RDONLY);
+    if (in >= 0) ::dup2(in, 0);
+    ::dup2(out_pipe[1], 1);
+    ::dup2(err_pipe[1], 2);
+    if (argv[0].find('/') != std::string::npos)
+      ::execv(args[0], args.data());
+    else
+      ::execvp(args[0], args.data());
+    _exit(127);
+  }
+  ::close(out_pipe[1]);
+  ::close(err_pipe[1]);
+  command_output r;
+  const auto deadline = clock_type::now() + std::chrono::milliseconds(timeout_ms);
+  bool out_open = true, err_open = true, killed = false;
+  char buf[8192];
+  while (out_open || err_open) {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - clock_type::now()).count();
+    if (left <= 0) {
+      ::kill(pid, SIGKILL);
+      killed = true;
+      break;
+    }
+    pollfd p[2] = {{out_open ? out_pipe[0] : -1, POLLIN, 0}, {err_open ? err_pipe[0] : -1, POLLIN, 0}};
+    int n = ::poll(p, 2, static_cast<int>(std::min<long long>(left, 1000)));
+    if (n < 0 && errno != EINTR) break;
+    for (int i = 0; i < 2; ++i) {
+      if (!p[i].revents) continue;
+      ssize_t got = ::read(i == 0 ? out_pipe[0] : err_pipe[0], buf, sizeof buf);
+      if (got <= 0) {
+        (i == 0 ? out_open : err_open) = false;
+        continue;
+      }
+      std::string& dst = i == 0 ? r.out : r.err;
+      if (dst.size() < (1u << 20)) dst.append(buf, static_cast<std::size_t>(got));
+    }
+  }
+  ::close(out_pipe[0]);
+  ::close(err_pipe[0]);
+  int status = 0;
+  if (!killed) {
+    // Output closed; the process may still linger a moment (or forever: bound it too).
+    while (::waitpid(pid, &status, WNOHANG) == 0) {
+      if (clock_type::now() > deadline) {
+        ::kill(pid, SIGKILL);
+        killed = true;
+        break;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+  }
+  if (killed) ::waitpid(pid, &status, 0);
+  if (WIFEXITED(status)) r.exit_code = WEXITSTATUS(status);
+  else if (WIFSIGNALED(status)) r.exit_code = 128 + WTERMSIG(status);
+  return r;
+}
+
+std::string find_executable(const std::string& name) {
+  auto ok = [](const std::string& p) {
+    struct stat st {};
+    return ::stat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::access(p.c_str(), X_OK) == 0;
+  };
+  if (name.find('/') != std::string::npos) return ok(name) ? name : "";
+  if (const char* path = std::getenv("PATH")) {
+    std::string all = path;
+    std::size_t start = 0;
+    while (start <= all.size()) {
+      auto end = all.find(':', start);
+      if (end == std::string::npos) end = all.size();
+      std::string dir = all.substr(start, end - start);
+      if (!dir.empty() && ok(dir + "/" + name)) return dir + "/" + name;
+      start = end + 1;
+    }
+  }
+  for (const char* dir : {"/usr/sbin/", "/sbin/", "/usr/local/sbin/"})
+    if (ok(dir + name)) return dir + name;
+  return "";
+}
+
+std::vector<pid_t> child_pids(pid_t parent) {
+  std::vector<pid_t> out;
+  if (parent <= 0) return out;
+  for (pid_t p : all_pids()) {
+    proc_stat st;
+    if (read_stat(p, st) && st.ppid == parent) out.push_back(p);
+  }
+  return out;
+}
+
+keeper::keeper(const std::vector<std::vector<std::string>>& masters, const std::vector<std::string>& logs,
+               const std::string& run_dir) {
+  int life[2];
+  if (::pipe2(life, O_CLOEXEC) != 0) throw target_error(std::string("pipe: ") + std::strerror(errno));
+  // A new PID namespace for the children made from here on: the keeper becomes its PID 1.
+  // Needs CAP_SYS_ADMIN; without it the process-group fallback holds (see the header).
+  // NGXTLS_SANDBOX_NO_PIDNS=1 forces the fallback (tests exercise both).
+  const char* no_ns = std::getenv("NGXTLS_SANDBOX_NO_PIDNS");
+  namespaced_ = !(no_ns && *no_ns && std::string(no_ns) != "0") && ::unshare(CLONE_NEWPID) == 0;
+  const pid_t parent = ::getpid();
+  pid_t k = ::fork();
+  if (k < 0) {
+    ::close(life[0]);
+    ::close(life[1]);
+    throw target_error(std::string("fork: ") + std::strerror(errno));
+  }
+  if (k == 0) {
+    ::close(life[1]);
+    keeper_main(masters, logs, run_dir, life[0], parent, namespaced_);
+  }
+  ::close(life[0]);
+  life_fd_ = life[1];
+  pid_ = k;
+}
+
+keeper::~keeper() { stop(); }
+
+void keeper::stop() {
+  if (pid_ <= 0) return;
+  if (life_fd_ >= 0) {
+    ::close(life_fd_);
+    life_fd_ = -1;
+  }
+  const auto deadline = clock_type::now() + std::chrono::seconds(5);
+  int status = 0;
+  while (::waitpid(pid_, &status, WNOHANG) == 0) {
+    if (clock_type::now() > deadline) {
+      ::kill(pid_, SIGKILL);  // in a PID namespace this takes every nginx with it
+      ::waitpid(pid_, &status, 0);
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  pid_ = -1;
+}
+
+void write_owner(const std::string& run_dir) {
+  proc_stat st;
+  read_stat(::getpid(), st);
+  const std::string path = run_dir + "/owner";
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+  if (fd < 0) throw target_error("cannot write " + path + ": " + std::strerror(errno));
+  write_all(fd, std::to_string(::getpid()) + " " + std::to_string(st.start) + "\n");
+  ::close(fd);
+}
+
+int sweep_stale_runs(const std::string& base_dir) {
+  int removed = 0;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(base_dir, ec)) {
+    const std::string name = e.path().filename().string();
+    if (name.rfind("run-", 0) != 0 || !e.is_directory(ec) || e.is_symlink(ec)) continue;
+    const std::string dir = e.path().string();
+    std::istringstream owner(read_small(dir + "/owner"));
+    long pid = 0;
+    unsigned long long start = 0;
+    bool alive = false;
+    if (owner >> pid >> start) {
+      proc_stat st;
+      alive = pid > 0 && read_stat(static_cast<pid_t>(pid), st) && st.start == start;
+    } else {
+      // No owner yet: a run between mkdir and write_owner, or one killed right there.
+      auto age = fs::file_time_type::clock::now() - fs::last_write_time(e.path(), ec);
+      alive = ec || age < std::chrono::minutes(1);
+    }
+    if (alive) continue;
+    std::set<pid_t> pgids;
+    std::istringstream pg(read_small(dir + "/pgids"));
+    for (long g; pg >> g;)
+      if (g > 1) pgids.insert(static_cast<pid_t>(g));
+    for (pid_t p : all_pids()) {
+      proc_stat st;
+      if (!read_stat(p, st)) continue;
+      bool ours = pgids.count(st.pgrp) && st.comm.rfind("nginx", 0) == 0;
+      if (!ours) {
+        std::string cmd = read_small("/proc/" + std::to_string(p) + "/cmdline");
+        std::replace(cmd.begin(), cmd.end(), '\0', ' ');
+        ours = cmd.rfind("nginx", 0) == 0 && cmd.find(dir + "/") != std::string::npos;
+      }
+      if (ours) ::kill(p, SIGKILL);
+    }
+    fs::remove_all(e.path(), ec);
+    if (!ec) ++removed;
+  }
+  return removed;
+}
+
+}  // namespace ngxtls::check

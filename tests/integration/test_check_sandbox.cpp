@@ -1,0 +1,392 @@
+// ngxtls check --sandbox: the rule fixtures run by the real nginx on loopback; verdicts must
+// match DESIGN's measured facts, and no nginx may outlive ngxtls, even after SIGKILL.
+
+#include <doctest/doctest.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <map>
+#include <set>
+#include <thread>
+
+#include "check/sandbox_process.hpp"
+#include "support/fixture_env.hpp"
+#include "support/process.hpp"
+#include "tls/ticket_key.hpp"
+
+namespace fs = std::filesystem;
+using namespace ngxtls;
+using json = nlohmann::json;
+
+namespace {
+
+// A rule fixture copied next to freshly generated key material (keys/, pki/), as the
+// fixture driver lays it out.
+struct fixture {
+  test::temp_dir dir;
+  std::string conf;
+  explicit fixture(const std::string& rule_file) {
+    test::make_fixture_material(dir.path());
+    conf = dir.write("nginx.conf", test::read_file(test::source_dir() / "fixtures/rules" / rule_file)).string();
+  }
+};
+
+json sandbox_check(const std::string& conf, std::vector<std::string> extra, int& rc) {
+  std::vector<std::string> argv = {test::ngxtls_binary(), "check", conf, "--sandbox", "--format", "json",
+                                   "--fail-on", "never"};
+  argv.insert(argv.end(), extra.begin(), extra.end());
+  auto r = test::run(argv, "", 120);
+  rc = r.exit_code;
+  INFO("stderr: " << r.err);
+  REQUIRE(!r.out.empty());
+  return json::parse(r.out);
+}
+
+const json* find_finding(const json& doc, const std::string& rule, const std::string& level = "") {
+  for (const auto& f : doc["findings"])
+    if (f["rule"] == rule && (level.empty() || f["severity"] == level)) return &f;
+  return nullptr;
+}
+
+// Distinct ticket key names across every probed target and run.
+std::set<std::string> key_names(const json& doc) {
+  std::set<std::string> out;
+  for (const auto& t : doc["probe"]["targets"])
+    for (const auto& p : t["protocols"])
+      for (const auto& [name, n] : p["ticket_key_names"].items()) out.insert(name);
+  return out;
+}
+
+std::string all_notes(const json& doc) {
+  std::string s;
+  for (const auto& n : doc["sandbox"]["notes"]) s += n["server"].get<std::string>() + ": " + n["text"].get<std::string>() + "\n";
+  return s;
+}
+
+bool alive(pid_t p) {
+  std::ifstream in("/proc/" + std::to_string(p) + "/stat");
+  std::string line;
+  if (!std::getline(in, line)) return false;
+  auto close = line.rfind(')');
+  return close != std::string::npos && close + 2 < line.size() && line[close + 2] != 'Z';
+}
+
+// Every descendant of `root`, from /proc.
+std::vector<pid_t> descendants(pid_t root) {
+  std::vector<pid_t> out, frontier = {root};
+  while (!frontier.empty()) {
+    pid_t p = frontier.back();
+    frontier.pop_back();
+    for (pid_t c : check::child_pids(p)) {
+      out.push_back(c);
+      frontier.push_back(c);
+    }
+  }
+  return out;
+}
+
+std::string comm(pid_t p) {
+  std::ifstream in("/proc/" + std::to_string(p) + "/comm");
+  std::string s;
+  std::getline(in, s);
+  return s;
+}
+
+// Starts ngxtls with TMPDIR=tmp in the background; returns its pid.
+pid_t spawn(const std::vector<std::string>& argv, const std::string& tmp, bool no_pidns) {
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    ::setenv("TMPDIR", tmp.c_str(), 1);
+    if (no_pidns) ::setenv("NGXTLS_SANDBOX_NO_PIDNS", "1", 1);
+    int null = ::open("/dev/null", O_RDWR);
+    ::dup2(null, 0);
+    ::dup2(null, 1);
+    ::dup2(null, 2);
+    std::vector<char*> a;
+    for (const auto& s : argv) a.push_back(const_cast<char*>(s.c_str()));
+    a.push_back(nullptr);
+    ::execv(a[0], a.data());
+    _exit(127);
+  }
+  return pid;
+}
+
+}  // namespace
+
+TEST_CASE("sandbox: tickets off without a session cache is confirmed (DESIGN fact 1)") {
+  fixture fx("tls13-resumption-disabled/tickets-off-no-cache.conf");
+  int rc = 0;
+  auto doc = sandbox_check(fx.conf, {}, rc);
+  CHECK(rc == 0);
+  const json* f = find_finding(doc, "tls13-resumption-disabled", "error");
+  REQUIRE(f);
+  CHECK((*f)["verdict"] == "confirmed");
+  CHECK((*f)["verdict_reason"].get<std::string>().find("resumed 0/20") != std::string::npos);
+  // The fixture names no certificate: the sandbox stood one in and says so.
+  CHECK(all_notes(doc).find("no ssl_certificate applies") != std::string::npos);
+  CHECK(doc["sandbox"]["untested"].empty());
+}
+
+TEST_CASE("sandbox: tickets off with a shared cache resumes TLS 1.3 and has no error") {
+  fixture fx("tls13-resumption-disabled/tickets-off-shared-cache.conf");
+  int rc = 0;
+  auto doc = sandbox_check(fx.conf, {}, rc);
+  CHECK(find_finding(doc, "tls13-resumption-disabled", "error") == nullptr);
+  const json* note = find_finding(doc, "tls13-resumption-disabled", "note");
+  REQUIRE(note);
+  CHECK((*note)["verdict"] == "confirmed");
+  int attempts = 0, resumed = 0;
+  for (const auto& t : doc["probe"]["targets"])
+    for (const auto& p : t["protocols"])
+      if (p["protocol"] == "TLSv1.3") {
+        attempts += p["attempts"].get<int>();
+        resumed += p["resumed"].get<int>();
+      }
+  CHECK(attempts == 20);
+  CHECK(resumed == 20);
+}
+
+TEST_CASE("sandbox: automatic ticket keys on two instances are confirmed with two key names (fact 4)") {
+  fixture fx("ticket-keys-not-shared/no-key-file.conf");
+  int rc = 0;
+  auto doc = sandbox_check(fx.conf, {"--instances", "2"}, rc);
+  const json* f = find_finding(doc, "ticket-keys-not-shared");
+  REQUIRE(f);
+  CHECK((*f)["verdict"] == "confirmed");
+  // Two masters, each with its own automatic key; with 20+20 connections spread by the
+  // kernel's reuseport hash, both are seen unless every connection hashes to one (2^-39).
+  CHECK(key_names(doc).size() == 2);
+  CHECK(doc["sandbox"]["instances"] == 2);
+}
+
+TEST_CASE("sandbox: one ticket key file on two instances resumes 100% with the file's key name") {
+  fixture fx("ticket-keys-not-shared/reuseport-shared-key.conf");
+  const std::string k1_name = tls::inspect_ticket_key_file((fx.dir.path() / "keys/k1.key").string()).key_name_hex;
+  int rc = 0;
+  auto doc = sandbox_check(fx.conf, {"--instances", "2"}, rc);
+  CHECK(find_finding(doc, "ticket-keys-not-shared") == nullptr);
+  int ticket_runs = 0;
+  for (const auto& t : doc["probe"]["targets"])
+    for (const auto& p : t["protocols"])
+      if (p["mechanism"] == "ticket") {
+        ++ticket_runs;
+        CHECK(p["resumed"] == p["attempts"]);
+      }
+  CHECK(ticket_runs == 2);
+  CHECK(key_names(doc) == std::set<std::string>{k1_name});
+  bool traced = false;
+  for (const auto& k : doc["key_names"]) traced = traced || k.get<std::string>().find("keys/k1.key") != std::string::npos;
+  CHECK(traced);
+}
+
+TEST_CASE("sandbox: --reload throws automatic ticket keys away (confirmed), a key file survives it") {
+  SUBCASE("automatic keys") {
+    fixture fx("ticket-keys-not-shared/no-key-file.conf");
+    int rc = 0;
+    auto doc = sandbox_check(fx.conf, {"--reload"}, rc);
+    const json* f = find_finding(doc, "ticket-keys-not-shared");
+    REQUIRE(f);
+    CHECK((*f)["verdict"] == "confirmed");
+    CHECK((*f)["verdict_reason"].get<std::string>().find("resumed 0/20 after it") != std::string::npos);
+    CHECK(doc["sandbox"]["reload"] == true);
+  }
+  SUBCASE("a key file") {
+    fixture fx("ticket-keys-not-shared/reuseport-shared-key.conf");
+    int rc = 0;
+    auto doc = sandbox_check(fx.conf, {"--reload"}, rc);  // nginx 1.22.1 default protocols: TLS 1.2 tickets
+    int offered = 0, resumed = 0;
+    for (const auto& t : doc["probe"]["targets"])
+      for (const auto& p : t["protocols"])
+        if (p["session_source"] == "sess_in") {
+          offered += p["attempts"].get<int>();
+          resumed += p["resumed"].get<int>();
+        }
+    CHECK(offered == 20);
+    CHECK(resumed == 20);
+  }
+}
+
+TEST_CASE("sandbox: stapling that can never staple is confirmed, without OCSP URL or without issuer") {
+  for (const char* file : {"ocsp-stapling-dead/no-ocsp-url.conf", "ocsp-stapling-dead/leaf-only-no-issuer.conf"}) {
+    CAPTURE(file);
+    fixture fx(file);
+    int rc = 0;
+    auto doc = sandbox_check(fx.conf, {}, rc);
+    const json* f = find_finding(doc, "ocsp-stapling-dead", "warning");
+    REQUIRE(f);
+    CHECK((*f)["verdict"] == "confirmed");
+    CHECK((*f)["verdict_reason"].get<std::string>().find("no staple on any of") != std::string::npos);
+  }
+}
+
+TEST_CASE("sandbox: a directive nginx rejects confirms the error that predicted it") {
+  fixture fx("ticket-key-rotation/bad-size.conf");
+  int rc = 0;
+  auto doc = sandbox_check(fx.conf, {}, rc);
+  const json* f = find_finding(doc, "ticket-key-rotation", "error");
+  REQUIRE(f);
+  CHECK((*f)["verdict"] == "confirmed");
+  CHECK((*f)["verdict_reason"].get<std::string>().find("must be 48 or 80 bytes") != std::string::npos);
+  // The rest of the server still ran, with the valid key file.
+  CHECK(doc["sandbox"]["untested"].empty());
+  CHECK(all_notes(doc).find("left out to test the rest") != std::string::npos);
+}
+
+TEST_CASE("sandbox: absent certificate, key and ticket key files get stand-ins, and the report says so") {
+  test::temp_dir dir;
+  auto conf = dir.write("nginx.conf",
+                        "worker_processes 2;\nevents {}\nhttp {\n  server {\n    listen 443 ssl;\n"
+                        "    server_name shop.example.test;\n"
+                        "    ssl_certificate /etc/ngxtls-absent/shop.pem;\n"
+                        "    ssl_certificate_key /etc/ngxtls-absent/shop.key;\n"
+                        "    ssl_session_ticket_key /etc/ngxtls-absent/ticket.key;\n"
+                        "    ssl_session_cache shared:S:1m;\n  }\n}\n");
+  int rc = 0;
+  auto doc = sandbox_check(conf.string(), {"--instances", "2"}, rc);
+  CHECK(rc == 0);
+  const std::string notes = all_notes(doc);
+  CHECK(notes.find("ssl_certificate \"/etc/ngxtls-absent/shop.pem\" is not readable here: stand-in") != std::string::npos);
+  CHECK(notes.find("ssl_session_ticket_key \"/etc/ngxtls-absent/ticket.key\" is not readable here: stand-in key file of 80 bytes") !=
+        std::string::npos);
+  // Both instances share the one stand-in key file, as they would share the real one.
+  REQUIRE(doc["probe"]["targets"].size() == 1);
+  CHECK(doc["probe"]["targets"][0]["error"].is_null());
+  CHECK(key_names(doc).size() == 1);
+  for (const auto& p : doc["probe"]["targets"][0]["protocols"])
+    if (p["mechanism"] == "ticket") CHECK(p["resumed"] == p["attempts"]);
+  CHECK(doc["probe"]["targets"][0]["sni"] == "shop.example.test");
+}
+
+TEST_CASE("sandbox: stream servers run with the stream module") {
+  fixture fx("tls13-resumption-disabled/stream-server.conf");
+  int rc = 0;
+  auto doc = sandbox_check(fx.conf, {"--tls1.3"}, rc);
+  const json* f = find_finding(doc, "tls13-resumption-disabled", "error");
+  REQUIRE(f);
+  CHECK((*f)["verdict"] == "confirmed");
+}
+
+TEST_CASE("sandbox: usage errors") {
+  fixture fx("tls13-resumption-disabled/tickets-off-no-cache.conf");
+  auto r = test::run({test::ngxtls_binary(), "check", fx.conf, "--sandbox", "--endpoint", "example.com"});
+  CHECK(r.exit_code == 2);
+  r = test::run({test::ngxtls_binary(), "check", fx.conf, "--instances", "2", "--endpoint", "example.com"});
+  CHECK(r.exit_code == 2);
+  r = test::run({test::ngxtls_binary(), "check", fx.conf, "--sandbox", "--nginx", "/nonexistent/nginx"});
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("/nonexistent/nginx is not an executable file") != std::string::npos);
+}
+
+TEST_CASE("sandbox: no nginx outlives ngxtls killed with SIGKILL or Ctrl-C, and the run directory goes") {
+  struct way {
+    int sig;
+    bool no_pidns;
+  };
+  for (way w : {way{SIGKILL, false}, way{SIGKILL, true}, way{SIGINT, false}, way{SIGINT, true}}) {
+    const bool no_pidns = w.no_pidns;
+    CAPTURE(w.sig);
+    CAPTURE(no_pidns);
+    fixture fx("ticket-keys-not-shared/reuseport-shared-key.conf");
+    const std::string tmp = (fx.dir.path() / "tmp").string();
+    fs::create_directories(tmp);
+    // Many attempts: still probing when it is killed.
+    pid_t pid = spawn({test::ngxtls_binary(), "check", fx.conf, "--sandbox", "--instances", "2", "-n", "10000",
+                       "--fail-on", "never"},
+                      tmp, no_pidns);
+    REQUIRE(pid > 0);
+    std::vector<pid_t> nginx;
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    while (std::chrono::steady_clock::now() < deadline) {
+      nginx.clear();
+      for (pid_t d : descendants(pid))
+        if (comm(d).rfind("nginx", 0) == 0) nginx.push_back(d);
+      if (nginx.size() >= 2 + 2 * 4) break;  // two masters with four workers each
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    REQUIRE(nginx.size() >= 10);
+    const auto run_dirs = [&] {
+      std::vector<fs::path> out;
+      std::error_code ec;
+      for (const auto& e : fs::directory_iterator(fs::path(tmp) / ("ngxtls-sandbox-" + std::to_string(::getuid())), ec))
+        out.push_back(e.path());
+      return out;
+    };
+    CHECK(run_dirs().size() == 1);
+    ::kill(pid, w.sig);
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    bool gone = false;
+    for (int i = 0; i < 200 && !gone; ++i) {
+      gone = true;
+      for (pid_t p : nginx) gone = gone && !alive(p);
+      gone = gone && run_dirs().empty();
+      if (!gone) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    for (pid_t p : nginx) CHECK_MESSAGE(!alive(p), "nginx pid " << p << " survived");
+    CHECK(run_dirs().empty());
+  }
+}
+
+TEST_CASE("sandbox: a later run removes what a killed run left") {
+  fixture fx("tls13-resumption-disabled/tickets-off-no-cache.conf");
+  const fs::path tmp = fx.dir.path() / "tmp";
+  const fs::path base = tmp / ("ngxtls-sandbox-" + std::to_string(::getuid()));
+  const fs::path stale = base / "run-stale1";
+  fs::create_directories(stale);
+  ::chmod(base.c_str(), 0700);
+  // A leftover "nginx" in its own process group, recorded as the killed run's: a copy of sleep
+  // named so that its command name starts with "nginx".
+  const fs::path fake = fx.dir.path() / "nginx-leftover";
+  fs::copy_file("/bin/sleep", fake);
+  pid_t leftover = ::fork();
+  if (leftover == 0) {
+    ::setpgid(0, 0);
+    ::execl(fake.c_str(), fake.c_str(), "300", static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  ::setpgid(leftover, leftover);
+  std::ofstream(stale / "owner") << "999999 1\n";
+  std::ofstream(stale / "pgids") << leftover << "\n";
+  std::ofstream(stale / "nginx.conf") << "# left over\n";
+  for (int i = 0; i < 100 && comm(leftover).rfind("nginx", 0) != 0; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  REQUIRE(alive(leftover));
+
+  pid_t pid = spawn({test::ngxtls_binary(), "check", fx.conf, "--sandbox", "-n", "2", "--fail-on", "never"},
+                    tmp.string(), false);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  CHECK(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 0);
+  CHECK(!fs::exists(stale));
+  int wstatus = 0;
+  CHECK(::waitpid(leftover, &wstatus, 0) == leftover);  // it was killed, so it can be reaped
+  CHECK(WIFSIGNALED(wstatus));
+  if (WIFSIGNALED(wstatus)) CHECK(WTERMSIG(wstatus) == SIGKILL);
+}
+
+TEST_CASE("README's main command: the demo in a sandbox exits 0 with the demo's hazards confirmed") {
+  const std::string readme = test::read_file(test::source_dir() / "README.md");
+  CHECK(readme.find("ngxtls check fixtures/demo/nginx.conf --sandbox --fail-on never") != std::string::npos);
+  auto r = test::run({test::ngxtls_binary(), "check", "fixtures/demo/nginx.conf", "--sandbox", "--fail-on", "never",
+                      "--format", "json"});
+  INFO(r.err);
+  CHECK(r.exit_code == 0);
+  auto doc = json::parse(r.out);
+  std::map<std::string, int> confirmed;
+  for (const auto& f : doc["findings"])
+    if (f["verdict"] == "confirmed") ++confirmed[f["rule"].get<std::string>()];
+  // hardening.conf's tickets off on the default server of *:443, and www.conf's tickets on
+  // under it: both never resume; stapling without an OCSP URL; the 32-byte ticket key file.
+  CHECK(confirmed["tls13-resumption-disabled"] == 2);
+  CHECK(confirmed["ocsp-stapling-dead"] == 1);
+  CHECK(confirmed["ticket-key-rotation"] == 1);
+  CHECK(doc["sandbox"]["sockets"].size() == 3);
+}

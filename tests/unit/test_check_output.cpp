@@ -1,0 +1,69 @@
+// check reports: SARIF carries each verdict and lowers refuted findings to level note.
+
+#include <doctest/doctest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "report/check_output.hpp"
+
+using namespace ngxtls;
+using json = nlohmann::json;
+
+namespace {
+
+check::checked_finding checked(const std::string& rule, engine::severity s, check::verdict v, int line) {
+  check::checked_finding c;
+  c.finding.rule = rule;
+  c.finding.level = s;
+  c.finding.message = rule + " message";
+  c.finding.location = {"/etc/nginx/nginx.conf", static_cast<std::uint32_t>(line), 5};
+  c.result = v;
+  c.reason = "because " + rule;
+  c.evidence.push_back({"TLSv1.3 resumed", "0/20", "127.0.0.1:443"});
+  return c;
+}
+
+}  // namespace
+
+TEST_CASE("check SARIF: verdicts in properties, refuted findings lowered to note") {
+  report::check_report r;
+  auto a = checked("tls13-resumption-disabled", engine::severity::error, check::verdict::confirmed, 3);
+  auto b = checked("ocsp-stapling-dead", engine::severity::warning, check::verdict::refuted, 7);
+  auto c = checked("weak-ciphers", engine::severity::note, check::verdict::not_testable, 9);
+  r.checked = {a, b, c};
+  r.lint.findings = {a.finding, b.finding, c.finding};
+  auto doc = json::parse(report::render_check_sarif(r, ""));
+  const auto& results = doc["runs"][0]["results"];
+  REQUIRE(results.size() == 3);
+  CHECK(results[0]["level"] == "error");
+  CHECK(results[0]["properties"]["verdict"] == "confirmed");
+  CHECK(results[0]["properties"]["probe_evidence"][0]["value"] == "0/20");
+  CHECK(results[1]["level"] == "note");
+  CHECK(results[1]["properties"]["lint_level"] == "warning");
+  CHECK(results[1]["properties"]["verdict"] == "refuted");
+  CHECK(results[1]["properties"]["verdict_reason"] == "because ocsp-stapling-dead");
+  CHECK(results[2]["level"] == "note");
+  CHECK(results[2]["properties"]["verdict"] == "not_testable");
+  CHECK_FALSE(results[2]["properties"].contains("lint_level"));
+}
+
+TEST_CASE("check text and JSON: the sandbox section") {
+  report::check_report r;
+  report::sandbox_summary s;
+  s.nginx_binary = "/usr/sbin/nginx";
+  s.nginx_version = "nginx version: nginx/1.22.1";
+  s.instances = 2;
+  s.workers = 4;
+  s.sockets = {{"*:443", "127.0.0.1:40001"}};
+  s.notes = {{"a.example", "stand-in certificate"}};
+  s.untested = {{"b.example", "nginx -t rejects it"}};
+  r.sandbox = s;
+  auto text = report::render_check_text(r, false);
+  CHECK(text.find("2 masters with reuseport x 4 workers") != std::string::npos);
+  CHECK(text.find("*:443 -> 127.0.0.1:40001") != std::string::npos);
+  CHECK(text.find("not tested: b.example: nginx -t rejects it") != std::string::npos);
+  auto doc = json::parse(report::render_check_json(r));
+  CHECK(doc["sandbox"]["instances"] == 2);
+  CHECK(doc["sandbox"]["sockets"][0]["sandbox"] == "127.0.0.1:40001");
+  CHECK(doc["sandbox"]["untested"][0]["server"] == "b.example");
+}
