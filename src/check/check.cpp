@@ -244,6 +244,29 @@ void judge_rotation(checked_finding& c, const std::vector<const probe::target_re
   }
 }
 
+// DESIGN fact 2: a builtin cache lives in one worker; only that worker resumes the session.
+void judge_per_worker(checked_finding& c, const std::vector<const probe::target_result*>& rs) {
+  int attempts = 0, resumed = 0;
+  for (const auto* r : rs)
+    if (const auto* run = find_run(*r, "TLSv1.2", "session_id")) {
+      attempts += run->attempts;
+      resumed += run->resumed;
+      c.evidence.push_back({"TLSv1.2 session ID resumed", frac(run->resumed, run->attempts), label(*r)});
+    }
+  if (attempts == 0) {
+    c.reason = "no TLS 1.2 session-ID resumption attempt completed";
+  } else if (resumed > 0 && resumed < attempts) {
+    c.result = verdict::confirmed;
+    c.reason = "session-ID resumption " + frac(resumed, attempts) +
+               ": only connections that reach the worker holding the session resume";
+  } else if (resumed == attempts) {
+    c.reason = "every session-ID attempt resumed (" + frac(resumed, attempts) +
+               "): under light load one worker may take every connection, which hides the split";
+  } else {
+    c.reason = "no session-ID attempt resumed (" + frac(resumed, attempts) + "): not the per-worker pattern";
+  }
+}
+
 void judge_stapling(checked_finding& c, const std::vector<const probe::target_result*>& rs) {
   if (c.finding.level == engine::severity::note) {
     c.reason = "a resolver hazard: it shows only when DNS fails at load time";
@@ -299,6 +322,8 @@ std::vector<checked_finding> judge(const std::vector<engine::finding>& findings,
       judge_rotation(c, rs, options);
     } else if (f.rule == "ocsp-stapling-dead") {
       judge_stapling(c, rs);
+    } else if (f.rule == "session-cache-per-worker") {
+      judge_per_worker(c, rs);
     } else {
       c.reason = "no probe measures this rule";
     }

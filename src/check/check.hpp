@@ -83,6 +83,8 @@ struct judge_options {
 /// - ticket-key-rotation: with a --sess-in session, confirmed when it no longer resumes, refuted
 ///   when it does; key file size and mode findings are not testable by a probe.
 /// - ocsp-stapling-dead: confirmed when no staple arrived over the retries; refuted when one did.
+/// - session-cache-per-worker: confirmed when TLS 1.2 session-ID resumption is partial (DESIGN
+///   fact 2); 100% or 0% is not testable (one worker may take every connection under light load).
 /// - with --reload (options.reload): ticket-keys-not-shared is confirmed when a session taken
 ///   before the reload no longer resumes after it.
 /// - a finding at a directive nginx -t rejected (options.rejected): confirmed by nginx's message.

@@ -152,3 +152,21 @@ TEST_CASE("key names: automatic keys, configured files and strangers are told ap
   REQUIRE(lines.size() == 1);
   CHECK(lines[0].find("sealed with /etc/nginx/k1.key") != std::string::npos);
 }
+
+TEST_CASE("session-cache-per-worker: partial session-ID resumption confirms, all or nothing is not testable") {
+  auto f = make("session-cache-per-worker", engine::severity::warning);
+  auto with_ids = [](int resumed) {
+    auto t = target("a.example", 10, 20);
+    probe::run_result r;
+    r.protocol = "TLSv1.2";
+    r.mechanism = "session_id";
+    r.attempts = 80;
+    r.resumed = resumed;
+    t.protocols.push_back(r);
+    return t;
+  };
+  CHECK(check::judge({f}, {with_ids(19)})[0].result == check::verdict::confirmed);
+  CHECK(check::judge({f}, {with_ids(80)})[0].result == check::verdict::not_testable);
+  CHECK(check::judge({f}, {with_ids(0)})[0].result == check::verdict::not_testable);
+  CHECK(check::judge({f}, {target("a.example", 10, 20)})[0].result == check::verdict::not_testable);
+}
