@@ -182,6 +182,7 @@ sandbox::sandbox(const model::model& m, const sandbox_options& o) {
                           : "check --sandbox: --nginx " + o.nginx_binary + " is not an executable file");
   binary_ = fs::absolute(binary_).string();
   instances_ = std::max(1, o.instances);
+  max_workers_ = o.max_workers;
   timeout_ms_ = o.start_timeout_ms;
   {
     auto v = run_command({binary_, "-v"}, 10000);
@@ -203,419 +204,22 @@ sandbox::sandbox(const model::model& m, const sandbox_options& o) {
   run_dir_ = tmpl;
   try {
     write_owner(run_dir_);
-    const std::string material = run_dir_ + "/material";
-    fs::create_directories(material);
-    ::chmod(material.c_str(), 0700);
+    fs::create_directories(run_dir_ + "/material");
+    ::chmod((run_dir_ + "/material").c_str(), 0700);
 
-    // Listen sockets -> loopback ports.
-    std::set<int> taken;
-    std::map<std::size_t, int> port_of_socket;
-    for (std::size_t k = 0; k < m.sockets.size(); ++k) {
-      const auto& sock = m.sockets[k];
-      bool tls = sock.ssl;
-      // `ssl on` (nginx < 1.25.1) makes every listen of the server TLS.
-      for (auto si : sock.servers) tls = tls || model::is_on(m.servers[si].get("ssl"));
-      if (!tls) continue;
-      bool quic = false;
-      for (auto si : sock.servers)
-        for (const auto& l : m.servers[si].listens)
-          if (l.port == sock.port && l.address == sock.address && l.quic) quic = true;
-      if (quic) {
-        notes_.push_back({"", "listen socket " + sock.name() + " is QUIC (UDP): not started, the prober speaks TCP"});
-        continue;
-      }
-      port_of_socket[k] = free_loopback_port(taken);
-    }
-
-    // Stand-ins, one per real file (shared by every server and instance that names it).
-    std::map<std::string, std::string> standin_of;           // real resolved path -> sandbox path
-    std::map<std::string, tls::pki_paths> pki_of_pair;       // "cert\nkey" -> stand-in PKI
-    std::map<std::string, std::string> display_of;           // sandbox path -> configured text
-    int standins = 0;
-    auto ticket_standin = [&](const std::string& real, const std::string& label, const std::string& arg) {
-      auto it = standin_of.find(real);
-      if (it != standin_of.end()) return it->second;
-      struct stat st {};
-      std::size_t size = 80;
-      if (::stat(real.c_str(), &st) == 0 && (st.st_size == 48 || st.st_size == 80)) size = static_cast<std::size_t>(st.st_size);
-      const std::string path = material + "/ticket-" + std::to_string(++standins) + ".key";
-      tls::write_ticket_key_file(path, size);
-      notes_.push_back({label, "ssl_session_ticket_key \"" + arg + "\" is not readable here: stand-in key file of " +
-                                   std::to_string(size) + " bytes (the same file for every server and instance that names it)"});
-      standin_of[real] = path;
-      display_of[path] = arg;
-      return path;
-    };
-
-    // Server plans.
-    std::vector<server_plan> plans;
-    for (std::size_t si = 0; si < m.servers.size(); ++si) {
-      const auto& s = m.servers[si];
-      server_plan p;
-      p.index = si;
-      p.label = server_label(m, s);
-      for (const auto& [k, port] : port_of_socket)
-        if (std::find(m.sockets[k].servers.begin(), m.sockets[k].servers.end(), si) != m.sockets[k].servers.end())
-          p.sockets.push_back(k);
-      if (p.sockets.empty()) continue;
-
-      // Certificates: pairs by position, as nginx pairs ssl_certificate with ssl_certificate_key.
-      const auto* certs = s.get("ssl_certificate");
-      const auto* keys = s.get("ssl_certificate_key");
-      std::vector<std::pair<std::string, std::string>> pairs;  // sandbox cert, key
-      std::vector<std::pair<const config::directive*, const config::directive*>> pair_where;
-      bool any_standin_cert = false, any_real_url = false, all_have_url = true, url_unknown = false;
-      std::vector<tls::pki_paths> server_pkis;
-      const std::size_t n_pairs = std::max(certs ? certs->values.size() : 0, keys ? keys->values.size() : 0);
-      for (std::size_t i = 0; i < std::max<std::size_t>(n_pairs, 1); ++i) {
-        const model::occurrence* c = certs && i < certs->values.size() ? &certs->values[i] : nullptr;
-        const model::occurrence* k = keys && i < keys->values.size() ? &keys->values[i] : nullptr;
-        const std::string carg = c && !c->args.empty() ? c->args.front() : "";
-        const std::string karg = k && !k->args.empty() ? k->args.front() : "";
-        const std::string creal = resolve(m, carg), kreal = resolve(m, karg);
-        const bool data_cert = carg.rfind("data:", 0) == 0, data_key = karg.rfind("data:", 0) == 0;
-        const bool cert_ok = data_cert || (!carg.empty() && carg.find('$') == std::string::npos && readable_file(creal));
-        const bool key_ok = data_key || (!karg.empty() && karg.find('$') == std::string::npos &&
-                                         karg.rfind("engine:", 0) != 0 && readable_file(kreal));
-        std::optional<std::vector<tls::certificate_info>> chain;
-        if (cert_ok && !data_cert) {
-          try {
-            chain = tls::read_certificate_chain(creal);
-          } catch (const std::exception&) {
-          }
-        }
-        if (chain && !chain->empty()) {
-          const auto& leaf = chain->front();
-          if (leaf.ocsp_urls.empty()) all_have_url = false;
-          for (const auto& u : leaf.ocsp_urls)
-            if (u.find("127.0.0.1") == std::string::npos && u.find("localhost") == std::string::npos) any_real_url = true;
-        }
-        if (!carg.empty() && (!chain || chain->empty()) && !data_cert) url_unknown = true;
-        if (cert_ok && key_ok) {
-          pairs.push_back({data_cert ? carg : creal, data_key ? karg : kreal});
-          pair_where.push_back({c ? c->where : nullptr, k ? k->where : nullptr});
-          continue;
-        }
-        const std::string pair_key = creal + "\n" + kreal;
-        auto it = pki_of_pair.find(pair_key);
-        std::string why;
-        if (it == pki_of_pair.end()) {
-          tls::pki_options po;
-          std::string kind;
-          if (chain && !chain->empty()) {
-            try {
-              po = tls::stand_in_options(chain->front(), k_dead_responder);
-              kind = "the same key type (" + describe_key(po) + "), names, remaining lifetime" +
-                     (chain->front().ocsp_urls.empty() ? " and no OCSP URL" : " and an OCSP URL (a closed local port)");
-            } catch (const std::exception& e) {
-              po = {};
-              kind = "an EC P-256 key (" + std::string(e.what()) + ")";
-            }
-            // A leaf-only file stays leaf-only: nginx then finds no issuer for stapling.
-            po.intermediate = true;
-          } else {
-            po.dns_names.clear();
-            for (const auto& n : s.names)
-              if (literal_name(n)) po.dns_names.push_back(n);
-            if (po.dns_names.empty()) po.dns_names = {"localhost"};
-            kind = "an EC P-256 key, the server's names and no OCSP URL (the certificate is not readable here)";
-          }
-          const std::string dir = material + "/pki-" + std::to_string(++standins);
-          auto pki = tls::make_pki(dir, po);
-          // Keep the real file's shape: leaf only, or leaf and chain.
-          if (chain && chain->size() == 1 && !chain->front().self_signed) pki.chain = pki.leaf_cert;
-          it = pki_of_pair.emplace(pair_key, pki).first;
-          if (carg.empty())
-            why = "no ssl_certificate applies (nginx would refuse the `listen ... ssl`): stand-in certificate with " + kind;
-          else if (!cert_ok)
-            why = "ssl_certificate \"" + carg + "\" is not readable here: stand-in certificate with " + kind;
-          else
-            why = "ssl_certificate_key \"" + karg + "\" is not readable here: stand-in key and certificate with " + kind;
-          notes_.push_back({p.label, why});
-          if (!carg.empty()) display_of[pki.chain] = carg;
-          if (!karg.empty()) display_of[pki.leaf_key] = karg;
-        }
-        any_standin_cert = true;
-        server_pkis.push_back(it->second);
-        pairs.push_back({it->second.chain, it->second.leaf_key});
-        pair_where.push_back({c ? c->where : nullptr, k ? k->where : nullptr});
-      }
-      for (std::size_t i = 0; i < pairs.size(); ++i) {
-        p.lines.push_back({"ssl_certificate", {pairs[i].first}});
-        p.origins.push_back(pair_where[i].first);
-        p.lines.push_back({"ssl_certificate_key", {pairs[i].second}});
-        p.origins.push_back(pair_where[i].second);
-      }
-
-      // Every other effective ssl_* directive (and resolver), with file arguments checked.
-      const bool stapling_on = model::is_on(s.get("ssl_stapling"));
-      for (const auto& [name, setting] : s.settings) {
-        if (setting.from == model::origin::nginx_default) continue;
-        if (name == "ssl" || name == "ssl_certificate" || name == "ssl_certificate_key") continue;
-        if (name.rfind("ssl_", 0) != 0 && name != "resolver" && name != "resolver_timeout") continue;
-        std::vector<const model::occurrence*> occs;
-        if (k_repeatable.count(name)) {
-          for (const auto& occ : setting.values) occs.push_back(&occ);
-        } else if (!setting.values.empty()) {
-          occs.push_back(&setting.values.back());
-        }
-        for (const auto* occ : occs) {
-          std::vector<std::string> args = occ->args;
-          const std::string arg0 = args.empty() ? "" : args.front();
-          const std::string real = resolve(m, arg0);
-          auto drop = [&](const std::string& why) { notes_.push_back({p.label, name + " \"" + arg0 + "\" " + why}); };
-          if (name == "ssl_session_ticket_key") {
-            if (readable_file(real)) args[0] = real;
-            else args[0] = ticket_standin(real, p.label, arg0);
-          } else if (name == "ssl_trusted_certificate" || name == "ssl_client_certificate") {
-            if (any_standin_cert) {
-              // The real CA file would not hold the stand-in's issuer.
-              const auto& pki = server_pkis.front();
-              const std::string bundle = material + "/ca-" + std::to_string(++standins) + ".pem";
-              {
-                std::ofstream out(bundle, std::ios::binary);
-                std::ifstream a(pki.issuer, std::ios::binary), b(pki.root_cert, std::ios::binary);
-                out << a.rdbuf();
-                if (pki.root_cert != pki.issuer && !pki.root_cert.empty()) out << b.rdbuf();
-              }
-              args[0] = bundle;
-              display_of[bundle] = arg0;
-              notes_.push_back({p.label, name + " \"" + arg0 + "\": the stand-in issuer stands in for it (assumed to hold the real issuer)"});
-            } else if (readable_file(real)) {
-              args[0] = real;
-            } else {
-              drop("is not readable here: left out");
-              continue;
-            }
-          } else if (name == "ssl_crl" || name == "ssl_dhparam" || name == "ssl_stapling_file" ||
-                     name == "ssl_password_file" || name == "ssl_ecdh_curve_file") {
-            if (name == "ssl_password_file" && any_standin_cert) {
-              drop("left out: the stand-in keys are not encrypted");
-              continue;
-            }
-            if (!readable_file(real)) {
-              drop(name == "ssl_dhparam" ? "is not readable here: left out (no DHE cipher suites in the sandbox)"
-                   : name == "ssl_stapling_file" ? "is not readable here: left out (staple presence not tested)"
-                                                 : "is not readable here: left out");
-              continue;
-            }
-            args[0] = real;
-          }
-          p.lines.push_back({name, args});
-          p.origins.push_back(occ->where);
-        }
-      }
-      // Stapling from a real responder needs the network: point nginx at a closed local port
-      // instead, so the load never waits on DNS, and say that staple presence is not tested.
-      if (stapling_on && any_real_url && all_have_url && !s.get("ssl_stapling_responder")) {
-        p.lines.push_back({"ssl_stapling_responder", {k_dead_responder}});
-        p.origins.push_back(nullptr);
-      }
-      if (stapling_on && (any_real_url || url_unknown))
-        notes_.push_back({p.label, std::string("ssl_stapling: ") +
-                                       (any_real_url ? "the certificate's OCSP responder is a real one"
-                                                     : "the certificate is not readable here, so its OCSP URL is unknown") +
-                                       " and the sandbox does not reach the network: a staple cannot arrive, so its "
-                                       "absence proves nothing here (a missing issuer or OCSP URL still shows)"});
-      plans.push_back(std::move(p));
-    }
-
-    // The worker count as configured, capped.
-    const long cpus = std::max(1L, ::sysconf(_SC_NPROCESSORS_ONLN));
-    workers_ = !m.worker_processes ? 1 : *m.worker_processes == 0 ? static_cast<int>(cpus) : *m.worker_processes;
-    if (workers_ > o.max_workers) {
-      notes_.push_back({"", "worker_processes " + std::to_string(workers_) + " capped at " + std::to_string(o.max_workers)});
-      workers_ = o.max_workers;
-    }
-    workers_ = std::max(1, workers_);
-
-    // load_module lines whose file exists (Debian: the stream module is one).
-    std::vector<std::string> modules;
-    if (m.cfg)
-      for (const auto& d : m.cfg->root)
-        if (d.name == "load_module" && !d.args.empty()) {
-          const std::string path = d.args.front().value;
-          if (!path.empty() && path[0] == '/' && readable_file(path)) modules.push_back(path);
-          else notes_.push_back({"", "load_module \"" + path + "\" is not on this machine: left out"});
-        }
-
-    // Debian builds the stream module as a dynamic module: a config with stream servers that
-    // does not load it is still worth testing, with the module loaded here and a note.
-    bool has_stream = false, stream_loaded = false;
-    for (const auto& p : plans) has_stream = has_stream || m.servers[p.index].context == model::context_kind::stream;
-    for (const auto& mod : modules) stream_loaded = stream_loaded || mod.find("ngx_stream_module") != std::string::npos;
-    if (has_stream && !stream_loaded)
-      for (const char* dir : {"/usr/lib/nginx/modules/", "/usr/share/nginx/modules/", "/usr/lib64/nginx/modules/"})
-        if (readable_file(std::string(dir) + "ngx_stream_module.so")) {
-          modules.push_back(std::string(dir) + "ngx_stream_module.so");
-          notes_.push_back({"", "the config has stream servers but loads no stream module: the sandbox loads " + modules.back() +
-                                    " (unless your nginx has the module built in, it rejects `stream` as an unknown directive)"});
-          break;
-        }
-
-    // Generate, `nginx -t`, blame, drop, repeat.
-    const std::string conf = run_dir_ + "/nginx.conf";
-    std::set<std::pair<std::size_t, std::size_t>> dropped_lines;  // (plan, line)
-    bool stream_dropped = false;
-    std::vector<std::string> inst_dirs;
+    inst_dirs_.clear();
     for (int i = 0; i < instances_; ++i) {
-      inst_dirs.push_back(run_dir_ + "/instance-" + std::to_string(i + 1));
-      fs::create_directories(inst_dirs.back() + "/logs");
+      inst_dirs_.push_back(run_dir_ + "/instance-" + std::to_string(i + 1));
+      fs::create_directories(inst_dirs_.back() + "/logs");
     }
-    auto shown = [&](std::string msg) {
-      for (const auto& [path, text] : display_of) msg = replace_all(msg, path, text);
-      return replace_all(msg, run_dir_, "<sandbox>");
-    };
-    for (int round = 0;; ++round) {
-      std::vector<line_origin> origin_of_line{line_origin{}};  // 1-based
-      std::string text;
-      auto emit = [&](const std::string& l, line_origin lo = {}) {
-        text += l + "\n";
-        origin_of_line.push_back(lo);
-      };
-      emit("# ngxtls check --sandbox: the TLS servers of " + m.cfg->files.front().path + " on loopback");
-      for (const auto& mod : modules) emit("load_module " + quote_token(mod) + ";");
-      emit("worker_processes " + std::to_string(workers_) + ";");
-      emit("pid nginx.pid;");
-      emit("error_log logs/error.log notice;");
-      emit("events { worker_connections 512; }");
-      for (int ctx = 0; ctx < 2; ++ctx) {
-        const bool stream = ctx == 1;
-        if (stream && stream_dropped) continue;
-        std::vector<std::size_t> in_ctx;
-        for (std::size_t pi = 0; pi < plans.size(); ++pi)
-          if (!plans[pi].dropped && (m.servers[plans[pi].index].context == model::context_kind::stream) == stream)
-            in_ctx.push_back(pi);
-        if (in_ctx.empty()) continue;
-        emit(stream ? "stream {" : "http {", {stream ? line_kind::stream_head : line_kind::other, 0, nullptr, ""});
-        if (!stream) emit("    access_log off;");
-        std::set<std::size_t> socket_options_done;
-        for (auto pi : in_ctx) {
-          const auto& p = plans[pi];
-          const auto& s = m.servers[p.index];
-          emit("    server {  # " + p.label, {line_kind::server_head, p.index, s.where, ""});
-          for (auto k : p.sockets) {
-            const auto& sock = m.sockets[k];
-            std::string l = "        listen 127.0.0.1:" + std::to_string(port_of_socket[k]) + " ssl";
-            // Socket options once per socket, on its default server's listen (nginx: duplicate
-            // listen options are an error).
-            if (sock.default_server == p.index && socket_options_done.insert(k).second) {
-              if (!stream) l += " default_server";  // stream has one server per socket
-              if (sock.reuseport || instances_ > 1) l += " reuseport";
-            }
-            for (const auto& ld : s.listens)
-              if (ld.port == sock.port && ld.address == sock.address && ld.http2 && !stream) {
-                l += " http2";
-                break;
-              }
-            const config::directive* lw = nullptr;
-            for (const auto& ld : s.listens)
-              if (ld.port == sock.port && ld.address == sock.address) lw = ld.where;
-            emit(l + ";  # " + sock.name(), {line_kind::listen, p.index, lw, ""});
-          }
-          if (!stream) {
-            std::string names = "        server_name";
-            for (const auto& n : s.names) names += " " + quote_token(n);
-            if (!s.names.empty()) emit(names + ";", {line_kind::listen, p.index, s.where, ""});
-          }
-          for (std::size_t li = 0; li < p.lines.size(); ++li) {
-            if (dropped_lines.count({pi, li})) continue;
-            std::string l = "        " + p.lines[li].first;
-            for (const auto& a : p.lines[li].second) l += " " + quote_token(a);
-            emit(l + ";", {line_kind::directive, p.index, p.origins[li], std::to_string(pi) + ":" + std::to_string(li)});
-          }
-          if (stream) emit("        return \"ok\\n\";");
-          else emit("        location / { return 200 \"ok\\n\"; }");
-          emit("    }");
-        }
-        emit("}");
-      }
-      {
-        std::ofstream out(conf, std::ios::binary | std::ios::trunc);
-        out << text;
-        if (!out) throw target_error("sandbox: cannot write " + conf);
-      }
-      auto t = run_command({binary_, "-t", "-q", "-p", inst_dirs.front() + "/", "-e", inst_dirs.front() + "/logs/error.log",
-                            "-c", conf},
-                           60000);
-      if (t.exit_code == 0) break;
-      auto e = first_emerg(t.err, conf);
-      if (!e || round >= 64)
-        throw target_error("sandbox: nginx -t rejects the sandbox config: " + shown(t.err.empty() ? t.out : t.err));
-      // Blame: a directive naming a path the message quotes (nginx reports some file errors at
-      // a block's end, DESIGN fact 5), else the line nginx names.
-      std::size_t blame = 0;
-      for (std::size_t ln = 1; ln < origin_of_line.size() && !blame; ++ln) {
-        const auto& lo = origin_of_line[ln];
-        if (lo.kind != line_kind::directive) continue;
-        auto pos = lo.key.find(':');
-        const auto& pl = plans[std::stoul(lo.key.substr(0, pos))].lines[std::stoul(lo.key.substr(pos + 1))];
-        for (const auto& a : pl.second)
-          if (a.size() > 1 && a[0] == '/' && e->message.find("\"" + a + "\"") != std::string::npos) blame = ln;
-      }
-      if (!blame && e->line > 0 && static_cast<std::size_t>(e->line) < origin_of_line.size()) blame = static_cast<std::size_t>(e->line);
-      const line_origin lo = blame ? origin_of_line[blame] : line_origin{};
-      const std::string msg = shown(e->message);
-      if (lo.kind == line_kind::directive) {
-        auto pos = lo.key.find(':');
-        const std::size_t pi = std::stoul(lo.key.substr(0, pos)), li = std::stoul(lo.key.substr(pos + 1));
-        dropped_lines.insert({pi, li});
-        sandbox_rejection r;
-        if (lo.where) r.where = m.cfg->where(*lo.where);
-        r.server = plans[pi].label;
-        r.message = msg;
-        rejections_.push_back(r);
-        notes_.push_back({plans[pi].label, "nginx -t rejects " + plans[pi].lines[li].first + (lo.where ? " at " + to_string(r.where) : "") +
-                                               ": " + msg + " (left out to test the rest)"});
-      } else if (lo.kind == line_kind::server_head || lo.kind == line_kind::listen) {
-        for (auto& p : plans)
-          if (p.index == lo.server && !p.dropped) {
-            p.dropped = true;
-            untested_[p.label] = "nginx -t rejects it in the sandbox: " + msg;
-            if (lo.where) rejections_.push_back({m.cfg->where(*lo.where), p.label, msg});
-          }
-      } else if (lo.kind == line_kind::stream_head) {
-        stream_dropped = true;
-        for (auto& p : plans)
-          if (m.servers[p.index].context == model::context_kind::stream) {
-            p.dropped = true;
-            untested_[p.label] = "the sandbox nginx has no stream module: " + msg;
-          }
-      } else {
-        throw target_error("sandbox: nginx -t rejects the sandbox config: " + msg);
-      }
-    }
-
-    // Sockets as served.
-    for (const auto& [k, port] : port_of_socket) {
-      sandbox_socket ss;
-      const auto& sock = m.sockets[k];
-      ss.original = sock.name();
-      ss.original_port = sock.port;
-      ss.port = port;
-      ss.stream = sock.context == model::context_kind::stream;
-      bool any = false, default_named = false;
-      for (const auto& p : plans) {
-        if (p.dropped || std::find(p.sockets.begin(), p.sockets.end(), k) == p.sockets.end()) continue;
-        any = true;
-        for (const auto& n : m.servers[p.index].names)
-          if (literal_name(n) && std::find(ss.names.begin(), ss.names.end(), n) == ss.names.end()) {
-            ss.names.push_back(n);
-            if (p.index == sock.default_server) default_named = true;
-          }
-      }
-      if (!any) continue;
-      if (!default_named) ss.names.insert(ss.names.begin(), "");
-      sockets_.push_back(std::move(ss));
-    }
-    for (const auto& p : plans)
-      if (!p.dropped && p.sockets.empty()) untested_[p.label] = "no TLS listen socket";
+    conf_path_ = run_dir_ + "/nginx.conf";
+    generate(m);
 
     // Start the masters and wait for every port.
     std::vector<std::vector<std::string>> argvs;
     std::vector<std::string> logs;
-    for (const auto& d : inst_dirs) {
-      argvs.push_back({binary_, "-p", d + "/", "-e", d + "/logs/error.log", "-c", conf, "-g", "daemon off;"});
+    for (const auto& d : inst_dirs_) {
+      argvs.push_back({binary_, "-p", d + "/", "-e", d + "/logs/error.log", "-c", conf_path_, "-g", "daemon off;"});
       logs.push_back(d + "/logs/stderr.log");
     }
     keeper_ = std::make_unique<keeper>(argvs, logs, run_dir_);
@@ -629,7 +233,7 @@ sandbox::sandbox(const model::model& m, const sandbox_options& o) {
       if (ready) break;
       if (clock_type::now() > deadline) {
         std::string log;
-        for (const auto& d : inst_dirs) {
+        for (const auto& d : inst_dirs_) {
           std::ifstream in(d + "/logs/error.log");
           std::string l;
           while (std::getline(in, l))
@@ -645,12 +249,425 @@ sandbox::sandbox(const model::model& m, const sandbox_options& o) {
   }
 }
 
+std::string sandbox::shown(std::string msg) const {
+  for (const auto& [path, text] : display_of_) msg = replace_all(msg, path, text);
+  return replace_all(msg, run_dir_, "<sandbox>");
+}
+
+void sandbox::generate(const model::model& m) {
+  sockets_.clear();
+  rejections_.clear();
+  untested_.clear();
+  const std::string material = run_dir_ + "/material";
+  // Listen sockets -> loopback ports.
+  std::map<std::size_t, int> port_of_socket;
+  for (std::size_t k = 0; k < m.sockets.size(); ++k) {
+    const auto& sock = m.sockets[k];
+    bool tls = sock.ssl;
+    // `ssl on` (nginx < 1.25.1) makes every listen of the server TLS.
+    for (auto si : sock.servers) tls = tls || model::is_on(m.servers[si].get("ssl"));
+    if (!tls) continue;
+    bool quic = false;
+    for (auto si : sock.servers)
+      for (const auto& l : m.servers[si].listens)
+        if (l.port == sock.port && l.address == sock.address && l.quic) quic = true;
+    if (quic) {
+      notes_.push_back({"", "listen socket " + sock.name() + " is QUIC (UDP): not started, the prober speaks TCP"});
+      continue;
+    }
+    // The same socket keeps its port across generations (reload_into).
+    const std::string key = (sock.context == model::context_kind::stream ? "stream " : "http ") + sock.name();
+    auto known = ports_by_name_.find(key);
+    port_of_socket[k] = known != ports_by_name_.end() ? known->second : free_loopback_port(taken_);
+    ports_by_name_[key] = port_of_socket[k];
+  }
+
+  // Stand-ins, one per real file (shared by every server and instance that names it).
+  auto ticket_standin = [&](const std::string& real, const std::string& label, const std::string& arg) {
+    auto it = standin_of_.find(real);
+    if (it != standin_of_.end()) return it->second;
+    struct stat st {};
+    std::size_t size = 80;
+    if (::stat(real.c_str(), &st) == 0 && (st.st_size == 48 || st.st_size == 80)) size = static_cast<std::size_t>(st.st_size);
+    const std::string path = material + "/ticket-" + std::to_string(++standins_) + ".key";
+    tls::write_ticket_key_file(path, size);
+    notes_.push_back({label, "ssl_session_ticket_key \"" + arg + "\" is not readable here: stand-in key file of " +
+                                 std::to_string(size) + " bytes (the same file for every server and instance that names it)"});
+    standin_of_[real] = path;
+    display_of_[path] = arg;
+    return path;
+  };
+
+  // Server plans.
+  std::vector<server_plan> plans;
+  for (std::size_t si = 0; si < m.servers.size(); ++si) {
+    const auto& s = m.servers[si];
+    server_plan p;
+    p.index = si;
+    p.label = server_label(m, s);
+    for (const auto& [k, port] : port_of_socket)
+      if (std::find(m.sockets[k].servers.begin(), m.sockets[k].servers.end(), si) != m.sockets[k].servers.end())
+        p.sockets.push_back(k);
+    if (p.sockets.empty()) continue;
+
+    // Certificates: pairs by position, as nginx pairs ssl_certificate with ssl_certificate_key.
+    const auto* certs = s.get("ssl_certificate");
+    const auto* keys = s.get("ssl_certificate_key");
+    std::vector<std::pair<std::string, std::string>> pairs;  // sandbox cert, key
+    std::vector<std::pair<const config::directive*, const config::directive*>> pair_where;
+    bool any_standin_cert = false, any_real_url = false, all_have_url = true, url_unknown = false;
+    std::vector<tls::pki_paths> server_pkis;
+    const std::size_t n_pairs = std::max(certs ? certs->values.size() : 0, keys ? keys->values.size() : 0);
+    for (std::size_t i = 0; i < std::max<std::size_t>(n_pairs, 1); ++i) {
+      const model::occurrence* c = certs && i < certs->values.size() ? &certs->values[i] : nullptr;
+      const model::occurrence* k = keys && i < keys->values.size() ? &keys->values[i] : nullptr;
+      const std::string carg = c && !c->args.empty() ? c->args.front() : "";
+      const std::string karg = k && !k->args.empty() ? k->args.front() : "";
+      const std::string creal = resolve(m, carg), kreal = resolve(m, karg);
+      const bool data_cert = carg.rfind("data:", 0) == 0, data_key = karg.rfind("data:", 0) == 0;
+      const bool cert_ok = data_cert || (!carg.empty() && carg.find('$') == std::string::npos && readable_file(creal));
+      const bool key_ok = data_key || (!karg.empty() && karg.find('$') == std::string::npos &&
+                                       karg.rfind("engine:", 0) != 0 && readable_file(kreal));
+      std::optional<std::vector<tls::certificate_info>> chain;
+      if (cert_ok && !data_cert) {
+        try {
+          chain = tls::read_certificate_chain(creal);
+        } catch (const std::exception&) {
+        }
+      }
+      if (chain && !chain->empty()) {
+        const auto& leaf = chain->front();
+        if (leaf.ocsp_urls.empty()) all_have_url = false;
+        for (const auto& u : leaf.ocsp_urls)
+          if (u.find("127.0.0.1") == std::string::npos && u.find("localhost") == std::string::npos) any_real_url = true;
+      }
+      if (!carg.empty() && (!chain || chain->empty()) && !data_cert) url_unknown = true;
+      if (cert_ok && key_ok) {
+        pairs.push_back({data_cert ? carg : creal, data_key ? karg : kreal});
+        pair_where.push_back({c ? c->where : nullptr, k ? k->where : nullptr});
+        continue;
+      }
+      const std::string pair_key = creal + "\n" + kreal;
+      auto it = pki_of_pair_.find(pair_key);
+      std::string why;
+      if (it == pki_of_pair_.end()) {
+        tls::pki_options po;
+        std::string kind;
+        if (chain && !chain->empty()) {
+          try {
+            po = tls::stand_in_options(chain->front(), k_dead_responder);
+            kind = "the same key type (" + describe_key(po) + "), names, remaining lifetime" +
+                   (chain->front().ocsp_urls.empty() ? " and no OCSP URL" : " and an OCSP URL (a closed local port)");
+          } catch (const std::exception& e) {
+            po = {};
+            kind = "an EC P-256 key (" + std::string(e.what()) + ")";
+          }
+          // A leaf-only file stays leaf-only: nginx then finds no issuer for stapling.
+          po.intermediate = true;
+        } else {
+          po.dns_names.clear();
+          for (const auto& n : s.names)
+            if (literal_name(n)) po.dns_names.push_back(n);
+          if (po.dns_names.empty()) po.dns_names = {"localhost"};
+          kind = "an EC P-256 key, the server's names and no OCSP URL (the certificate is not readable here)";
+        }
+        const std::string dir = material + "/pki-" + std::to_string(++standins_);
+        auto pki = tls::make_pki(dir, po);
+        // Keep the real file's shape: leaf only, or leaf and chain.
+        if (chain && chain->size() == 1 && !chain->front().self_signed) pki.chain = pki.leaf_cert;
+        it = pki_of_pair_.emplace(pair_key, pki).first;
+        if (carg.empty())
+          why = "no ssl_certificate applies (nginx would refuse the `listen ... ssl`): stand-in certificate with " + kind;
+        else if (!cert_ok)
+          why = "ssl_certificate \"" + carg + "\" is not readable here: stand-in certificate with " + kind;
+        else
+          why = "ssl_certificate_key \"" + karg + "\" is not readable here: stand-in key and certificate with " + kind;
+        notes_.push_back({p.label, why});
+        if (!carg.empty()) display_of_[pki.chain] = carg;
+        if (!karg.empty()) display_of_[pki.leaf_key] = karg;
+      }
+      any_standin_cert = true;
+      server_pkis.push_back(it->second);
+      pairs.push_back({it->second.chain, it->second.leaf_key});
+      pair_where.push_back({c ? c->where : nullptr, k ? k->where : nullptr});
+    }
+    for (std::size_t i = 0; i < pairs.size(); ++i) {
+      p.lines.push_back({"ssl_certificate", {pairs[i].first}});
+      p.origins.push_back(pair_where[i].first);
+      p.lines.push_back({"ssl_certificate_key", {pairs[i].second}});
+      p.origins.push_back(pair_where[i].second);
+    }
+
+    // Every other effective ssl_* directive (and resolver), with file arguments checked.
+    const bool stapling_on = model::is_on(s.get("ssl_stapling"));
+    for (const auto& [name, setting] : s.settings) {
+      if (setting.from == model::origin::nginx_default) continue;
+      if (name == "ssl" || name == "ssl_certificate" || name == "ssl_certificate_key") continue;
+      if (name.rfind("ssl_", 0) != 0 && name != "resolver" && name != "resolver_timeout") continue;
+      std::vector<const model::occurrence*> occs;
+      if (k_repeatable.count(name)) {
+        for (const auto& occ : setting.values) occs.push_back(&occ);
+      } else if (!setting.values.empty()) {
+        occs.push_back(&setting.values.back());
+      }
+      for (const auto* occ : occs) {
+        std::vector<std::string> args = occ->args;
+        const std::string arg0 = args.empty() ? "" : args.front();
+        const std::string real = resolve(m, arg0);
+        auto drop = [&](const std::string& why) { notes_.push_back({p.label, name + " \"" + arg0 + "\" " + why}); };
+        if (name == "ssl_session_ticket_key") {
+          if (readable_file(real)) args[0] = real;
+          else args[0] = ticket_standin(real, p.label, arg0);
+        } else if (name == "ssl_trusted_certificate" || name == "ssl_client_certificate") {
+          if (any_standin_cert) {
+            // The real CA file would not hold the stand-in's issuer.
+            const auto& pki = server_pkis.front();
+            const std::string bundle = material + "/ca-" + std::to_string(++standins_) + ".pem";
+            {
+              std::ofstream out(bundle, std::ios::binary);
+              std::ifstream a(pki.issuer, std::ios::binary), b(pki.root_cert, std::ios::binary);
+              out << a.rdbuf();
+              if (pki.root_cert != pki.issuer && !pki.root_cert.empty()) out << b.rdbuf();
+            }
+            args[0] = bundle;
+            display_of_[bundle] = arg0;
+            notes_.push_back({p.label, name + " \"" + arg0 + "\": the stand-in issuer stands in for it (assumed to hold the real issuer)"});
+          } else if (readable_file(real)) {
+            args[0] = real;
+          } else {
+            drop("is not readable here: left out");
+            continue;
+          }
+        } else if (name == "ssl_crl" || name == "ssl_dhparam" || name == "ssl_stapling_file" ||
+                   name == "ssl_password_file" || name == "ssl_ecdh_curve_file") {
+          if (name == "ssl_password_file" && any_standin_cert) {
+            drop("left out: the stand-in keys are not encrypted");
+            continue;
+          }
+          if (!readable_file(real)) {
+            drop(name == "ssl_dhparam" ? "is not readable here: left out (no DHE cipher suites in the sandbox)"
+                 : name == "ssl_stapling_file" ? "is not readable here: left out (staple presence not tested)"
+                                               : "is not readable here: left out");
+            continue;
+          }
+          args[0] = real;
+        }
+        p.lines.push_back({name, args});
+        p.origins.push_back(occ->where);
+      }
+    }
+    // Stapling from a real responder needs the network: point nginx at a closed local port
+    // instead, so the load never waits on DNS, and say that staple presence is not tested.
+    if (stapling_on && any_real_url && all_have_url && !s.get("ssl_stapling_responder")) {
+      p.lines.push_back({"ssl_stapling_responder", {k_dead_responder}});
+      p.origins.push_back(nullptr);
+    }
+    if (stapling_on && (any_real_url || url_unknown))
+      notes_.push_back({p.label, std::string("ssl_stapling: ") +
+                                     (any_real_url ? "the certificate's OCSP responder is a real one"
+                                                   : "the certificate is not readable here, so its OCSP URL is unknown") +
+                                     " and the sandbox does not reach the network: a staple cannot arrive, so its "
+                                     "absence proves nothing here (a missing issuer or OCSP URL still shows)"});
+    plans.push_back(std::move(p));
+  }
+
+  // The worker count as configured, capped.
+  const long cpus = std::max(1L, ::sysconf(_SC_NPROCESSORS_ONLN));
+  workers_ = !m.worker_processes ? 1 : *m.worker_processes == 0 ? static_cast<int>(cpus) : *m.worker_processes;
+  if (workers_ > max_workers_) {
+    notes_.push_back({"", "worker_processes " + std::to_string(workers_) + " capped at " + std::to_string(max_workers_)});
+    workers_ = max_workers_;
+  }
+  workers_ = std::max(1, workers_);
+
+  // load_module lines whose file exists (Debian: the stream module is one).
+  std::vector<std::string> modules;
+  if (m.cfg)
+    for (const auto& d : m.cfg->root)
+      if (d.name == "load_module" && !d.args.empty()) {
+        const std::string path = d.args.front().value;
+        if (!path.empty() && path[0] == '/' && readable_file(path)) modules.push_back(path);
+        else notes_.push_back({"", "load_module \"" + path + "\" is not on this machine: left out"});
+      }
+
+  // Debian builds the stream module as a dynamic module: a config with stream servers that
+  // does not load it is still worth testing, with the module loaded here and a note.
+  bool has_stream = false, stream_loaded = false;
+  for (const auto& p : plans) has_stream = has_stream || m.servers[p.index].context == model::context_kind::stream;
+  for (const auto& mod : modules) stream_loaded = stream_loaded || mod.find("ngx_stream_module") != std::string::npos;
+  if (has_stream && !stream_loaded)
+    for (const char* dir : {"/usr/lib/nginx/modules/", "/usr/share/nginx/modules/", "/usr/lib64/nginx/modules/"})
+      if (readable_file(std::string(dir) + "ngx_stream_module.so")) {
+        modules.push_back(std::string(dir) + "ngx_stream_module.so");
+        notes_.push_back({"", "the config has stream servers but loads no stream module: the sandbox loads " + modules.back() +
+                                  " (unless your nginx has the module built in, it rejects `stream` as an unknown directive)"});
+        break;
+      }
+
+  // Generate, `nginx -t`, blame, drop, repeat.
+  const std::string& conf = conf_path_;
+  std::set<std::pair<std::size_t, std::size_t>> dropped_lines;  // (plan, line)
+  bool stream_dropped = false;
+  for (int round = 0;; ++round) {
+    std::vector<line_origin> origin_of_line{line_origin{}};  // 1-based
+    std::string text;
+    auto emit = [&](const std::string& l, line_origin lo = {}) {
+      text += l + "\n";
+      origin_of_line.push_back(lo);
+    };
+    emit("# ngxtls check --sandbox: the TLS servers of " + m.cfg->files.front().path + " on loopback");
+    for (const auto& mod : modules) emit("load_module " + quote_token(mod) + ";");
+    emit("worker_processes " + std::to_string(workers_) + ";");
+    emit("pid nginx.pid;");
+    emit("error_log logs/error.log notice;");
+    emit("events { worker_connections 512; }");
+    for (int ctx = 0; ctx < 2; ++ctx) {
+      const bool stream = ctx == 1;
+      if (stream && stream_dropped) continue;
+      std::vector<std::size_t> in_ctx;
+      for (std::size_t pi = 0; pi < plans.size(); ++pi)
+        if (!plans[pi].dropped && (m.servers[plans[pi].index].context == model::context_kind::stream) == stream)
+          in_ctx.push_back(pi);
+      if (in_ctx.empty()) continue;
+      emit(stream ? "stream {" : "http {", {stream ? line_kind::stream_head : line_kind::other, 0, nullptr, ""});
+      if (!stream) emit("    access_log off;");
+      std::set<std::size_t> socket_options_done;
+      for (auto pi : in_ctx) {
+        const auto& p = plans[pi];
+        const auto& s = m.servers[p.index];
+        emit("    server {  # " + p.label, {line_kind::server_head, p.index, s.where, ""});
+        for (auto k : p.sockets) {
+          const auto& sock = m.sockets[k];
+          std::string l = "        listen 127.0.0.1:" + std::to_string(port_of_socket[k]) + " ssl";
+          // Socket options once per socket, on its default server's listen (nginx: duplicate
+          // listen options are an error).
+          if (sock.default_server == p.index && socket_options_done.insert(k).second) {
+            if (!stream) l += " default_server";  // stream has one server per socket
+            if (sock.reuseport || instances_ > 1) l += " reuseport";
+          }
+          for (const auto& ld : s.listens)
+            if (ld.port == sock.port && ld.address == sock.address && ld.http2 && !stream) {
+              l += " http2";
+              break;
+            }
+          const config::directive* lw = nullptr;
+          for (const auto& ld : s.listens)
+            if (ld.port == sock.port && ld.address == sock.address) lw = ld.where;
+          emit(l + ";  # " + sock.name(), {line_kind::listen, p.index, lw, ""});
+        }
+        if (!stream) {
+          std::string names = "        server_name";
+          for (const auto& n : s.names) names += " " + quote_token(n);
+          if (!s.names.empty()) emit(names + ";", {line_kind::listen, p.index, s.where, ""});
+        }
+        for (std::size_t li = 0; li < p.lines.size(); ++li) {
+          if (dropped_lines.count({pi, li})) continue;
+          std::string l = "        " + p.lines[li].first;
+          for (const auto& a : p.lines[li].second) l += " " + quote_token(a);
+          emit(l + ";", {line_kind::directive, p.index, p.origins[li], std::to_string(pi) + ":" + std::to_string(li)});
+        }
+        if (stream) emit("        return \"ok\\n\";");
+        else emit("        location / { return 200 \"ok\\n\"; }");
+        emit("    }");
+      }
+      emit("}");
+    }
+    {
+      std::ofstream out(conf, std::ios::binary | std::ios::trunc);
+      out << text;
+      if (!out) throw target_error("sandbox: cannot write " + conf);
+    }
+    auto t = run_command({binary_, "-t", "-q", "-p", inst_dirs_.front() + "/", "-e", inst_dirs_.front() + "/logs/error.log",
+                          "-c", conf},
+                         60000);
+    if (t.exit_code == 0) break;
+    auto e = first_emerg(t.err, conf);
+    if (!e || round >= 64)
+      throw target_error("sandbox: nginx -t rejects the sandbox config: " + shown(t.err.empty() ? t.out : t.err));
+    // Blame: a directive naming a path the message quotes (nginx reports some file errors at
+    // a block's end, DESIGN fact 5), else the line nginx names.
+    std::size_t blame = 0;
+    for (std::size_t ln = 1; ln < origin_of_line.size() && !blame; ++ln) {
+      const auto& lo = origin_of_line[ln];
+      if (lo.kind != line_kind::directive) continue;
+      auto pos = lo.key.find(':');
+      const auto& pl = plans[std::stoul(lo.key.substr(0, pos))].lines[std::stoul(lo.key.substr(pos + 1))];
+      for (const auto& a : pl.second)
+        if (a.size() > 1 && a[0] == '/' && e->message.find("\"" + a + "\"") != std::string::npos) blame = ln;
+    }
+    if (!blame && e->line > 0 && static_cast<std::size_t>(e->line) < origin_of_line.size()) blame = static_cast<std::size_t>(e->line);
+    const line_origin lo = blame ? origin_of_line[blame] : line_origin{};
+    const std::string msg = shown(e->message);
+    if (lo.kind == line_kind::directive) {
+      auto pos = lo.key.find(':');
+      const std::size_t pi = std::stoul(lo.key.substr(0, pos)), li = std::stoul(lo.key.substr(pos + 1));
+      dropped_lines.insert({pi, li});
+      sandbox_rejection r;
+      if (lo.where) r.where = m.cfg->where(*lo.where);
+      r.server = plans[pi].label;
+      r.message = msg;
+      rejections_.push_back(r);
+      notes_.push_back({plans[pi].label, "nginx -t rejects " + plans[pi].lines[li].first + (lo.where ? " at " + to_string(r.where) : "") +
+                                             ": " + msg + " (left out to test the rest)"});
+    } else if (lo.kind == line_kind::server_head || lo.kind == line_kind::listen) {
+      for (auto& p : plans)
+        if (p.index == lo.server && !p.dropped) {
+          p.dropped = true;
+          untested_[p.label] = "nginx -t rejects it in the sandbox: " + msg;
+          if (lo.where) rejections_.push_back({m.cfg->where(*lo.where), p.label, msg});
+        }
+    } else if (lo.kind == line_kind::stream_head) {
+      stream_dropped = true;
+      for (auto& p : plans)
+        if (m.servers[p.index].context == model::context_kind::stream) {
+          p.dropped = true;
+          untested_[p.label] = "the sandbox nginx has no stream module: " + msg;
+        }
+    } else {
+      throw target_error("sandbox: nginx -t rejects the sandbox config: " + msg);
+    }
+  }
+
+  // Sockets as served.
+  for (const auto& [k, port] : port_of_socket) {
+    sandbox_socket ss;
+    const auto& sock = m.sockets[k];
+    ss.original = sock.name();
+    ss.original_port = sock.port;
+    ss.port = port;
+    ss.stream = sock.context == model::context_kind::stream;
+    bool any = false, default_named = false;
+    for (const auto& p : plans) {
+      if (p.dropped || std::find(p.sockets.begin(), p.sockets.end(), k) == p.sockets.end()) continue;
+      any = true;
+      for (const auto& n : m.servers[p.index].names)
+        if (literal_name(n) && std::find(ss.names.begin(), ss.names.end(), n) == ss.names.end()) {
+          ss.names.push_back(n);
+          if (p.index == sock.default_server) default_named = true;
+        }
+    }
+    if (!any) continue;
+    if (!default_named) ss.names.insert(ss.names.begin(), "");
+    sockets_.push_back(std::move(ss));
+  }
+  for (const auto& p : plans)
+    if (!p.dropped && p.sockets.empty()) untested_[p.label] = "no TLS listen socket";
+}
+
 sandbox::~sandbox() { stop(); }
 
 std::map<int, int> sandbox::port_map() const {
   std::map<int, int> out;
   for (const auto& s : sockets_) out[s.port] = s.original_port;
   return out;
+}
+
+void sandbox::reload_into(const model::model& next) {
+  if (!keeper_) throw target_error("sandbox: not running");
+  for (auto& n : notes_)
+    if (n.text.rfind("baseline: ", 0) != 0) n.text = "baseline: " + n.text;
+  generate(next);
+  reload();
 }
 
 void sandbox::reload() {

@@ -5,12 +5,14 @@
 
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
 #include "base/error.hpp"
 #include "check/sandbox_process.hpp"
 #include "model/model.hpp"
+#include "tls/pki.hpp"
 
 namespace ngxtls::check {
 
@@ -96,16 +98,34 @@ class sandbox {
   /// Reloads every master (SIGHUP, as `nginx -s reload`) and returns once each has only workers
   /// of the new generation, the expected number of them. Throws target_error on timeout.
   void reload();
+  /// Switches the running masters to a config built from `next` (sockets keep their ports by
+  /// configured name, stand-ins stay the same files for the same configured paths), checks it
+  /// with `nginx -t` as the constructor does, and reloads: a rotation or any other change can
+  /// be tried on sessions taken under the previous config. Notes so far are prefixed
+  /// "baseline: "; sockets(), rejections() and untested() describe `next` afterwards.
+  /// Throws target_error as the constructor and reload() do.
+  void reload_into(const model::model& next);
   /// Stops every nginx and removes the run directory. Idempotent; the destructor calls it.
   void stop();
 
  private:
+  void generate(const model::model& m);
+  std::string shown(std::string message) const;
+
   std::vector<sandbox_socket> sockets_;
   std::vector<sandbox_rejection> rejections_;
   std::vector<sandbox_note> notes_;
   std::map<std::string, std::string> untested_;
   std::string binary_, version_, run_dir_;
-  int instances_ = 1, workers_ = 1, timeout_ms_ = 15000;
+  int instances_ = 1, workers_ = 1, timeout_ms_ = 15000, max_workers_ = 8;
+  std::string conf_path_;
+  std::vector<std::string> inst_dirs_;
+  std::set<int> taken_;                                  ///< loopback ports handed out
+  std::map<std::string, int> ports_by_name_;             ///< "http *:443" -> sandbox port
+  std::map<std::string, std::string> standin_of_;        ///< real resolved path -> stand-in path
+  std::map<std::string, tls::pki_paths> pki_of_pair_;    ///< "cert\nkey" -> stand-in PKI
+  std::map<std::string, std::string> display_of_;        ///< sandbox path -> configured text
+  int standins_ = 0;
   std::unique_ptr<keeper> keeper_;
 };
 

@@ -117,20 +117,28 @@ int run_check(const check_args& a) {
   std::unique_ptr<check::sandbox> sb;
   std::size_t dial_count = 1;
   bool names_capped = false;
+  // With --sandbox, --baseline means: start from the baseline config, take sessions, switch to
+  // the new config with a reload, offer them (a key rotation tried before it is deployed).
+  const bool swap = a.sandbox && base_model;
+  auto sandbox_targets = [&] {
+    std::vector<probe::target> out;
+    for (const auto& s : sb->sockets())
+      for (const auto& n : s.names) {
+        if (out.size() >= static_cast<std::size_t>(a.max_names)) {
+          names_capped = true;
+          return out;
+        }
+        const std::string addr = "127.0.0.1:" + std::to_string(s.port);
+        out.push_back(n.empty() ? probe::parse_target(addr) : probe::parse_target(addr, n));
+      }
+    return out;
+  };
   if (a.sandbox) {
     check::sandbox_options so;
     so.nginx_binary = nginx_bin;
     so.instances = a.instances;
-    sb = std::make_unique<check::sandbox>(*m, so);
-    for (const auto& s : sb->sockets())
-      for (const auto& n : s.names) {
-        if (targets.size() >= static_cast<std::size_t>(a.max_names)) {
-          names_capped = true;
-          break;
-        }
-        const std::string addr = "127.0.0.1:" + std::to_string(s.port);
-        targets.push_back(n.empty() ? probe::parse_target(addr) : probe::parse_target(addr, n));
-      }
+    sb = std::make_unique<check::sandbox>(swap ? *base_model : *m, so);
+    targets = sandbox_targets();
   } else {
     // One probe target per endpoint (or backend) and server name.
     names = probe_names(*m, static_cast<std::size_t>(a.max_names));
@@ -146,24 +154,31 @@ int run_check(const check_args& a) {
       }
   }
 
-  if (a.reload) {
-    // Take a session per target, reload every master, then offer it (DESIGN fact 4).
-    std::vector<std::optional<std::string>> saved(targets.size());
+  if (a.reload || swap) {
+    // Take a session per target, reload every master (into the new config with --baseline),
+    // then offer it again (DESIGN fact 4; ticket key rotation).
+    std::map<std::string, std::string> saved;  // "port SNI" -> session file
+    auto key = [](const probe::target& t) { return std::to_string(t.port) + " " + t.sni; };
     for (std::size_t i = 0; i < targets.size(); ++i) {
       auto p1 = po;
       p1.sess_out = sb->run_dir() + "/session-" + std::to_string(i) + ".pem";
       try {
         auto r = probe::run_probe({targets[i]}, p1);
-        if (!r.empty() && !r.front().error) saved[i] = p1.sess_out;
+        if (!r.empty() && !r.front().error) saved[key(targets[i])] = *p1.sess_out;
       } catch (const target_error& e) {
         rep.notes.push_back(targets[i].text + " gave no session to save before the reload: " + e.what());
       }
     }
-    sb->reload();
-    for (std::size_t i = 0; i < targets.size(); ++i) {
+    if (swap) {
+      sb->reload_into(*m);
+      targets = sandbox_targets();
+    } else {
+      sb->reload();
+    }
+    for (const auto& t : targets) {
       auto p2 = po;
-      if (saved[i]) p2.sess_in = saved[i];
-      auto r = probe::run_probe({targets[i]}, p2);
+      if (auto it = saved.find(key(t)); it != saved.end()) p2.sess_in = it->second;
+      auto r = probe::run_probe({t}, p2);
       rep.probes.insert(rep.probes.end(), r.begin(), r.end());
     }
   } else if (!targets.empty()) {
@@ -172,8 +187,8 @@ int run_check(const check_args& a) {
 
   check::judge_options jo;
   jo.several_endpoints = a.sandbox ? a.instances > 1 : dial_count > 1;
-  jo.session_from_file = !a.sess_in.empty();
-  jo.reload = a.reload;
+  jo.session_from_file = !a.sess_in.empty() || swap;
+  jo.reload = a.reload || swap;
   if (sb) {
     jo.port_map = sb->port_map();
     for (const auto& r : sb->rejections()) jo.rejected.push_back({r.where, r.message});
@@ -184,7 +199,8 @@ int run_check(const check_args& a) {
     sum.instances = sb->instances();
     sum.workers = sb->workers();
     sum.pid_namespace = sb->pid_namespace();
-    sum.reload = a.reload;
+    sum.reload = a.reload || swap;
+    if (swap) sum.notes.insert(sum.notes.begin(), {"", "started from the --baseline config; sessions taken there were offered after a reload into " + a.config});
     for (const auto& s : sb->sockets())
       sum.sockets.push_back({(s.stream ? "stream " : "") + s.original, "127.0.0.1:" + std::to_string(s.port)});
     for (const auto& n : sb->notes()) sum.notes.push_back({n.server, n.text});
@@ -253,7 +269,7 @@ void register_check(CLI::App& app, std::function<int()>& run) {
       ->check(CLI::IsMember({"error", "warning", "note", "never"}));
   sub->add_option("--select", a->select, "only these rule ids")->delimiter(',');
   sub->add_option("--ignore", a->ignore, "skip these rule ids")->delimiter(',');
-  sub->add_option("--baseline", a->baseline, "the config deployed before this one");
+  sub->add_option("--baseline", a->baseline, "the config deployed before this one (with --sandbox: run it first, then reload into CONFIG)");
   sub->add_flag("--strict-files", a->strict_files, "missing certificate and key files are errors");
   sub->add_option("-n", a->attempts, "resumption attempts per protocol")->check(CLI::Range(1, 10000));
   sub->add_option("-c", a->per_target, "connections in flight per target")->check(CLI::Range(1, 256));

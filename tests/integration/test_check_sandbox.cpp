@@ -404,3 +404,36 @@ TEST_CASE("sandbox: a builtin cache split over four reuseport workers is confirm
   REQUIRE(f);
   CHECK((*f)["verdict"] == "confirmed");
 }
+
+TEST_CASE("sandbox --baseline: a rotation is tried on sessions taken under the old config (DESIGN fact 5)") {
+  auto run_rotation = [](const std::string& file, int& offered, int& resumed) {
+    fixture fx("ticket-key-rotation/" + file);
+    fx.dir.write("base/k1-only.conf", test::read_file(test::source_dir() / "fixtures/rules/ticket-key-rotation/base/k1-only.conf"));
+    int rc = 0;
+    auto doc = sandbox_check(fx.conf, {"--baseline", (fx.dir.path() / "base/k1-only.conf").string()}, rc);
+    offered = resumed = 0;
+    for (const auto& t : doc["probe"]["targets"])
+      for (const auto& p : t["protocols"])
+        if (p["session_source"] == "sess_in") {
+          offered += p["attempts"].get<int>();
+          resumed += p["resumed"].get<int>();
+        }
+    CHECK(doc["sandbox"]["reload"] == true);
+    return doc;
+  };
+  int offered = 0, resumed = 0;
+  SUBCASE("[k1] -> [k3, k2] drops the encrypting key: confirmed") {
+    auto doc = run_rotation("rotation-drops-encrypting-key.conf", offered, resumed);
+    const json* f = find_finding(doc, "ticket-key-rotation", "error");
+    REQUIRE(f);
+    CHECK((*f)["verdict"] == "confirmed");
+    CHECK(offered == 20);
+    CHECK(resumed == 0);
+  }
+  SUBCASE("[k1] -> [k2, k1] keeps it: every saved session resumes") {
+    auto doc = run_rotation("rotation-keeps-previous.conf", offered, resumed);
+    CHECK(find_finding(doc, "ticket-key-rotation", "error") == nullptr);
+    CHECK(offered == 20);
+    CHECK(resumed == 20);
+  }
+}
