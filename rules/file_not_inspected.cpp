@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <map>
 #include <set>
 
 #include "rules/common.hpp"
@@ -52,6 +53,7 @@ DESIGN, Command line: missing files the config names are a note ("not inspected 
 void check(const engine::context& ctx, std::vector<engine::finding>& out) {
   const bool strict = ctx.options().strict_files;
   std::set<std::string> seen;
+  std::map<std::string, std::string> problems;  ///< resolved path -> problem ("" = readable)
   for (const auto& s : ctx.model().servers) {
     if (!s.has_ssl) continue;
     for (const char* name : {"ssl_certificate", "ssl_certificate_key", "ssl_dhparam",
@@ -62,16 +64,17 @@ void check(const engine::context& ctx, std::vector<engine::finding>& out) {
         if (occ.args.empty() || dynamic_path(occ.args[0]) || occ.args[0].rfind("engine:", 0) == 0)
           continue;
         const std::string path = ctx.resolve(occ.args[0]);
-        std::error_code ec;
-        const bool exists = std::filesystem::exists(path, ec);
-        std::string problem;
-        if (!exists) {
-          problem = "is not on this machine";
-        } else if (::access(path.c_str(), R_OK) != 0) {
-          problem = "cannot be read here";
-        } else {
-          continue;
+        // Thousands of servers name the same few files: ask the filesystem once per path.
+        auto known = problems.find(path);
+        if (known == problems.end()) {
+          std::error_code ec;
+          std::string problem;
+          if (!std::filesystem::exists(path, ec)) problem = "is not on this machine";
+          else if (::access(path.c_str(), R_OK) != 0) problem = "cannot be read here";
+          known = problems.emplace(path, std::move(problem)).first;
         }
+        if (known->second.empty()) continue;
+        const std::string& problem = known->second;
         if (!seen.insert(std::string(name) + '\n' + path).second) continue;
         auto f = ctx.make(
             id, strict ? engine::severity::error : engine::severity::note,

@@ -115,12 +115,27 @@ int port_of(const std::string& address) {
 
 namespace {
 
+// Whether SNI `sni` selects a server labelled `label` (its first server_name): equal, or a
+// wildcard ("*.example.com", ".example.com", "www.example.*") that matches it, as nginx does.
+bool name_matches(const std::string& label, const std::string& sni) {
+  if (sni.empty()) return false;
+  if (label == sni) return true;
+  if (label.size() > 2 && label.compare(0, 2, "*.") == 0)
+    return sni.size() > label.size() - 1 && sni.compare(sni.size() - (label.size() - 1), label.size() - 1, label, 1) == 0;
+  if (label.size() > 1 && label[0] == '.')
+    return sni == label.substr(1) ||
+           (sni.size() > label.size() && sni.compare(sni.size() - label.size(), label.size(), label) == 0);
+  if (label.size() > 2 && label.compare(label.size() - 2, 2, ".*") == 0)
+    return sni.size() > label.size() - 1 && sni.compare(0, label.size() - 1, label, 0, label.size() - 1) == 0;
+  return false;
+}
+
 // Evidence must come from the finding's own listen sockets (matched by port): a probe of
 // another socket says nothing about it.
 std::vector<const probe::target_result*> relevant(const engine::finding& f,
                                                   const std::vector<probe::target_result>& results,
                                                   const std::map<int, int>& port_map) {
-  std::vector<const probe::target_result*> byname, all;
+  std::vector<const probe::target_result*> byname, nosni, all;
   for (const auto& r : results) {
     if (r.error) continue;
     int port = port_of(r.address);
@@ -128,12 +143,18 @@ std::vector<const probe::target_result*> relevant(const engine::finding& f,
     if (!f.ports.empty() && std::find(f.ports.begin(), f.ports.end(), port) == f.ports.end())
       continue;
     all.push_back(&r);
-    if (!f.server.empty() && r.sni == f.server) byname.push_back(&r);
+    if (!f.server.empty() && name_matches(f.server, r.sni)) byname.push_back(&r);
+    if (r.sni.empty()) nosni.push_back(&r);
   }
-  return byname.empty() ? all : byname;
+  if (!byname.empty() || f.server.empty()) return byname.empty() ? all : byname;
+  // Ticket keys and session caches belong to the socket (its default server, DESIGN fact 6):
+  // any handshake on it speaks for them. Other findings need a probe of their own server;
+  // a connection without SNI reaches the default server.
+  if (f.rule == "ticket-keys-not-shared" || f.rule == "session-cache-per-worker") return all;
+  return nosni;
 }
 
-void judge_tls13(checked_finding& c, const std::vector<const probe::target_result*>& rs) {
+void judge_tls13(checked_finding& c, const std::vector<const probe::target_result*>& rs, const judge_options& o) {
   int attempts = 0, resumed = 0, tickets = 0, stateful = 0;
   for (const auto* r : rs)
     if (const auto* run = find_run(*r, "TLSv1.3", "ticket")) {
@@ -142,14 +163,31 @@ void judge_tls13(checked_finding& c, const std::vector<const probe::target_resul
       tickets += run->tickets;
       stateful += run->stateful_tickets;
       c.evidence.push_back({"TLSv1.3 resumed", frac(run->resumed, run->attempts), label(*r)});
-      c.evidence.push_back({"TLSv1.3 tickets (stateful)", std::to_string(run->tickets) + " (" +
-                                                              std::to_string(run->stateful_tickets) + ")", label(*r)});
+      c.evidence.push_back({"TLSv1.3 tickets", std::to_string(run->tickets) + ", " + std::to_string(run->stateful_tickets) +
+                                                  " of them stateful", label(*r)});
     }
+  const bool note = c.finding.level == engine::severity::note;
   if (attempts == 0) {
-    c.reason = "no TLS 1.3 resumption attempt completed (TLS 1.3 not served, or the probe failed)";
+    bool served = false;
+    for (const auto* r : rs) served = served || find_run(*r, "TLSv1.3", "ticket");
+    if (served && tickets == 0) {
+      // TLS 1.3 handshakes completed and not one ticket came: nothing to resume with.
+      c.result = note ? verdict::refuted : verdict::confirmed;
+      c.reason = "TLS 1.3 is served but no session ticket arrived: no client can resume";
+    } else {
+      c.reason = served ? "no TLS 1.3 resumption attempt completed"
+                        : "TLS 1.3 was not negotiated on the probed sockets (not enabled, or the probe failed)";
+    }
     return;
   }
-  const bool note = c.finding.level == engine::severity::note;
+  if (note && o.several_endpoints) {
+    // A cache that lives in one instance: sessions resume only when they return to it.
+    c.result = resumed < attempts ? verdict::confirmed : verdict::refuted;
+    c.reason = resumed < attempts ? "across the instances TLS 1.3 resumed " + frac(resumed, attempts) +
+                                        ": only on the instance that holds the session"
+                                  : "every instance resumed every session (" + frac(resumed, attempts) + ")";
+    return;
+  }
   if (note) {
     c.result = resumed > 0 ? verdict::confirmed : verdict::refuted;
     c.reason = resumed > 0 ? "TLS 1.3 resumes through the session cache (" + frac(resumed, attempts) + ")"
@@ -303,7 +341,9 @@ std::vector<checked_finding> judge(const std::vector<engine::finding>& findings,
     const std::pair<source_location, std::string>* rejected = nullptr;
     // Only an error predicts that nginx refuses the directive; notes at the same place do not.
     for (const auto& r : options.rejected)
-      if (f.level == engine::severity::error && !f.location.file.empty() && r.first.file == f.location.file && r.first.line == f.location.line) rejected = &r;
+      if (f.level == engine::severity::error && !f.location.file.empty() && r.first.file == f.location.file && r.first.line == f.location.line &&
+          r.first.column == f.location.column)
+        rejected = &r;
     auto untested = f.server.empty() ? options.untested.end() : options.untested.find(f.server);
     if (rejected) {
       c.result = verdict::confirmed;
@@ -315,7 +355,7 @@ std::vector<checked_finding> judge(const std::vector<engine::finding>& findings,
       c.reason = f.ports.empty() ? "no target could be probed"
                                  : "no probed endpoint serves this finding's listen socket";
     } else if (f.rule == "tls13-resumption-disabled") {
-      judge_tls13(c, rs);
+      judge_tls13(c, rs, options);
     } else if (f.rule == "ticket-keys-not-shared") {
       judge_keys(c, rs, options);
     } else if (f.rule == "ticket-key-rotation") {

@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <fstream>
 #include <optional>
+#include <random>
 #include <sstream>
 #include <set>
 #include <thread>
@@ -59,20 +60,28 @@ bool literal_name(const std::string& n) {
   return !n.empty() && n != "_" && n[0] != '~' && n.find('*') == std::string::npos && n.find('$') == std::string::npos;
 }
 
+// A random port below Linux's ephemeral range (32768-60999) that binds right now: random so
+// that sandboxes started at the same moment rarely pick the same one (bind(0) hands out
+// neighbours), below the range so that outgoing connections do not take it meanwhile. Still
+// a race: the start retries with new ports when nginx cannot bind.
 int free_loopback_port(std::set<int>& taken) {
-  for (int attempt = 0; attempt < 64; ++attempt) {
+  static std::mt19937 rng(std::random_device{}());
+  std::uniform_int_distribution<int> pick(20000, 32000);
+  for (int attempt = 0; attempt < 256; ++attempt) {
+    const int port = pick(rng);
+    if (taken.count(port)) continue;
     int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (fd < 0) break;
     sockaddr_in a{};
     a.sin_family = AF_INET;
     a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t len = sizeof a;
-    int port = 0;
-    if (::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0 &&
-        ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) == 0)
-      port = ntohs(a.sin_port);
+    a.sin_port = htons(static_cast<std::uint16_t>(port));
+    const bool ok = ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0;
     ::close(fd);
-    if (port > 0 && taken.insert(port).second) return port;
+    if (ok) {
+      taken.insert(port);
+      return port;
+    }
   }
   throw target_error("sandbox: no free port on 127.0.0.1");
 }
@@ -185,20 +194,30 @@ sandbox::sandbox(const model::model& m, const sandbox_options& o) {
   max_workers_ = o.max_workers;
   timeout_ms_ = o.start_timeout_ms;
   {
-    auto v = run_command({binary_, "-v"}, 10000);
+    auto v = run_command({binary_, "-V"}, 10000);
     std::string text = v.err.empty() ? v.out : v.err;
+    if (v.exit_code != 0 || text.find("nginx") == std::string::npos)
+      throw target_error("sandbox: `" + binary_ + " -V` failed (exit " + std::to_string(v.exit_code) + "): is it nginx?");
     version_ = text.substr(0, text.find('\n'));
+    // The compiled-in prefix, against which relative load_module paths resolve.
+    prefix_ = "/usr/local/nginx";
+    if (auto at = text.find("--prefix="); at != std::string::npos)
+      prefix_ = text.substr(at + 9, text.find_first_of(" \n", at + 9) - at - 9);
   }
 
   // Run directory: private, swept by later runs if this one is killed.
-  const std::string base = o.base_dir.empty() ? default_sandbox_base() : o.base_dir;
+  const std::string base = fs::absolute(o.base_dir.empty() ? default_sandbox_base() : o.base_dir).lexically_normal().string();
   std::error_code ec;
   fs::create_directories(base, ec);
   struct stat bst {};
   if (::lstat(base.c_str(), &bst) != 0 || !S_ISDIR(bst.st_mode) || bst.st_uid != ::getuid())
-    throw target_error("sandbox: " + base + " is not a directory owned by this user");
+    throw target_error("sandbox: " + base + " is not a directory owned by this user (set TMPDIR to a private directory)");
   ::chmod(base.c_str(), 0700);
-  sweep_stale_runs(base);
+  // Entries others could have planted while the directory was open to them are not trusted.
+  if (bst.st_mode & 022)
+    notes_.push_back({"", base + " was writable by others: left-over runs not swept this time"});
+  else
+    sweep_stale_runs(base);
   std::string tmpl = base + "/run-XXXXXX";
   if (!::mkdtemp(tmpl.data())) throw target_error("sandbox: cannot create a run directory in " + base);
   run_dir_ = tmpl;
@@ -213,35 +232,51 @@ sandbox::sandbox(const model::model& m, const sandbox_options& o) {
       fs::create_directories(inst_dirs_.back() + "/logs");
     }
     conf_path_ = run_dir_ + "/nginx.conf";
-    generate(m);
-
-    // Start the masters and wait for every port.
-    std::vector<std::vector<std::string>> argvs;
-    std::vector<std::string> logs;
-    for (const auto& d : inst_dirs_) {
-      argvs.push_back({binary_, "-p", d + "/", "-e", d + "/logs/error.log", "-c", conf_path_, "-g", "daemon off;"});
-      logs.push_back(d + "/logs/stderr.log");
-    }
-    keeper_ = std::make_unique<keeper>(argvs, logs, run_dir_);
-    const auto deadline = clock_type::now() + std::chrono::milliseconds(timeout_ms_);
-    for (;;) {
-      bool ready = static_cast<int>(keeper_->masters().size()) == instances_;
-      for (const auto& ss : sockets_) ready = ready && port_accepts(ss.port);
-      if (ready) {
-        for (pid_t mp : keeper_->masters()) ready = ready && static_cast<int>(child_pids(mp).size()) >= workers_;
+    const std::size_t notes_before = notes_.size();
+    // A port picked free can be taken before nginx binds it (another sandbox starting at the
+    // same moment): then start again on new ports, at most three times.
+    for (int attempt = 1;; ++attempt) {
+      generate(m);
+      if (sockets_.empty()) {
+        notes_.push_back({"", "no TLS server to start: the config has no listen socket with ssl"});
+        break;
       }
-      if (ready) break;
-      if (clock_type::now() > deadline) {
-        std::string log;
+      std::vector<std::vector<std::string>> argvs;
+      std::vector<std::string> logs;
+      for (const auto& d : inst_dirs_) {
+        argvs.push_back({binary_, "-p", d + "/", "-e", d + "/logs/error.log", "-c", conf_path_, "-g", "daemon off;"});
+        logs.push_back(d + "/logs/stderr.log");
+        std::ofstream(d + "/logs/error.log", std::ios::trunc).flush();
+      }
+      keeper_ = std::make_unique<keeper>(argvs, logs, run_dir_);
+      const auto deadline = clock_type::now() + std::chrono::milliseconds(timeout_ms_);
+      std::string failure;
+      for (;;) {
+        bool ready = static_cast<int>(keeper_->masters().size()) == instances_;
+        for (const auto& ss : sockets_) ready = ready && port_accepts(ss.port);
+        if (ready)
+          for (pid_t mp : keeper_->masters()) ready = ready && static_cast<int>(child_pids(mp).size()) >= workers_;
+        if (ready) break;
+        // nginx logs [emerg] and exits when it cannot start: do not wait out the deadline.
         for (const auto& d : inst_dirs_) {
           std::ifstream in(d + "/logs/error.log");
-          std::string l;
-          while (std::getline(in, l))
-            if (l.find("[emerg]") != std::string::npos || l.find("[alert]") != std::string::npos) log += "\n  " + l;
+          for (std::string l; std::getline(in, l);)
+            if (l.find("[emerg]") != std::string::npos) failure += "\n  " + l;
         }
-        throw target_error("sandbox: nginx did not start within " + std::to_string(timeout_ms_) + " ms" + shown(log));
+        if (!failure.empty() || clock_type::now() > deadline) break;
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
       }
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      if (failure.empty() && clock_type::now() <= deadline) break;
+      keeper_->stop();
+      keeper_.reset();
+      if (failure.find("Address already in use") != std::string::npos && attempt < 3) {
+        ports_by_name_.clear();
+        addr_display_.clear();
+        notes_.resize(notes_before);
+        continue;
+      }
+      throw target_error(failure.empty() ? "sandbox: nginx did not start within " + std::to_string(timeout_ms_) + " ms"
+                                         : "sandbox: nginx did not start:" + shown(failure));
     }
   } catch (...) {
     stop();
@@ -251,6 +286,7 @@ sandbox::sandbox(const model::model& m, const sandbox_options& o) {
 
 std::string sandbox::shown(std::string msg) const {
   for (const auto& [path, text] : display_of_) msg = replace_all(msg, path, text);
+  for (const auto& [addr, text] : addr_display_) msg = replace_all(msg, addr, text);
   return replace_all(msg, run_dir_, "<sandbox>");
 }
 
@@ -267,12 +303,12 @@ void sandbox::generate(const model::model& m) {
     // `ssl on` (nginx < 1.25.1) makes every listen of the server TLS.
     for (auto si : sock.servers) tls = tls || model::is_on(m.servers[si].get("ssl"));
     if (!tls) continue;
-    bool quic = false;
+    bool tcp = false;
     for (auto si : sock.servers)
       for (const auto& l : m.servers[si].listens)
-        if (l.port == sock.port && l.address == sock.address && l.quic) quic = true;
-    if (quic) {
-      notes_.push_back({"", "listen socket " + sock.name() + " is QUIC (UDP): not started, the prober speaks TCP"});
+        if (l.port == sock.port && l.address == sock.address && !l.quic) tcp = true;
+    if (!tcp) {
+      notes_.push_back({"", "listen socket " + sock.name() + " is QUIC (UDP) only: not started, the prober speaks TCP"});
       continue;
     }
     // The same socket keeps its port across generations (reload_into).
@@ -280,6 +316,7 @@ void sandbox::generate(const model::model& m) {
     auto known = ports_by_name_.find(key);
     port_of_socket[k] = known != ports_by_name_.end() ? known->second : free_loopback_port(taken_);
     ports_by_name_[key] = port_of_socket[k];
+    addr_display_["127.0.0.1:" + std::to_string(port_of_socket[k])] = sock.name();
   }
 
   // Stand-ins, one per real file (shared by every server and instance that names it).
@@ -440,10 +477,6 @@ void sandbox::generate(const model::model& m) {
           }
         } else if (name == "ssl_crl" || name == "ssl_dhparam" || name == "ssl_stapling_file" ||
                    name == "ssl_password_file" || name == "ssl_ecdh_curve_file") {
-          if (name == "ssl_password_file" && any_standin_cert) {
-            drop("left out: the stand-in keys are not encrypted");
-            continue;
-          }
           if (!readable_file(real)) {
             drop(name == "ssl_dhparam" ? "is not readable here: left out (no DHE cipher suites in the sandbox)"
                  : name == "ssl_stapling_file" ? "is not readable here: left out (staple presence not tested)"
@@ -485,9 +518,11 @@ void sandbox::generate(const model::model& m) {
   if (m.cfg)
     for (const auto& d : m.cfg->root)
       if (d.name == "load_module" && !d.args.empty()) {
-        const std::string path = d.args.front().value;
-        if (!path.empty() && path[0] == '/' && readable_file(path)) modules.push_back(path);
-        else notes_.push_back({"", "load_module \"" + path + "\" is not on this machine: left out"});
+        const std::string arg = d.args.front().value;
+        // nginx resolves a relative module path against its prefix (Debian: /usr/share/nginx).
+        const std::string path = arg.empty() || arg[0] == '/' ? arg : (fs::path(prefix_) / arg).lexically_normal().string();
+        if (!path.empty() && readable_file(path)) modules.push_back(path);
+        else notes_.push_back({"", "load_module \"" + arg + "\" is not on this machine: left out"});
       }
 
   // Debian builds the stream module as a dynamic module: a config with stream servers that
@@ -508,8 +543,75 @@ void sandbox::generate(const model::model& m) {
   const std::string& conf = conf_path_;
   std::set<std::pair<std::size_t, std::size_t>> dropped_lines;  // (plan, line)
   bool stream_dropped = false;
-  for (int round = 0;; ++round) {
-    std::vector<line_origin> origin_of_line{line_origin{}};  // 1-based
+  // Listen lines as written (options kept, so that nginx reports duplicate default servers and
+  // duplicate listen options as production would), moved to the socket's loopback port.
+  struct listen_line {
+    std::string text;
+    const config::directive* where = nullptr;
+  };
+  std::map<std::size_t, std::vector<listen_line>> listens_of;  // plan index -> lines
+  {
+    static const std::set<std::string> bind_options = {"backlog", "rcvbuf", "sndbuf", "accept_filter", "deferred",
+                                                       "bind", "ipv6only", "reuseport", "fastopen", "so_keepalive",
+                                                       "setfib"};
+    std::map<std::size_t, std::pair<std::size_t, std::size_t>> options_at;  // socket -> (plan, line)
+    std::set<std::size_t> has_reuseport, with_options;
+    for (std::size_t pi = 0; pi < plans.size(); ++pi) {
+      const auto& p = plans[pi];
+      const auto& s = m.servers[p.index];
+      std::set<std::string> noted;
+      for (const auto& ld : s.listens) {
+        if (!ld.where) continue;
+        std::size_t k = m.sockets.size();
+        for (auto sk : p.sockets)
+          if (m.sockets[sk].address == ld.address && m.sockets[sk].port == ld.port) k = sk;
+        if (k == m.sockets.size()) continue;
+        if (ld.quic) {
+          if (noted.insert("quic").second)
+            notes_.push_back({p.label, "listen " + ld.address + ":" + std::to_string(ld.port) + " quic: left out (UDP; the prober speaks TCP)"});
+          continue;
+        }
+        std::string l = "        listen 127.0.0.1:" + std::to_string(port_of_socket[k]) + " ssl";
+        bool options = false;
+        for (std::size_t ai = 1; ai < ld.where->args.size(); ++ai) {
+          const std::string& a = ld.where->args[ai].value;
+          const std::string opt = a.substr(0, a.find('='));
+          if (a == "ssl") continue;
+          if (a == "proxy_protocol") {
+            if (noted.insert(a).second)
+              notes_.push_back({p.label, "listen ... proxy_protocol: left out in the sandbox (the prober sends no PROXY header; "
+                                         "real clients must come through the proxy)"});
+            continue;
+          }
+          if (opt == "ipv6only") continue;  // meaningless on 127.0.0.1
+          if (a == "reuseport") has_reuseport.insert(k);
+          if (bind_options.count(opt)) options = true;
+          l += " " + quote_token(a);
+        }
+        if (ld.address.rfind("unix:", 0) == 0 && noted.insert("unix").second)
+          notes_.push_back({p.label, "listen " + ld.address + " runs on TCP 127.0.0.1:" + std::to_string(port_of_socket[k])});
+        if (ld.address.find('[') != std::string::npos && noted.insert("v6").second)
+          notes_.push_back({p.label, "listen " + ld.address + ":" + std::to_string(ld.port) + " runs on 127.0.0.1 (IPv4 loopback)"});
+        auto& lines = listens_of[pi];
+        // reuseport for --instances goes on the listen that carries the socket's options,
+        // else on its first listen.
+        if (!options_at.count(k) || (options && !with_options.count(k))) {
+          options_at[k] = {pi, lines.size()};
+          if (options) with_options.insert(k);
+        }
+        lines.push_back({l, ld.where});
+      }
+    }
+    // N instances share each port through SO_REUSEPORT: one listen per socket carries it.
+    if (instances_ > 1)
+      for (const auto& [k, at] : options_at)
+        if (!has_reuseport.count(k)) listens_of[at.first][at.second].text += " reuseport";
+  }
+
+  // One config text: `only` limits it to one plan (isolating a failure), `extra` drops one
+  // more line. Returns the text and what each line stands for (1-based).
+  auto render = [&](std::optional<std::size_t> only, std::optional<std::pair<std::size_t, std::size_t>> extra) {
+    std::vector<line_origin> origin_of_line{line_origin{}};
     std::string text;
     auto emit = [&](const std::string& l, line_origin lo = {}) {
       text += l + "\n";
@@ -526,42 +628,24 @@ void sandbox::generate(const model::model& m) {
       if (stream && stream_dropped) continue;
       std::vector<std::size_t> in_ctx;
       for (std::size_t pi = 0; pi < plans.size(); ++pi)
-        if (!plans[pi].dropped && (m.servers[plans[pi].index].context == model::context_kind::stream) == stream)
+        if (!plans[pi].dropped && (!only || *only == pi) &&
+            (m.servers[plans[pi].index].context == model::context_kind::stream) == stream)
           in_ctx.push_back(pi);
       if (in_ctx.empty()) continue;
       emit(stream ? "stream {" : "http {", {stream ? line_kind::stream_head : line_kind::other, 0, nullptr, ""});
       if (!stream) emit("    access_log off;");
-      std::set<std::size_t> socket_options_done;
       for (auto pi : in_ctx) {
         const auto& p = plans[pi];
         const auto& s = m.servers[p.index];
         emit("    server {  # " + p.label, {line_kind::server_head, p.index, s.where, ""});
-        for (auto k : p.sockets) {
-          const auto& sock = m.sockets[k];
-          std::string l = "        listen 127.0.0.1:" + std::to_string(port_of_socket[k]) + " ssl";
-          // Socket options once per socket, on its default server's listen (nginx: duplicate
-          // listen options are an error).
-          if (sock.default_server == p.index && socket_options_done.insert(k).second) {
-            if (!stream) l += " default_server";  // stream has one server per socket
-            if (sock.reuseport || instances_ > 1) l += " reuseport";
-          }
-          for (const auto& ld : s.listens)
-            if (ld.port == sock.port && ld.address == sock.address && ld.http2 && !stream) {
-              l += " http2";
-              break;
-            }
-          const config::directive* lw = nullptr;
-          for (const auto& ld : s.listens)
-            if (ld.port == sock.port && ld.address == sock.address) lw = ld.where;
-          emit(l + ";  # " + sock.name(), {line_kind::listen, p.index, lw, ""});
-        }
+        for (const auto& l : listens_of[pi]) emit(l.text + ";", {line_kind::listen, p.index, l.where, ""});
         if (!stream) {
           std::string names = "        server_name";
           for (const auto& n : s.names) names += " " + quote_token(n);
           if (!s.names.empty()) emit(names + ";", {line_kind::listen, p.index, s.where, ""});
         }
         for (std::size_t li = 0; li < p.lines.size(); ++li) {
-          if (dropped_lines.count({pi, li})) continue;
+          if (dropped_lines.count({pi, li}) || (extra && *extra == std::make_pair(pi, li))) continue;
           std::string l = "        " + p.lines[li].first;
           for (const auto& a : p.lines[li].second) l += " " + quote_token(a);
           emit(l + ";", {line_kind::directive, p.index, p.origins[li], std::to_string(pi) + ":" + std::to_string(li)});
@@ -572,35 +656,60 @@ void sandbox::generate(const model::model& m) {
       }
       emit("}");
     }
+    return std::make_pair(text, origin_of_line);
+  };
+  auto nginx_test = [&](const std::string& text) {
     {
       std::ofstream out(conf, std::ios::binary | std::ios::trunc);
       out << text;
       if (!out) throw target_error("sandbox: cannot write " + conf);
     }
-    auto t = run_command({binary_, "-t", "-q", "-p", inst_dirs_.front() + "/", "-e", inst_dirs_.front() + "/logs/error.log",
-                          "-c", conf},
-                         60000);
+    return run_command({binary_, "-t", "-q", "-p", inst_dirs_.front() + "/", "-e", inst_dirs_.front() + "/logs/error.log",
+                        "-c", conf},
+                       60000);
+  };
+  auto key_of = [](const line_origin& lo) {
+    auto pos = lo.key.find(':');
+    return std::make_pair(std::stoul(lo.key.substr(0, pos)), std::stoul(lo.key.substr(pos + 1)));
+  };
+
+  for (int round = 0;; ++round) {
+    auto [text, origin_of_line] = render(std::nullopt, std::nullopt);
+    auto t = nginx_test(text);
     if (t.exit_code == 0) break;
     auto e = first_emerg(t.err, conf);
     if (!e || round >= 64)
       throw target_error("sandbox: nginx -t rejects the sandbox config: " + shown(t.err.empty() ? t.out : t.err));
-    // Blame: a directive naming a path the message quotes (nginx reports some file errors at
-    // a block's end, DESIGN fact 5), else the line nginx names.
+    // Blame: a directive whose argument the message quotes (nginx reports some errors with no
+    // line, or at a block's end: DESIGN fact 5), else the line nginx names.
     std::size_t blame = 0;
     for (std::size_t ln = 1; ln < origin_of_line.size() && !blame; ++ln) {
       const auto& lo = origin_of_line[ln];
       if (lo.kind != line_kind::directive) continue;
-      auto pos = lo.key.find(':');
-      const auto& pl = plans[std::stoul(lo.key.substr(0, pos))].lines[std::stoul(lo.key.substr(pos + 1))];
-      for (const auto& a : pl.second)
-        if (a.size() > 1 && a[0] == '/' && e->message.find("\"" + a + "\"") != std::string::npos) blame = ln;
+      auto [pi, li] = key_of(lo);
+      for (const auto& a : plans[pi].lines[li].second)
+        if ((a.size() > 2 || (a.size() > 1 && a[0] == '/')) && e->message.find("\"" + a + "\"") != std::string::npos) blame = ln;
     }
     if (!blame && e->line > 0 && static_cast<std::size_t>(e->line) < origin_of_line.size()) blame = static_cast<std::size_t>(e->line);
-    const line_origin lo = blame ? origin_of_line[blame] : line_origin{};
+    line_origin lo = blame ? origin_of_line[blame] : line_origin{};
+    if (lo.kind == line_kind::other) {
+      // Nothing to go by: find the one server that fails alone, then the one directive whose
+      // removal makes it pass (a few more `nginx -t` runs, only on this path).
+      for (std::size_t pi = 0; pi < plans.size() && lo.kind == line_kind::other; ++pi) {
+        if (plans[pi].dropped || nginx_test(render(pi, std::nullopt).first).exit_code == 0) continue;
+        lo = {line_kind::server_head, plans[pi].index, m.servers[plans[pi].index].where, ""};
+        for (std::size_t li = 0; li < plans[pi].lines.size(); ++li) {
+          if (dropped_lines.count({pi, li})) continue;
+          if (nginx_test(render(pi, std::make_pair(pi, li)).first).exit_code == 0) {
+            lo = {line_kind::directive, plans[pi].index, plans[pi].origins[li], std::to_string(pi) + ":" + std::to_string(li)};
+            break;
+          }
+        }
+      }
+    }
     const std::string msg = shown(e->message);
     if (lo.kind == line_kind::directive) {
-      auto pos = lo.key.find(':');
-      const std::size_t pi = std::stoul(lo.key.substr(0, pos)), li = std::stoul(lo.key.substr(pos + 1));
+      auto [pi, li] = key_of(lo);
       dropped_lines.insert({pi, li});
       sandbox_rejection r;
       if (lo.where) r.where = m.cfg->where(*lo.where);
@@ -640,11 +749,17 @@ void sandbox::generate(const model::model& m) {
     for (const auto& p : plans) {
       if (p.dropped || std::find(p.sockets.begin(), p.sockets.end(), k) == p.sockets.end()) continue;
       any = true;
-      for (const auto& n : m.servers[p.index].names)
+      for (const auto& name : m.servers[p.index].names) {
+        // A wildcard name is probed with a name it matches (nginx picks the server by it).
+        std::string n = name;
+        if (n.size() > 2 && n.compare(0, 2, "*.") == 0) n = "ngxtls-probe" + n.substr(1);
+        else if (n.size() > 1 && n[0] == '.') n = n.substr(1);
+        else if (n.size() > 2 && n.compare(n.size() - 2, 2, ".*") == 0) n = n.substr(0, n.size() - 1) + "test";
         if (literal_name(n) && std::find(ss.names.begin(), ss.names.end(), n) == ss.names.end()) {
           ss.names.push_back(n);
           if (p.index == sock.default_server) default_named = true;
         }
+      }
     }
     if (!any) continue;
     if (!default_named) ss.names.insert(ss.names.begin(), "");

@@ -81,6 +81,8 @@ class sandbox {
   const std::vector<sandbox_note>& notes() const { return notes_; }
   /// Servers not started, label -> why.
   const std::map<std::string, std::string>& untested() const { return untested_; }
+  /// Ticket key files that ran as stand-ins: configured path (absolute) -> stand-in file.
+  const std::map<std::string, std::string>& ticket_standins() const { return standin_of_; }
   /// Sandbox port -> port of the linted config's socket.
   std::map<int, int> port_map() const;
   /// The nginx binary used, and the first line of its `-v` output ("nginx version: nginx/1.22.1").
@@ -116,7 +118,7 @@ class sandbox {
   std::vector<sandbox_rejection> rejections_;
   std::vector<sandbox_note> notes_;
   std::map<std::string, std::string> untested_;
-  std::string binary_, version_, run_dir_;
+  std::string binary_, version_, run_dir_, prefix_;
   int instances_ = 1, workers_ = 1, timeout_ms_ = 15000, max_workers_ = 8;
   std::string conf_path_;
   std::vector<std::string> inst_dirs_;
@@ -125,6 +127,7 @@ class sandbox {
   std::map<std::string, std::string> standin_of_;        ///< real resolved path -> stand-in path
   std::map<std::string, tls::pki_paths> pki_of_pair_;    ///< "cert\nkey" -> stand-in PKI
   std::map<std::string, std::string> display_of_;        ///< sandbox path -> configured text
+  std::map<std::string, std::string> addr_display_;      ///< "127.0.0.1:P" -> configured socket
   int standins_ = 0;
   std::unique_ptr<keeper> keeper_;
 };

@@ -102,6 +102,9 @@ std::vector<char*> c_argv(const std::vector<std::string>& argv) {
   ::prctl(PR_SET_PDEATHSIG, SIGTERM);
   // In a new PID namespace getppid() is 0 for PID 1; the pipe's EOF covers that case.
   if (!ns && ::getppid() != parent) ::raise(SIGTERM);
+  // Out of ngxtls's process group: a CI runner that kills the whole group on a timeout must
+  // not take the keeper along before it has cleaned up.
+  ::setpgid(0, 0);
   if (!ns) ::prctl(PR_SET_CHILD_SUBREAPER, 1);
   // Ctrl-C reaches the whole foreground process group: the keeper must outlive ngxtls to clean.
   ::signal(SIGINT, SIG_IGN);
@@ -125,7 +128,9 @@ std::vector<char*> c_argv(const std::vector<std::string>& argv) {
       ::sigprocmask(SIG_SETMASK, &none, nullptr);
       for (int s : {SIGINT, SIGQUIT, SIGHUP, SIGPIPE}) ::signal(s, SIG_DFL);
       if (!ns) ::setpgid(0, 0);
-      ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+      // In a namespace the kernel takes the workers along; without one a master must stop its
+      // workers itself, which nginx does on SIGTERM (fast shutdown), not on SIGKILL.
+      ::prctl(PR_SET_PDEATHSIG, ns ? SIGKILL : SIGTERM);
       int in = ::open("/dev/null", O_RDONLY);
       int log = ::open(logs[i].c_str(), O_WRONLY | O_CREAT | O_APPEND, 0600);
       if (in >= 0) ::dup2(in, 0);
@@ -301,47 +306,83 @@ std::vector<pid_t> child_pids(pid_t parent) {
 
 keeper::keeper(const std::vector<std::vector<std::string>>& masters, const std::vector<std::string>& logs,
                const std::string& run_dir) {
-  int life[2];
+  int life[2], report[2];
   if (::pipe2(life, O_CLOEXEC) != 0) throw target_error(std::string("pipe: ") + std::strerror(errno));
-  // A new PID namespace for the children made from here on: the keeper becomes its PID 1.
-  // Needs CAP_SYS_ADMIN; without it the process-group fallback holds (see the header).
-  // NGXTLS_SANDBOX_NO_PIDNS=1 forces the fallback (tests exercise both).
-  const char* no_ns = std::getenv("NGXTLS_SANDBOX_NO_PIDNS");
-  namespaced_ = !(no_ns && *no_ns && std::string(no_ns) != "0") && ::unshare(CLONE_NEWPID) == 0;
-  const pid_t parent = ::getpid();
-  pid_t k = ::fork();
-  if (k < 0) {
+  if (::pipe2(report, O_CLOEXEC) != 0) {
     ::close(life[0]);
     ::close(life[1]);
+    throw target_error(std::string("pipe: ") + std::strerror(errno));
+  }
+  const pid_t self = ::getpid();
+  // NGXTLS_SANDBOX_NO_PIDNS=1 forces the fallback (tests exercise both).
+  const char* no_ns_env = std::getenv("NGXTLS_SANDBOX_NO_PIDNS");
+  const bool no_ns = no_ns_env && *no_ns_env && std::string(no_ns_env) != "0";
+  // An intermediate child makes the namespace, so that ngxtls's own later children (nginx -t,
+  // the next keeper) stay in the ordinary one; it dies with ngxtls (PDEATHSIG) and the keeper
+  // with it.
+  pid_t g = ::fork();
+  if (g < 0) {
+    for (int fd : {life[0], life[1], report[0], report[1]}) ::close(fd);
     throw target_error(std::string("fork: ") + std::strerror(errno));
   }
-  if (k == 0) {
+  if (g == 0) {
     ::close(life[1]);
-    keeper_main(masters, logs, run_dir, life[0], parent, namespaced_);
+    ::close(report[0]);
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (::getppid() != self) _exit(0);
+    const bool ns = !no_ns && ::unshare(CLONE_NEWPID) == 0;
+    const pid_t me = ::getpid();
+    pid_t k = ::fork();
+    if (k == 0) {
+      ::close(report[1]);
+      keeper_main(masters, logs, run_dir, life[0], me, ns);
+    }
+    long msg[2] = {static_cast<long>(k), ns ? 1L : 0L};
+    ssize_t w = ::write(report[1], msg, sizeof msg);
+    (void)w;
+    ::close(report[1]);
+    ::close(life[0]);
+    if (k > 0) ::waitpid(k, nullptr, 0);
+    _exit(0);
   }
   ::close(life[0]);
+  ::close(report[1]);
+  long msg[2] = {-1, 0};
+  ssize_t got = 0;
+  do {
+    got = ::read(report[0], msg, sizeof msg);
+  } while (got < 0 && errno == EINTR);
+  ::close(report[0]);
   life_fd_ = life[1];
-  pid_ = k;
+  middle_ = g;
+  if (got != static_cast<ssize_t>(sizeof msg) || msg[0] <= 0) {
+    stop();
+    throw target_error("sandbox: could not start the keeper process");
+  }
+  pid_ = static_cast<pid_t>(msg[0]);
+  namespaced_ = msg[1] != 0;
 }
 
 keeper::~keeper() { stop(); }
 
 void keeper::stop() {
-  if (pid_ <= 0) return;
   if (life_fd_ >= 0) {
-    ::close(life_fd_);
+    ::close(life_fd_);  // EOF: the keeper kills every nginx, removes the run directory, exits
     life_fd_ = -1;
   }
+  if (middle_ <= 0) return;
   const auto deadline = clock_type::now() + std::chrono::seconds(5);
   int status = 0;
-  while (::waitpid(pid_, &status, WNOHANG) == 0) {
+  while (::waitpid(middle_, &status, WNOHANG) == 0) {
     if (clock_type::now() > deadline) {
-      ::kill(pid_, SIGKILL);  // in a PID namespace this takes every nginx with it
-      ::waitpid(pid_, &status, 0);
+      if (pid_ > 0) ::kill(pid_, SIGKILL);  // in a PID namespace this takes every nginx with it
+      ::kill(middle_, SIGKILL);
+      ::waitpid(middle_, &status, 0);
       break;
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
+  middle_ = -1;
   pid_ = -1;
 }
 
@@ -362,6 +403,9 @@ int sweep_stale_runs(const std::string& base_dir) {
     const std::string name = e.path().filename().string();
     if (name.rfind("run-", 0) != 0 || !e.is_directory(ec) || e.is_symlink(ec)) continue;
     const std::string dir = e.path().string();
+    // Only runs of this user, recorded in files only this user could write.
+    struct stat dst {};
+    if (::lstat(dir.c_str(), &dst) != 0 || dst.st_uid != ::getuid() || (dst.st_mode & 022)) continue;
     std::istringstream owner(read_small(dir + "/owner"));
     long pid = 0;
     unsigned long long start = 0;
@@ -376,17 +420,27 @@ int sweep_stale_runs(const std::string& base_dir) {
     }
     if (alive) continue;
     std::set<pid_t> pgids;
-    std::istringstream pg(read_small(dir + "/pgids"));
-    for (long g; pg >> g;)
-      if (g > 1) pgids.insert(static_cast<pid_t>(g));
+    struct stat pst {};
+    const std::string pgids_path = dir + "/pgids";
+    if (::lstat(pgids_path.c_str(), &pst) == 0 && S_ISREG(pst.st_mode) && pst.st_uid == ::getuid() && !(pst.st_mode & 022)) {
+      std::istringstream pg(read_small(pgids_path));
+      for (long g; pg >> g;)
+        if (g > 1) pgids.insert(static_cast<pid_t>(g));
+    }
+    auto names_dir = [&](pid_t p) {
+      std::string cmd = read_small("/proc/" + std::to_string(p) + "/cmdline");
+      std::replace(cmd.begin(), cmd.end(), '\0', ' ');
+      return cmd.rfind("nginx", 0) == 0 && cmd.find(dir + "/") != std::string::npos;
+    };
     for (pid_t p : all_pids()) {
       proc_stat st;
-      if (!read_stat(p, st)) continue;
-      bool ours = pgids.count(st.pgrp) && st.comm.rfind("nginx", 0) == 0;
-      if (!ours) {
-        std::string cmd = read_small("/proc/" + std::to_string(p) + "/cmdline");
-        std::replace(cmd.begin(), cmd.end(), '\0', ' ');
-        ours = cmd.rfind("nginx", 0) == 0 && cmd.find(dir + "/") != std::string::npos;
+      if (!read_stat(p, st) || st.comm.rfind("nginx", 0) != 0) continue;
+      // A master names the run directory on its command line; a worker is ours when its
+      // process group is a recorded one whose leader (the master) is ours or gone.
+      bool ours = names_dir(p);
+      if (!ours && pgids.count(st.pgrp)) {
+        proc_stat leader;
+        ours = !read_stat(st.pgrp, leader) || names_dir(st.pgrp);
       }
       if (ours) ::kill(p, SIGKILL);
     }

@@ -4,10 +4,10 @@
 //
 // Why a keeper: nginx workers do not die with their master, and ngxtls cannot run code after
 // SIGKILL. The keeper is a fork of ngxtls (it never execs) and the parent of every master.
-// - With CAP_SYS_ADMIN (root in CI) ngxtls first moves its future children into a new PID
-//   namespace (unshare(CLONE_NEWPID)): the keeper is PID 1 there, and when PID 1 dies the
-//   kernel kills every process of the namespace (pid_namespaces(7)). The keeper has
-//   PR_SET_PDEATHSIG, so ngxtls's death, however it happens, kills it and with it all nginx.
+// - With CAP_SYS_ADMIN (root in CI) a child of ngxtls (which dies with it: PR_SET_PDEATHSIG)
+//   makes a new PID namespace (unshare(CLONE_NEWPID)) and forks the keeper as its PID 1; when
+//   PID 1 dies the kernel kills every process of the namespace (pid_namespaces(7)). The keeper
+//   too has PR_SET_PDEATHSIG, so ngxtls's death, however it happens, ends it and all nginx.
 // - Without it, each master leads its own process group (workers inherit it) and the keeper is
 //   a child subreaper (PR_SET_CHILD_SUBREAPER); on ngxtls's death (PDEATHSIG SIGTERM, or EOF on
 //   a pipe only ngxtls holds) it SIGKILLs those groups and its remaining descendants.
@@ -55,7 +55,7 @@ class keeper {
   keeper(const keeper&) = delete;
   keeper& operator=(const keeper&) = delete;
 
-  /// The keeper's pid (as seen by ngxtls).
+  /// The keeper's pid (as seen by ngxtls; a grandchild).
   pid_t pid() const { return pid_; }
   /// True when the keeper runs in its own PID namespace (the kernel-enforced teardown).
   bool pid_namespace() const { return namespaced_; }
@@ -67,15 +67,18 @@ class keeper {
   void stop();
 
  private:
-  pid_t pid_ = -1;
+  pid_t pid_ = -1;     ///< the keeper
+  pid_t middle_ = -1;  ///< our child that made the namespace and waits for the keeper
   int life_fd_ = -1;  ///< write end of the pipe whose EOF tells the keeper that ngxtls is gone
   bool namespaced_ = false;
 };
 
 /// Removes run directories under `base_dir` left by sandbox runs whose ngxtls process is gone
-/// (SIGKILLed together with its keeper): SIGKILLs nginx processes still in the process groups
-/// the run recorded (file `pgids`) or whose command line names the run directory, then deletes
-/// the directory. Returns how many runs it removed. Never throws.
+/// (SIGKILLed together with its keeper): SIGKILLs nginx processes whose command line names the
+/// run directory (masters), or that sit in a process group the run recorded (file `pgids`)
+/// whose leader is such a master or gone (orphaned workers), then deletes the directory. Only
+/// directories and `pgids` files owned by this user and not group/other-writable count.
+/// Returns how many runs it removed. Never throws.
 int sweep_stale_runs(const std::string& base_dir);
 
 /// Writes the identity of this process (pid and start time from /proc/self/stat) to

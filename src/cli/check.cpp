@@ -18,6 +18,7 @@
 #include "probe/prober.hpp"
 #include "probe/target.hpp"
 #include "report/check_output.hpp"
+#include "tls/ticket_key.hpp"
 
 namespace ngxtls::cli {
 
@@ -117,6 +118,7 @@ int run_check(const check_args& a) {
   std::unique_ptr<check::sandbox> sb;
   std::size_t dial_count = 1;
   bool names_capped = false;
+  std::string sandbox_failure;
   // With --sandbox, --baseline means: start from the baseline config, take sessions, switch to
   // the new config with a reload, offer them (a key rotation tried before it is deployed).
   const bool swap = a.sandbox && base_model;
@@ -137,8 +139,13 @@ int run_check(const check_args& a) {
     check::sandbox_options so;
     so.nginx_binary = nginx_bin;
     so.instances = a.instances;
-    sb = std::make_unique<check::sandbox>(swap ? *base_model : *m, so);
-    targets = sandbox_targets();
+    try {
+      sb = std::make_unique<check::sandbox>(swap ? *base_model : *m, so);
+      targets = sandbox_targets();
+    } catch (const target_error& e) {
+      // The lint report still stands: print it with every verdict not testable.
+      sandbox_failure = e.what();
+    }
   } else {
     // One probe target per endpoint (or backend) and server name.
     names = probe_names(*m, static_cast<std::size_t>(a.max_names));
@@ -154,7 +161,7 @@ int run_check(const check_args& a) {
       }
   }
 
-  if (a.reload || swap) {
+  if (sb && (a.reload || swap)) {
     // Take a session per target, reload every master (into the new config with --baseline),
     // then offer it again (DESIGN fact 4; ticket key rotation).
     std::map<std::string, std::string> saved;  // "port SNI" -> session file
@@ -206,12 +213,20 @@ int run_check(const check_args& a) {
     for (const auto& n : sb->notes()) sum.notes.push_back({n.server, n.text});
     for (const auto& [server, why] : sb->untested()) sum.untested.push_back({server, why});
     rep.sandbox = sum;
-    sb->stop();
   }
   rep.checked = check::judge(findings, rep.probes, jo);
   rep.lint.findings = findings;
   engine::context ctx(*m, opts);
   auto keys = check::configured_keys(ctx);
+  // Unreadable key files ran as stand-ins: their key names are the stand-ins'.
+  if (sb)
+    for (auto& k : keys)
+      if (k.key_name_hex.empty())
+        if (auto it = sb->ticket_standins().find(std::filesystem::absolute(k.path).lexically_normal().string());
+            it != sb->ticket_standins().end()) {
+          k.key_name_hex = tls::inspect_ticket_key_file(it->second).key_name_hex;
+          k.path += " (its sandbox stand-in)";
+        }
   // A key file the sandbox nginx rejected was left out there: its sockets use automatic keys.
   std::erase_if(keys, [&](const check::configured_key& k) {
     for (const auto& r : jo.rejected)
@@ -222,13 +237,34 @@ int run_check(const check_args& a) {
   rep.key_names = check::match_key_names(keys, rep.probes, jo.port_map);
   if (names_capped)
     rep.notes.push_back("probed the first " + std::to_string(a.max_names) + " server names only (--max-names)");
-  bool unreachable = false;
+  bool unreachable = !sandbox_failure.empty();
+  if (unreachable) {
+    rep.notes.push_back(sandbox_failure);
+    for (auto& c : rep.checked)
+      if (c.result == check::verdict::not_testable) c.reason = "the sandbox did not run: " + sandbox_failure;
+  }
+  // A directive nginx rejects that no lint error predicted: nginx would refuse this config,
+  // which is as serious as an error finding.
+  bool unpredicted = false;
+  if (sb)
+    for (const auto& r : sb->rejections()) {
+      bool predicted = false;
+      for (const auto& c : rep.checked)
+        if (c.result == check::verdict::confirmed && c.finding.location.file == r.where.file &&
+            c.finding.location.line == r.where.line && c.finding.location.column == r.where.column)
+          predicted = true;
+      if (predicted) continue;
+      unpredicted = true;
+      rep.notes.push_back("nginx -t rejects " + (r.where.file.empty() ? std::string("the config") : to_string(r.where)) +
+                          " (server " + r.server + "): " + r.message + "; no lint rule predicted it, nginx would not start");
+    }
   for (const auto& r : rep.probes)
     if (r.error) {
       unreachable = true;
       rep.notes.push_back(r.target + (r.sni.empty() ? "" : " (SNI " + r.sni + ")") + " could not be probed: " + *r.error);
     }
 
+  if (sb) sb->stop();  // every nginx gone and the run directory removed before the report goes out
   if (a.format == "json") {
     write_output(a.output, report::render_check_json(rep));
   } else if (a.format == "sarif") {
@@ -239,6 +275,7 @@ int run_check(const check_args& a) {
   }
   if (unreachable) return exit_target;
   if (a.fail_on == "never") return exit_ok;
+  if (unpredicted) return exit_findings;
   auto threshold = engine::parse_severity(a.fail_on).value_or(engine::severity::warning);
   // Refuted findings are reported but do not fail the run.
   for (const auto& c : rep.checked)

@@ -95,7 +95,7 @@ void register_harden(CLI::App& app, std::function<int()>& run) {
   sub->add_option("--resolver", a->resolver, "resolver address for the OCSP responder");
   sub->add_option("--expected-sessions", a->expected_sessions,
                   "sessions the shared cache must hold (about 4,000 per MB)")
-      ->check(CLI::PositiveNumber);
+      ->check(CLI::Range(std::int64_t{1}, std::int64_t{1} << 40));
   sub->add_option("--format", a->format, "output format")->check(CLI::IsMember({"text", "json"}));
   sub->add_option("-o,--output", a->output, "write the snippet to FILE");
   sub->add_option("--config", a->config_file, ".ngxtls.toml to use (default: found in . or above)");

@@ -1,5 +1,6 @@
 #include <cstdio>
 #include <iostream>
+#include <string>
 
 #include "base/error.hpp"
 #include "cli/commands.hpp"
@@ -15,6 +16,19 @@ int main(int argc, char** argv) {
   ngxtls::cli::register_rules(app, run);
   ngxtls::cli::register_harden(app, run);
   ngxtls::cli::register_check(app, run);
+  // CLI11 says only "A subcommand is required" for `ngxtls frobnicate`: name the word.
+  if (argc > 1 && argv[1][0] != '-') {
+    bool known = false;
+    std::string names;
+    for (const auto* sub : app.get_subcommands([](CLI::App*) { return true; })) {
+      known = known || sub->check_name(argv[1]);
+      names += (names.empty() ? "" : ", ") + sub->get_name();
+    }
+    if (!known) {
+      std::cerr << "ngxtls: error: unknown command \"" << argv[1] << "\" (commands: " << names << ")\n";
+      return ngxtls::cli::exit_input;
+    }
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -1,8 +1,11 @@
 // `ngxtls probe TARGET...`: measure session resumption, ticket keys, staples and handshake
 // times on live endpoints (issue 3; DESIGN, Prober). Exit code 3 when a target cannot be probed.
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
+#include <cstring>
 #include <fstream>
 #include <iostream>
 #include <memory>
@@ -45,9 +48,21 @@ class progress_bar {
   bool drawn_ = false;
 };
 
+// One target a line: 16 MiB is some 300,000 names.
+constexpr off_t max_targets_file_bytes = 16 << 20;
+
 int run_probe_command(const probe_args& a) {
   std::vector<std::string> texts = a.targets;
   if (a.targets_file) {
+    // A FIFO or device named by mistake must neither block nor grow memory without end.
+    struct stat st {};
+    if (::stat(a.targets_file->c_str(), &st) != 0)
+      throw input_error({*a.targets_file, 0, 0}, std::string("cannot read targets file: ") + std::strerror(errno));
+    if (!S_ISREG(st.st_mode))
+      throw input_error({*a.targets_file, 0, 0}, "cannot read targets file: not a regular file");
+    if (st.st_size > max_targets_file_bytes)
+      throw input_error({*a.targets_file, 0, 0}, "targets file is larger than the limit of " +
+                                                     std::to_string(max_targets_file_bytes) + " bytes");
     std::ifstream f(*a.targets_file);
     if (!f) throw input_error({*a.targets_file, 0, 0}, "cannot read targets file");
     std::string line;
@@ -60,8 +75,11 @@ int run_probe_command(const probe_args& a) {
   }
   if (texts.empty()) throw usage_error("probe: no target given (TARGET... or --targets FILE)");
   if (a.sess_out && texts.size() != 1) throw usage_error("probe: --sess-out needs exactly one target");
-  if (a.attempts < 0 || a.per_target < 1 || a.parallel < 1 || a.timeout_ms < 1)
-    throw usage_error("probe: -n must be >= 0, -c, --parallel and --timeout >= 1");
+  if (a.attempts < 0 || a.per_target < 1 || a.parallel < 1 || a.timeout_ms < 1 || a.total_timeout_ms < 1)
+    throw usage_error("probe: -n must be >= 0, -c, --parallel, --timeout and --total-timeout >= 1");
+  // Bounds that keep the plan's counters and the descriptors in flight sane.
+  if (a.attempts > 1000000 || a.per_target > 1024 || a.parallel > 65536)
+    throw usage_error("probe: -n must be <= 1000000, -c <= 1024, --parallel <= 65536");
   std::vector<probe::target> targets;
   for (const auto& t : texts) targets.push_back(probe::parse_target(t, a.sni, a.connect));
 
@@ -100,6 +118,8 @@ int run_probe_command(const probe_args& a) {
       rc = exit_target;
     }
   }
+  if (a.sess_out && !results.empty() && results.front().error)
+    std::cerr << "ngxtls: error: no session written to " << *a.sess_out << "\n";
   return rc;
 }
 

@@ -18,7 +18,11 @@ void register_rules(CLI::App& app, std::function<int()>& run) {
   sub->callback([id, docs_dir, &run] {
     run = [id, docs_dir] {
       if (!docs_dir->empty()) {
-        report::write_rule_docs(*docs_dir);
+        try {
+          report::write_rule_docs(*docs_dir);
+        } catch (const std::exception& e) {  // filesystem_error, or "cannot write FILE"
+          throw usage_error("--write-docs: cannot write the rule pages into " + *docs_dir + ": " + e.what());
+        }
         std::cout << "wrote " << engine::all_rules().size() << " rule pages to " << *docs_dir << '\n';
         return static_cast<int>(exit_ok);
       }

@@ -177,8 +177,10 @@ class loader {
     directive* first = cfg_.files[main].parsed.data();
     const std::size_t count = cfg_.files[main].parsed.size();
     active_.push_back(main);
+    cfg_.root.reserve(count);
     expand(first, count, 0, block_context::directives, cfg_.root);
     active_.pop_back();
+    release(main);
     return std::move(cfg_);
   }
 
@@ -223,6 +225,22 @@ class loader {
     return {cfg_.files[d.file].path, d.line, d.column};
   }
 
+  /// Without keep_file_trees, expand() has moved a file's directives out: free what is left.
+  void release(std::uint32_t index) {
+    if (options_.keep_file_trees) return;
+    std::vector<directive>().swap(cfg_.files[index].parsed);
+    if (consumed_.size() <= index) consumed_.resize(index + 1);
+    consumed_[index] = true;
+  }
+  /// A file expanded (and released) before is parsed again for its next include site.
+  void reparse_if_consumed(std::uint32_t index, block_context context) {
+    if (index >= consumed_.size() || !consumed_[index]) return;
+    auto& f = cfg_.files[index];
+    f.parsed = detail::parse_in_context(f.content, f.path, index, context, options_.max_depth,
+                                        block_depth_);
+    consumed_[index] = false;
+  }
+
   /// Copies `count` directives from `first` into `out`, replacing each include by the
   /// directives of the files it names. `first` points into a file's parsed tree, whose
   /// heap storage stays put while cfg_.files grows.
@@ -240,15 +258,30 @@ class loader {
                               " directives after expanding includes (max_directives)",
                           cfg_.chain_of(d));
       }
+      if (d.args.size() > options_.max_args_per_directive) {
+        throw input_error(where(d),
+                          "directive \"" + d.name + "\" has " + std::to_string(d.args.size()) +
+                              " arguments, more than the limit of " +
+                              std::to_string(options_.max_args_per_directive) +
+                              " (max_args_per_directive)",
+                          chain_locations(chain));
+      }
       directive copy;
-      copy.name = d.name;
       copy.file = d.file;
       copy.line = d.line;
       copy.column = d.column;
       copy.chain = chain;
-      copy.args = d.args;
       copy.has_block = d.has_block;
-      copy.lua_body = d.lua_body;
+      if (options_.keep_file_trees) {
+        copy.name = d.name;
+        copy.args = d.args;
+        copy.lua_body = d.lua_body;
+      } else {
+        // The file's own tree is not kept: take its directives over (release() frees the rest).
+        copy.name = std::move(d.name);
+        copy.args = std::move(d.args);
+        copy.lua_body = std::move(d.lua_body);
+      }
       if (d.has_block) {
         // The parser bounds nesting per file; blocks that include files with blocks nest
         // further, and expand() recurses once per level (a stack overflow at 64 includes
@@ -260,7 +293,8 @@ class loader {
                                 " (max_depth), counting blocks in included files",
                             chain_locations(chain));
         }
-        expand(d.block.data(), d.block.size(), chain, context_of(kind_of(d.name, context)),
+        copy.block.reserve(d.block.size());  // exact unless the block includes files
+        expand(d.block.data(), d.block.size(), chain, context_of(kind_of(copy.name, context)),
                copy.block);
         --block_depth_;
       }
@@ -282,6 +316,13 @@ class loader {
         paths = source_.glob(pattern);
       } catch (const input_error& e) {
         throw input_error(site, e.message(), site_chain);
+      }
+      if (paths.size() > options_.max_glob_matches) {
+        throw input_error(site,
+                          "include \"" + pattern + "\" matches " +
+                              std::to_string(paths.size()) + " files, more than the limit of " +
+                              std::to_string(options_.max_glob_matches) + " (max_glob_matches)",
+                          site_chain);
       }
     } else {
       paths.push_back(pattern);
@@ -328,11 +369,13 @@ class loader {
       frames.push_back({d.file, d.line, d.column});
       cfg_.chains.push_back(std::move(frames));
       const auto new_chain = static_cast<std::uint32_t>(cfg_.chains.size() - 1);
+      reparse_if_consumed(index, context);
       directive* first = cfg_.files[index].parsed.data();
       const std::size_t count = cfg_.files[index].parsed.size();
       active_.push_back(index);
       expand(first, count, new_chain, context, out);
       active_.pop_back();
+      release(index);
     }
     if (d.includes.empty()) d.includes = std::move(indices);
   }
@@ -350,6 +393,7 @@ class loader {
   std::map<std::string, std::uint32_t> index_;
   std::set<std::pair<std::uint32_t, block_context>> checked_;
   std::vector<std::uint32_t> active_;
+  std::vector<bool> consumed_;  ///< files whose parsed tree expand() has taken over
   std::size_t directives_ = 0;
   std::size_t block_depth_ = 0;  ///< blocks open in the expanded tree, across includes
 };

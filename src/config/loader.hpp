@@ -38,6 +38,10 @@ struct load_options {
   std::optional<std::string> conf_prefix;
   /// Do not follow includes (crossplane's --single-file).
   bool single_file = false;
+  /// Keep each file's own tree (source_file::parsed) next to the expanded one. `ngxtls parse`
+  /// needs it; lint does not, and without it the expanded tree takes the directives over
+  /// instead of copying them (half the memory on large configs), leaving `parsed` empty.
+  bool keep_file_trees = true;
   /// Limits (DESIGN / issue 6): each hit is an input_error that names the limit.
   std::size_t max_file_bytes = 256u << 20;
   std::size_t max_depth = 256;          ///< block nesting, in one file and across includes
@@ -47,6 +51,11 @@ struct load_options {
   /// grows exponentially, so the expansion is bounded too; each file an include expands
   /// counts as one, so that files holding only includes are bounded as well.
   std::size_t max_directives = 10000000;
+  /// Arguments of one directive (nginx has no such limit in its tokenizer; `server_name`
+  /// and `map` lines take any number): bounds memory per directive.
+  std::size_t max_args_per_directive = 100000;
+  /// Paths one `include` glob may expand to (glibc's glob() has no limit of its own).
+  std::size_t max_glob_matches = 65536;
 };
 
 /// Parses one buffer into a per-file tree. `file_index` is stamped on every directive.

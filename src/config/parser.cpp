@@ -44,6 +44,41 @@ struct parse_state {
   std::size_t quote_line = 1;
   std::size_t lua_line = 1;  ///< line of the last `{` seen in a Lua body (the module's start_line)
 
+  /// Line and byte column (1-based) of `p`, counted on from the previous call: actions run
+  /// in text order, so the whole buffer is scanned about once (PEGTL's eager tracking paid
+  /// for every byte matched, backtracking included). A position before the last one walks
+  /// back over the distance.
+  struct line_col {
+    std::size_t line, column;
+  };
+  const char* lc_ptr = nullptr;
+  const char* lc_line_start = nullptr;
+  std::size_t lc_line = 1;
+  line_col pos(const char* p) {
+    if (lc_ptr == nullptr) {
+      lc_ptr = lc_line_start = buffer.data();
+      lc_line = 1;
+    }
+    if (p < lc_ptr) {
+      // Back to an earlier byte (an action at the start of a Lua body runs after the
+      // body's braces were seen): walk back over the distance only.
+      for (const char* q = p; q < lc_ptr; ++q)
+        if (*q == '\n') --lc_line;
+      const char* start = p;
+      while (start > buffer.data() && start[-1] != '\n') --start;
+      lc_line_start = start;
+      lc_ptr = p;
+    }
+    for (const char* q = lc_ptr; q < p;) {
+      q = static_cast<const char*>(std::memchr(q, '\n', static_cast<std::size_t>(p - q)));
+      if (q == nullptr) break;
+      ++lc_line;
+      lc_line_start = ++q;
+    }
+    lc_ptr = p;
+    return {lc_line, static_cast<std::size_t>(p - lc_line_start) + 1};
+  }
+
   [[noreturn]] void fail(std::size_t line, std::size_t column, std::string message) const {
     throw input_error({path, static_cast<std::uint32_t>(line), static_cast<std::uint32_t>(column)},
                       std::move(message));
@@ -109,7 +144,7 @@ template <typename Input>
 void add_word(const Input& in, parse_state& st, quote_style quote) {
   argument a;
   a.raw.assign(in.begin(), in.size());
-  const auto& it = in.iterator();
+  const auto it = st.pos(in.begin());
   a.line = static_cast<std::uint32_t>(it.line);
   a.column = static_cast<std::uint32_t>(it.column);
   a.quote = quote;
@@ -159,14 +194,15 @@ struct action<g::comment> {
     // The LF that ends a comment is read under the comment's start; at end of file
     // the last byte is.
     const std::size_t last = end < st.buffer.size() ? end : st.buffer.size() - 1;
-    st.check_length(b, last, in.iterator().line, 0, std::string::npos);
+    st.check_length(b, last, st.pos(in.begin()).line, 0, std::string::npos);
   }
 };
 template <>
 struct action<g::directive_end> {
   template <typename Input>
   static void apply(const Input& in, parse_state& st) {
-    st.check_directive_end(in.iterator().line, in.iterator().column);
+    const auto p = st.pos(in.begin());
+    st.check_directive_end(p.line, p.column);
     st.stack.back().children->push_back(st.take_pending());
   }
 };
@@ -174,7 +210,8 @@ template <>
 struct action<g::block_open> {
   template <typename Input>
   static void apply(const Input& in, parse_state& st) {
-    const directive_kind kind = st.check_block_open(in.iterator().line, in.iterator().column);
+    const auto p = st.pos(in.begin());
+    const directive_kind kind = st.check_block_open(p.line, p.column);
     auto& children = *st.stack.back().children;
     children.push_back(st.take_pending());
     children.back().has_block = true;
@@ -192,7 +229,8 @@ template <>
 struct action<g::lua_block_open> {
   template <typename Input>
   static void apply(const Input& in, parse_state& st) {
-    st.check_block_open(in.iterator().line, in.iterator().column);
+    const auto p = st.pos(in.begin());
+    st.check_block_open(p.line, p.column);
   }
 };
 template <>
@@ -218,13 +256,14 @@ struct control : pegtl::normal<Rule> {
     if constexpr (is_nesting<Rule>) {
       // Guard the recursion of block -> statement -> block before the stack runs out.
       if (++st.depth > st.max_depth) {
-        st.fail(in.iterator().line, in.iterator().column,
+        const auto p = st.pos(in.current());
+        st.fail(p.line, p.column,
                 "blocks nested deeper than the limit of " + std::to_string(st.max_depth) +
                     " (max_depth)");
       }
     } else if constexpr (std::is_same_v<Rule, g::dq_word> || std::is_same_v<Rule, g::sq_word>) {
       st.quote_start = in.current();
-      st.quote_line = in.iterator().line;
+      st.quote_line = st.pos(in.current()).line;
     }
   }
   template <typename ParseInput>
@@ -232,7 +271,7 @@ struct control : pegtl::normal<Rule> {
     if constexpr (is_nesting<Rule>) --st.depth;
     if constexpr (std::is_same_v<Rule, g::lua_block_open> ||
                   std::is_same_v<Rule, g::lua_brace_open>) {
-      st.lua_line = in.iterator().line;
+      st.lua_line = st.pos(in.current()).line;
     }
   }
   template <typename ParseInput>
@@ -243,7 +282,7 @@ struct control : pegtl::normal<Rule> {
   template <typename ParseInput>
   [[noreturn]] static void raise(const ParseInput& in, parse_state& st) {
     using text = g::error_text<Rule>;
-    const auto& it = in.iterator();
+    const auto it = st.pos(in.current());
     if constexpr (text::at_eof == nullptr) {
       st.fail(it.line, it.column, "syntax error");
     } else {
@@ -317,7 +356,7 @@ std::vector<directive> parse_in_context(std::string_view content, const std::str
   parse_state st{content, path, file_index, max_depth, {}, {}, {}};
   st.depth = start_depth;
   st.stack.push_back({&st.root, context});
-  pegtl::memory_input<pegtl::tracking_mode::eager, pegtl::eol::lf_crlf> in(content.data(),
+  pegtl::memory_input<pegtl::tracking_mode::lazy, pegtl::eol::lf_crlf> in(content.data(),
                                                                            content.size(), path);
   try {
     pegtl::parse<g::config_file, action, control>(in, st);

@@ -1,6 +1,8 @@
 #include "engine/engine.hpp"
 
 #include <algorithm>
+#include <cstring>
+#include <string_view>
 #include <filesystem>
 #include <tuple>
 
@@ -40,17 +42,30 @@ finding context::make(const std::string& rule, severity level, std::string messa
 
 namespace {
 
-// The text of 1-based line `n` of `content`, or "" past the end.
-std::string_view line_of(std::string_view content, std::uint32_t n) {
-  std::size_t start = 0;
-  for (std::uint32_t i = 1; i < n; ++i) {
-    auto nl = content.find('\n', start);
-    if (nl == std::string_view::npos) return {};
-    start = nl + 1;
+// Line starts of one file, built once per file and run: a suppression lookup per finding
+// must not rescan the file from its start (thousands of findings on a 20 MB config).
+class line_index {
+ public:
+  explicit line_index(std::string_view content) : content_(content) {
+    starts_.push_back(0);
+    for (const char* p = content.data(), *e = p + content.size();
+         (p = static_cast<const char*>(std::memchr(p, '\n', static_cast<std::size_t>(e - p))));) {
+      ++p;
+      starts_.push_back(static_cast<std::size_t>(p - content.data()));
+    }
   }
-  auto end = content.find('\n', start);
-  return content.substr(start, end == std::string_view::npos ? std::string_view::npos : end - start);
-}
+  // The text of 1-based line `n`, or "" past the end.
+  std::string_view line(std::uint32_t n) const {
+    if (n == 0 || n > starts_.size()) return {};
+    const std::size_t b = starts_[n - 1];
+    const std::size_t e = n < starts_.size() ? starts_[n] - 1 : content_.size();
+    return content_.substr(b, e - b);
+  }
+
+ private:
+  std::string_view content_;
+  std::vector<std::size_t> starts_;
+};
 
 // The rule ids a `# ngxtls: ignore a-rule, other-rule -- reason` comment names, with the
 // 1-based byte column of each; empty when the line has no such comment.
@@ -83,15 +98,19 @@ bool line_suppresses(std::string_view line, const std::string& rule) {
 // One suppression that silenced a finding: file, line of the comment, rule id.
 using suppression_use = std::tuple<std::string, std::uint32_t, std::string>;
 
-bool suppressed(const model::model& m, const finding& f, std::set<suppression_use>& used) {
+bool suppressed(const model::model& m, const finding& f, std::set<suppression_use>& used,
+                std::map<std::size_t, line_index>& lines) {
   if (!m.cfg || f.location.line == 0) return false;
-  for (const auto& file : m.cfg->files) {
+  for (std::size_t i = 0; i < m.cfg->files.size(); ++i) {
+    const auto& file = m.cfg->files[i];
     if (file.path != f.location.file) continue;
-    if (line_suppresses(line_of(file.content, f.location.line), f.rule)) {
+    auto it = lines.find(i);
+    if (it == lines.end()) it = lines.emplace(i, line_index(file.content)).first;
+    if (line_suppresses(it->second.line(f.location.line), f.rule)) {
       used.insert({file.path, f.location.line, f.rule});
       return true;
     }
-    if (f.location.line > 1 && line_suppresses(line_of(file.content, f.location.line - 1), f.rule)) {
+    if (f.location.line > 1 && line_suppresses(it->second.line(f.location.line - 1), f.rule)) {
       used.insert({file.path, f.location.line - 1, f.rule});
       return true;
     }
@@ -147,6 +166,7 @@ std::vector<finding> run(const model::model& m, const lint_options& opts) {
   std::vector<finding> out;
   std::set<std::string> ran;
   std::set<suppression_use> used;
+  std::map<std::size_t, line_index> lines;
   for (const auto& r : all_rules()) {
     if (opts.select && !opts.select->count(r.id)) continue;
     if (opts.ignore.count(r.id)) continue;
@@ -154,7 +174,7 @@ std::vector<finding> run(const model::model& m, const lint_options& opts) {
     std::vector<finding> found;
     r.check(ctx, found);
     for (auto& f : found) {
-      if (suppressed(m, f, used)) continue;
+      if (suppressed(m, f, used, lines)) continue;
       if (auto it = opts.severity_overrides.find(f.rule); it != opts.severity_overrides.end())
         f.level = it->second;
       out.push_back(std::move(f));

@@ -29,7 +29,7 @@ const config::directive* setting::where() const {
   return values.empty() ? nullptr : values.back().where;
 }
 
-const setting* server::get(const std::string& name) const {
+const setting* server::get(std::string_view name) const {
   auto it = settings.find(name);
   return it == settings.end() ? nullptr : &it->second;
 }
@@ -142,8 +142,23 @@ listen_directive parse_listen(const config::directive& d, context_kind ctx) {
   return l;
 }
 
+/// The defaulted directives and their default arguments for one nginx version, computed
+/// once per context rather than once per server.
+using default_list = std::vector<std::pair<std::string, std::vector<std::string>>>;
+
+default_list defaults_for(const version& nginx) {
+  default_list out;
+  for (const char* k : {"ssl_protocols", "ssl_session_tickets", "ssl_session_cache",
+                        "ssl_session_timeout", "ssl_ciphers", "ssl_prefer_server_ciphers",
+                        "ssl_stapling", "ssl_stapling_verify", "ssl_early_data",
+                        "ssl_verify_client", "ssl_verify_depth", "ssl_ecdh_curve",
+                        "ssl_buffer_size", "ssl_reject_handshake"})
+    if (auto def = nginx_default(k, nginx)) out.emplace_back(k, std::move(*def));
+  return out;
+}
+
 server make_server(const config::directive& sd, context_kind ctx, const level& outer,
-                   const assumed_versions& versions) {
+                   const default_list& defaults, const assumed_versions& versions) {
   server s;
   s.context = ctx;
   s.where = &sd;
@@ -160,29 +175,25 @@ server make_server(const config::directive& sd, context_kind ctx, const level& o
     implicit.port = 80;
     s.listens.push_back(implicit);
   }
-  std::set<std::string> names;
-  for (const auto& [k, _] : own) names.insert(k);
-  for (const auto& [k, _] : outer) names.insert(k);
-  for (const char* k : {"ssl_protocols", "ssl_session_tickets", "ssl_session_cache",
-                        "ssl_session_timeout", "ssl_ciphers", "ssl_prefer_server_ciphers",
-                        "ssl_stapling", "ssl_stapling_verify", "ssl_early_data",
-                        "ssl_verify_client", "ssl_verify_depth", "ssl_ecdh_curve",
-                        "ssl_buffer_size", "ssl_reject_handshake"})
-    names.insert(k);
-  for (const auto& name : names) {
+  // Set here (moved: `own` is this server's), else inherited (copied), else the default.
+  for (auto& [name, occs] : own) {
     setting st;
-    if (auto it = own.find(name); it != own.end()) {
-      st.from = origin::server;
-      st.values = it->second;
-    } else if (auto jt = outer.find(name); jt != outer.end()) {
-      st.from = origin::inherited;
-      st.values = jt->second;
-    } else if (auto def = nginx_default(name, versions.nginx)) {
-      st.from = origin::nginx_default;
-      st.values.push_back({*def, nullptr});
-    } else {
-      continue;
-    }
+    st.from = origin::server;
+    st.values = std::move(occs);
+    s.settings.emplace(name, std::move(st));
+  }
+  for (const auto& [name, occs] : outer) {
+    if (own.count(name)) continue;
+    setting st;
+    st.from = origin::inherited;
+    st.values = occs;
+    s.settings.emplace(name, std::move(st));
+  }
+  for (const auto& [name, args] : defaults) {
+    if (own.count(name) || outer.count(name)) continue;
+    setting st;
+    st.from = origin::nginx_default;
+    st.values.push_back({args, nullptr});
     s.settings.emplace(name, std::move(st));
   }
   // `ssl on` (removed in 1.25.1) turns every listen of the server into an ssl one.
@@ -198,8 +209,10 @@ server make_server(const config::directive& sd, context_kind ctx, const level& o
 void add_context(const config::directive& block_dir, context_kind ctx, model& m) {
   level outer;
   collect(block_dir.block, outer);
+  const default_list defaults = defaults_for(m.versions.nginx);
   for (const auto& d : block_dir.block)
-    if (d.name == "server" && d.has_block) m.servers.push_back(make_server(d, ctx, outer, m.versions));
+    if (d.name == "server" && d.has_block)
+      m.servers.push_back(make_server(d, ctx, outer, defaults, m.versions));
 }
 
 }  // namespace
@@ -234,7 +247,9 @@ model build(const config::config& cfg, const assumed_versions& versions) {
         m.sockets.push_back(k);
         it = m.sockets.end() - 1;
       }
-      if (std::find(it->servers.begin(), it->servers.end(), i) == it->servers.end()) it->servers.push_back(i);
+      // Servers are visited in order, so a repeat of `i` can only be the last entry
+      // (a linear search here was quadratic in the servers of one socket).
+      if (it->servers.empty() || it->servers.back() != i) it->servers.push_back(i);
       it->ssl = it->ssl || l.ssl;
       it->reuseport = it->reuseport || l.reuseport;
       if (l.default_server && !it->default_marked) {

@@ -6,6 +6,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "config/tree.hpp"
@@ -64,9 +65,11 @@ struct server {
   std::vector<std::string> names;  ///< server_name arguments in order ("" kept)
   /// Every ssl_* directive set in the server or its http/stream block, plus `resolver`,
   /// and the defaults of the known ssl_* directives for the assumed nginx version.
-  std::map<std::string, setting> settings;
-  /// The effective setting, or null when neither set nor defaulted.
-  const setting* get(const std::string& name) const;
+  /// Transparent comparator: rules look names up thousands of times with literals, which
+  /// would otherwise build a std::string per lookup.
+  std::map<std::string, setting, std::less<>> settings;
+  /// The effective setting of directive `name`, or null when neither set nor defaulted.
+  const setting* get(std::string_view name) const;
   /// True when any listen has `ssl` (or `ssl on` applies, nginx < 1.25.1).
   bool has_ssl = false;
   /// The first `listen ... ssl` (or first listen) directive; null for the implicit listen.

@@ -86,6 +86,8 @@ struct connection {
   std::string tail;  // last bytes read, to find the end of the HTTP headers
   std::size_t bytes_read = 0;
   std::vector<session_ptr> sessions;  // from the new-session callback, in arrival order
+  std::size_t max_sessions = 64;      // probe_options::max_tickets_per_connection
+  bool too_many_sessions = false;     // the server sent more tickets than that
   bool handshake_ok = false;
   bool reused = false;
   double handshake_ms = 0;
@@ -149,13 +151,20 @@ bool need_samples(const run_state& r) {
 int on_new_session(SSL* ssl, SSL_SESSION* session) {
   auto* c = static_cast<connection*>(SSL_get_app_data(ssl));
   if (c == nullptr) return 0;
+  if (c->sessions.size() >= c->max_sessions) {
+    c->too_many_sessions = true;  // returning 0 leaves the session to OpenSSL, which frees it
+    return 0;
+  }
   c->sessions.emplace_back(session);  // keeps the reference OpenSSL handed us
   return 1;
 }
 
-tls::ssl_ctx_ptr make_ctx(int version, bool no_ticket, bool http) {
+tls::ssl_ctx_ptr make_ctx(int version, bool no_ticket, bool http, long max_cert_list) {
   tls::ssl_ctx_ptr ctx(SSL_CTX_new(TLS_client_method()));
   if (!ctx) tls::throw_openssl("SSL_CTX_new");
+  // Bounds the peer's Certificate message (chain size); a longer one fails the handshake
+  // with "excessive message size".
+  SSL_CTX_set_max_cert_list(ctx.get(), max_cert_list);
   SSL_CTX_set_min_proto_version(ctx.get(), version);
   SSL_CTX_set_max_proto_version(ctx.get(), version);
   if (no_ticket) SSL_CTX_set_options(ctx.get(), SSL_OP_NO_TICKET);
@@ -235,10 +244,11 @@ std::optional<ocsp_facts> parse_ocsp(const std::string& der) {
 class prober {
  public:
   prober(const std::vector<target>& targets, const probe_options& o) : opt_(o) {
-    tls13_ = make_ctx(TLS1_3_VERSION, false, o.http);
-    tls12_ticket_ = make_ctx(TLS1_2_VERSION, false, o.http);
-    tls12_id_ = make_ctx(TLS1_2_VERSION, true, o.http);
+    tls13_ = make_ctx(TLS1_3_VERSION, false, o.http, o.max_cert_list_bytes);
+    tls12_ticket_ = make_ctx(TLS1_2_VERSION, false, o.http, o.max_cert_list_bytes);
+    tls12_id_ = make_ctx(TLS1_2_VERSION, true, o.http, o.max_cert_list_bytes);
     if (o.sess_in) sess_in_ = read_session_pem(*o.sess_in);
+    if (o.sess_out) check_session_output(*o.sess_out);  // fail before probing, not after
     for (const auto& t : targets) {
       auto ts = std::make_unique<target_state>();
       ts->t = t;
@@ -476,6 +486,19 @@ class prober {
     for (auto& r : t.runs) t.res.protocols.push_back(std::move(r.res));
     t.res.elapsed_ms = ms_between(t.started, clock_type::now());
     t.st = stage::finished;
+    // A finished target keeps only its results: its sessions (each holding the peer's
+    // certificate chain) would otherwise grow memory with the number of targets. The first
+    // target keeps its first sessions for --sess-out.
+    const bool keep_base = opt_.sess_out && !targets_.empty() && targets_.front().get() == &t;
+    for (auto& r : t.runs) {
+      if (!keep_base) r.base.reset();
+      r.latest.reset();
+      r.unused.clear();
+      r.unused.shrink_to_fit();
+    }
+    t.last_staple.clear();
+    t.last_staple.shrink_to_fit();
+    if (!keep_base) std::vector<run_state>().swap(t.runs);
   }
 
   void abort_target(target_state& t, const std::string& why) {
@@ -516,6 +539,7 @@ class prober {
     c->started = now;
     c->deadline = now + std::chrono::milliseconds(opt_.timeout_ms);
     c->last_data = now;
+    c->max_sessions = opt_.max_tickets_per_connection;
     SSL_CTX* ctx = kind == conn_kind::ocsp ? t.working_ctx : t.runs[run_index].spec.ctx;
     c->tls13 = kind == conn_kind::ocsp ? SSL_CTX_get_max_proto_version(ctx) == TLS1_3_VERSION
                                        : t.runs[run_index].spec.tls13;
@@ -708,6 +732,11 @@ class prober {
             if (c.tail.size() > 8) c.tail.erase(0, c.tail.size() - 8);
           }
           continue;
+        }
+        if (c.too_many_sessions) {
+          fail(c, "the server sent more than " + std::to_string(c.max_sessions) +
+                      " session tickets on one connection (endless tickets)");
+          return;
         }
         // A ticket processed inside SSL_read restarts the quiet timer too.
         if (c.sessions.size() != sessions_before) c.last_data = clock_type::now();
@@ -936,6 +965,8 @@ class prober {
 
   void finish_sess_out() {
     if (!opt_.sess_out || targets_.empty()) return;
+    // A target that could not be probed is reported as such (exit code 3), with its reason.
+    if (targets_.front()->res.error) return;
     for (auto& r : targets_.front()->runs) {
       if (r.base) {
         write_session_pem(*opt_.sess_out, r.base.get());

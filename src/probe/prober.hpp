@@ -38,6 +38,12 @@ struct probe_options {
   int ocsp_min_connections = 4;    ///< and at least this many connections
   std::size_t max_response_bytes = 65536;  ///< bytes read per connection after the handshake
   int idle_ms = 500;        ///< stop reading after this long without data, ms
+  /// Session tickets kept per connection; a server that sends more fails that connection
+  /// (each ticket is an SSL_SESSION of a few KiB: an endless stream must not grow memory).
+  std::size_t max_tickets_per_connection = 64;
+  /// Certificate chain bytes accepted in a handshake (SSL_CTX_set_max_cert_list; OpenSSL's
+  /// default is the same 100 KiB, set here so the limit is ours and documented).
+  long max_cert_list_bytes = 100 * 1024;
   /// --sess-in: PEM session file; runs of its protocol offer it instead of a first handshake.
   std::optional<std::string> sess_in;
   /// --sess-out: PEM file (mode 0600) for the first session of the first run of the first target.
@@ -57,7 +63,8 @@ struct probe_options {
 /// Returns one result per target in input order. A target that cannot be probed (no address,
 /// TCP refused, no TLS handshake in any protocol, a hostile peer, the total deadline) has
 /// `error` set. Throws ngxtls::input_error for an unreadable --sess-in or unwritable --sess-out
-/// file, ngxtls::target_error when --sess-out was asked but no handshake gave a session.
+/// file, ngxtls::target_error when --sess-out was asked but no handshake gave a session
+/// although the target was probed (when the target has `error` set, nothing is written).
 std::vector<target_result> run_probe(const std::vector<target>& targets, const probe_options& options);
 
 }  // namespace ngxtls::probe

@@ -20,12 +20,20 @@ using session_ptr = std::unique_ptr<SSL_SESSION, session_deleter>;
 /// Takes a new reference to `s` (SSL_SESSION_up_ref); null stays null.
 session_ptr share_session(SSL_SESSION* s);
 
-/// Writes `session` to `path` as PEM, creating or replacing the file with mode 0600: it holds
-/// the master secret. Throws ngxtls::input_error (file only, line 0) when it cannot be written.
+/// Writes `session` to `path` as PEM with mode 0600 (it holds the master secret): a new file
+/// made with O_EXCL in the same directory, then renamed over `path`. A symlink, directory or
+/// special file at `path` is refused, never followed. Throws ngxtls::input_error (file only,
+/// line 0) when it cannot be written.
 void write_session_pem(const std::string& path, SSL_SESSION* session);
 
-/// Reads the first PEM session from `path`. Throws ngxtls::input_error when the file cannot be
-/// read or holds no session.
+/// The checks write_session_pem makes before writing, for failing before a long probe: throws
+/// ngxtls::input_error when `path` is a symlink, directory or special file, or its directory
+/// does not exist.
+void check_session_output(const std::string& path);
+
+/// Reads the first PEM session from `path` (a regular file of at most 1 MiB; FIFOs and devices
+/// are refused without blocking). Throws ngxtls::input_error when the file cannot be read or
+/// holds no session.
 session_ptr read_session_pem(const std::string& path);
 
 /// First 16 bytes of the session's ticket, lowercase hex ("" without a ticket or when shorter

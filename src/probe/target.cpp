@@ -31,6 +31,11 @@ void split_host_port(std::string_view s, std::string_view whole, std::string& ho
     }
   } else if (std::count(s.begin(), s.end(), ':') > 1) {
     host = std::string(s);  // bare IPv6 literal, no port
+    in6_addr a6{};
+    const std::string addr = host.substr(0, host.find('%'));  // fe80::1%eth0: a zone id
+    if (inet_pton(AF_INET6, addr.c_str(), &a6) != 1)
+      throw usage_error("bad target \"" + std::string(whole) +
+                        "\": more than one ':' but not an IPv6 address (write [v6]:port)");
   } else if (auto colon = s.find(':'); colon != std::string_view::npos) {
     host = std::string(s.substr(0, colon));
     port = parse_port(s.substr(colon + 1), whole);

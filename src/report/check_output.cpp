@@ -7,6 +7,8 @@
 
 namespace ngxtls::report {
 
+nlohmann::json sandbox_json(const sandbox_summary& sb);
+
 std::string render_check_text(const check_report& r, bool color) {
   std::string out;
   const char* reset = color ? "\x1b[0m" : "";
@@ -55,8 +57,12 @@ std::string render_check_json(const check_report& r) {
   doc["probe"] = probe_json(r.probes);
   doc["key_names"] = r.key_names;
   doc["notes"] = r.notes;
-  if (r.sandbox) {
-    const auto& sb = *r.sandbox;
+  if (r.sandbox) doc["sandbox"] = sandbox_json(*r.sandbox);
+  return doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + '\n';
+}
+
+nlohmann::json sandbox_json(const sandbox_summary& sb) {
+  {
     nlohmann::json j = {{"nginx_binary", sb.nginx_binary}, {"nginx_version", sb.nginx_version},
                         {"instances", sb.instances},       {"workers", sb.workers},
                         {"pid_namespace", sb.pid_namespace}, {"reload", sb.reload}};
@@ -66,13 +72,14 @@ std::string render_check_json(const check_report& r) {
     for (const auto& [server, text] : sb.notes) j["notes"].push_back({{"server", server}, {"text", text}});
     j["untested"] = nlohmann::json::array();
     for (const auto& [server, why] : sb.untested) j["untested"].push_back({{"server", server}, {"reason", why}});
-    doc["sandbox"] = j;
+    return j;
   }
-  return doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + '\n';
 }
 
 std::string render_check_sarif(const check_report& r, const std::string& working_dir) {
   auto doc = nlohmann::json::parse(render_sarif(r.lint, working_dir));
+  if (r.sandbox) doc["runs"][0]["properties"]["sandbox"] = sandbox_json(*r.sandbox);
+  if (!r.notes.empty()) doc["runs"][0]["properties"]["check_notes"] = r.notes;
   auto& results = doc["runs"][0]["results"];
   for (std::size_t i = 0; i < r.checked.size() && i < results.size(); ++i) {
     const auto& c = r.checked[i];

@@ -53,6 +53,7 @@ std::string render_check_json(const check_report& r);
 /// SARIF 2.1.0 as render_sarif (sarif_output.hpp), each result's `properties` gaining
 /// `verdict`, `verdict_reason` and `probe_evidence`; refuted findings are lowered to level
 /// "note" (the probe contradicts them) with the lint level kept as `properties.lint_level`.
+/// The run's `properties` gain `sandbox` (as in the JSON) and `check_notes`.
 std::string render_check_sarif(const check_report& r, const std::string& working_dir);
 
 }  // namespace ngxtls::report

@@ -78,7 +78,7 @@ const directive* find(const std::vector<directive>& ds, const std::string& name)
 
 }  // namespace
 
-TEST_CASE("A01: quoted ; { } are plain text") {
+TEST_CASE("A01: quoted , { } are plain text") {
   CHECK(nginx_test("A01-quoted-brace-semicolon").exit_code == 0);
   auto cfg = load_case("A01-quoted-brace-semicolon");
   CHECK(values(*find(cfg.root, "add_header")) == std::vector<std::string>{"X-Test", "a;b{c}d"});
@@ -97,7 +97,7 @@ TEST_CASE("A02: a quoted {6} does not open a block") {
   CHECK(loc->block[0].block[0].name == "return");
 }
 
-TEST_CASE("A04: a ; inside quotes belongs to the regex") {
+TEST_CASE("A04: a , inside quotes belongs to the regex") {
   CHECK(nginx_test("A04-if-regex-with-semicolon-in-quotes").exit_code == 0);
   auto cfg = load_case("A04-if-regex-with-semicolon-in-quotes");
   CHECK(
@@ -153,7 +153,7 @@ TEST_CASE("A07b: braces in Lua long strings, escaped quotes and comments do not 
   CHECK(loc->block[0].lua_body->find("'it\\'s }'") != std::string::npos);
 }
 
-TEST_CASE("A08: a multi-line single-quoted argument with ; and \" is one argument") {
+TEST_CASE("A08: a multi-line single-quoted argument with , and \" is one argument") {
   CHECK(nginx_test("A08-semicolon-in-single-quotes").exit_code == 0);
   auto cfg = load_case("A08-semicolon-in-single-quotes");
   const auto* h = find(cfg.root, "add_header");

@@ -57,7 +57,7 @@ const json* finding(const json& doc, const std::string& rule, const std::string&
 
 }  // namespace
 
-TEST_CASE("tickets off without a cache and dead stapling are confirmed live; the key name is traced to its file") {
+TEST_CASE("tickets off without a cache and dead stapling are confirmed live, the key name is traced to its file") {
   material m;
   const int port = test::free_port();
   const std::string body = server_block(m, port,

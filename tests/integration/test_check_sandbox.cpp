@@ -341,14 +341,15 @@ TEST_CASE("sandbox: a later run removes what a killed run left") {
   const fs::path stale = base / "run-stale1";
   fs::create_directories(stale);
   ::chmod(base.c_str(), 0700);
-  // A leftover "nginx" in its own process group, recorded as the killed run's: a copy of sleep
-  // named so that its command name starts with "nginx".
+  // A leftover master of the killed run: a copy of sleep whose command name starts with
+  // "nginx" and whose command line names the run directory, as nginx's master title does.
   const fs::path fake = fx.dir.path() / "nginx-leftover";
   fs::copy_file("/bin/sleep", fake);
+  const std::string title = "nginx: master process /usr/sbin/nginx -p " + stale.string() + "/instance-1/";
   pid_t leftover = ::fork();
   if (leftover == 0) {
     ::setpgid(0, 0);
-    ::execl(fake.c_str(), fake.c_str(), "300", static_cast<char*>(nullptr));
+    ::execl(fake.c_str(), title.c_str(), "300", static_cast<char*>(nullptr));
     _exit(127);
   }
   ::setpgid(leftover, leftover);
@@ -367,7 +368,16 @@ TEST_CASE("sandbox: a later run removes what a killed run left") {
   CHECK(WEXITSTATUS(status) == 0);
   CHECK(!fs::exists(stale));
   int wstatus = 0;
-  CHECK(::waitpid(leftover, &wstatus, 0) == leftover);  // it was killed, so it can be reaped
+  pid_t reaped = 0;
+  for (int i = 0; i < 200 && reaped == 0; ++i) {
+    reaped = ::waitpid(leftover, &wstatus, WNOHANG);
+    if (reaped == 0) std::this_thread::sleep_for(std::chrono::milliseconds(25));
+  }
+  if (reaped == 0) {
+    ::kill(leftover, SIGKILL);
+    ::waitpid(leftover, nullptr, 0);
+  }
+  CHECK(reaped == leftover);  // it was killed, so it could be reaped
   CHECK(WIFSIGNALED(wstatus));
   if (WIFSIGNALED(wstatus)) CHECK(WTERMSIG(wstatus) == SIGKILL);
 }

@@ -82,7 +82,7 @@ TEST_CASE("inline suppression on the line or the line above silences only the na
   CHECK(json::parse(r3.out)["summary"]["error"] == 1);
 }
 
-TEST_CASE(".ngxtls.toml sets versions, selection and severities; unknown keys are errors with their line") {
+TEST_CASE(".ngxtls.toml sets versions, selection and severities, unknown keys are errors with their line") {
   test::temp_dir tmp;
   auto conf = tmp.write("nginx.conf", tickets_off).string();
   tmp.write(".ngxtls.toml", "nginx_version = \"1.24.0\"\n[severity]\ntls13-resumption-disabled = \"note\"\n");

@@ -121,7 +121,7 @@ TEST_CASE("--format prometheus writes gauges with labels and no timestamps") {
   CHECK(samples > 10);
 }
 
-TEST_CASE("text output puts verdict lines before numbers; --fresh-tickets is reported as the mode") {
+TEST_CASE("text output puts verdict lines before numbers, --fresh-tickets is reported as the mode") {
   local_nginx n;
   auto r = run({ngxtls_binary(), "probe", n.target(), "--sni", "localhost", "-n", "4", "--tls1.3", "--fresh-tickets"},
                "", 60);
@@ -134,13 +134,13 @@ TEST_CASE("text output puts verdict lines before numbers; --fresh-tickets is rep
   CHECK(r.err.empty());  // no progress bar when stderr is not a TTY
 }
 
-TEST_CASE("usage errors exit 2; --sess-in with a missing file exits 2") {
+TEST_CASE("usage errors exit 2, --sess-in with a missing file exits 2") {
   CHECK(run({ngxtls_binary(), "probe"}).exit_code == 2);
   CHECK(run({ngxtls_binary(), "probe", "host:99999"}).exit_code == 2);
   CHECK(run({ngxtls_binary(), "probe", "127.0.0.1:1", "--sess-in", "/nonexistent/sess.pem"}).exit_code == 2);
 }
 
-TEST_CASE("--targets FILE probes several targets in parallel; one unreachable target makes exit code 3") {
+TEST_CASE("--targets FILE probes several targets in parallel, one unreachable target makes exit code 3") {
   local_nginx n;
   int closed = free_port();
   auto list = n.dir.write("targets.txt", "# fleet\n" + n.target() + "\n\n127.0.0.1:" + std::to_string(closed) + "\n");

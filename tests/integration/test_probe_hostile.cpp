@@ -16,7 +16,16 @@ mode, port = sys.argv[1], int(sys.argv[2])
 ctx = None
 if len(sys.argv) > 4:
     ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-    ctx.load_cert_chain(sys.argv[3], sys.argv[4])
+    chain = sys.argv[3]
+    if mode == "bigchain":
+        # The leaf and its intermediate, then the intermediate 300 times more (> 100 KiB).
+        pem = open(chain).read()
+        inter = pem[pem.index("-----END CERTIFICATE-----") + 26:]
+        chain = sys.argv[3] + ".big"
+        open(chain, "w").write(pem + inter * 300)
+    ctx.load_cert_chain(chain, sys.argv[4])
+    if mode == "tickets":
+        ctx.num_tickets = 1000  # TLS 1.3 NewSessionTicket messages after the handshake
 srv = socket.socket()
 srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
 srv.bind(("127.0.0.1", port))
@@ -38,6 +47,10 @@ def handle(c):
             chunk = b"x" * 16384
             while True:
                 s.sendall(chunk)
+        elif mode in ("tickets", "bigchain"):
+            s = ctx.wrap_socket(c, server_side=True)
+            s.recv(4096)
+            time.sleep(120)
         elif mode == "trickle":
             s = ctx.wrap_socket(c, server_side=True)
             while True:
@@ -105,6 +118,14 @@ TEST_CASE("a server that streams endless data after the handshake ends at the by
 
 TEST_CASE("a server that trickles its response ends at the per-connection timeout") {
   expect_clean_failure("trickle", "did not finish its response within 1000 ms");
+}
+
+TEST_CASE("a server that sends endless session tickets ends at the ticket bound") {
+  expect_clean_failure("tickets", "more than 64 session tickets on one connection (endless tickets)");
+}
+
+TEST_CASE("a certificate chain over 100 KiB ends the handshake") {
+  expect_clean_failure("bigchain", "excessive message size");
 }
 
 TEST_CASE("a closed port ends as connection refused, exit code 3") {

@@ -58,7 +58,7 @@ TEST_CASE("ocsp-stapling-dead: refuted by one staple, confirmed by none") {
   CHECK(check::judge({f}, {target("a.example", 10, 20, 2)})[0].result == check::verdict::refuted);
 }
 
-TEST_CASE("ticket-keys-not-shared: partial rate confirms; several endpoints at 100% with one key refute") {
+TEST_CASE("ticket-keys-not-shared: partial rate confirms, several endpoints at 100% with one key refute") {
   auto f = make("ticket-keys-not-shared", engine::severity::warning);
   CHECK(check::judge({f}, {target("a.example", 5, 20)})[0].result == check::verdict::confirmed);
   CHECK(check::judge({f}, {target("a.example", 10, 20)})[0].result == check::verdict::not_testable);
@@ -89,7 +89,7 @@ TEST_CASE("sandbox: probed ports map to the config's ports before matching a fin
   CHECK(check::judge({f}, {t}, o)[0].result == check::verdict::not_testable);
 }
 
-TEST_CASE("sandbox: an error at a directive nginx -t rejected is confirmed; notes there are not") {
+TEST_CASE("sandbox: an error at a directive nginx -t rejected is confirmed, notes there are not") {
   auto err = make("ticket-key-rotation", engine::severity::error);
   err.location = {"/etc/nginx/site.conf", 5, 9};
   auto note = make("ticket-key-rotation", engine::severity::note);

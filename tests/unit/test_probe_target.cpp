@@ -37,6 +37,8 @@ TEST_CASE("probe targets: host, host:port, [v6]:port, https URL, --sni and --con
   CHECK_THROWS_AS(parse_target("host:65536"), ngxtls::usage_error);
   CHECK_THROWS_AS(parse_target("http://host/"), ngxtls::usage_error);
   CHECK_THROWS_AS(parse_target(":443"), ngxtls::usage_error);
+  CHECK_THROWS_AS(parse_target("bad:port:x"), ngxtls::usage_error);  // not IPv6, not host:port
+  CHECK(parse_target("fe80::1%eth0").host == "fe80::1%eth0");
 }
 
 TEST_CASE("handshake time summaries use the nearest-rank median and p90") {

@@ -84,7 +84,7 @@ TEST_CASE("a brace glued to a token opens a block (A06)") {
   CHECK(ds[0].block[0].block[0].name == "return");
 }
 
-TEST_CASE("quoted tokens keep ; { } # as text and record the quote style (A01, A04)") {
+TEST_CASE("quoted tokens keep , { } # as text and record the quote style (A01, A04)") {
   auto ds = parse("add_header X-Test \"a;b{c}d\"; return 200 '}#';");
   REQUIRE(ds.size() == 2);
   CHECK(values(ds[0]) == std::vector<std::string>{"X-Test", "a;b{c}d"});
@@ -108,7 +108,7 @@ TEST_CASE("quotes open only at a token's start (A14)") {
         std::vector<std::string>{"API_PREFIX\"/api\"", "API_PREFIX\"/nginx-api\""});
 }
 
-TEST_CASE("after a closing quote only space, ; { or ) may follow (A14b)") {
+TEST_CASE("after a closing quote only space, , { or ) may follow (A14b)") {
   CHECK(error_of("sub_filter \"API_PREFIX\"/api \"x\";") == "1:24: unexpected \"/\"");
   CHECK(error_of("a \"b\"\"c\";") == "1:6: unexpected \"\"\"");
   CHECK(error_of("a \"b\"#c;") == "1:6: unexpected \"#\"");
@@ -196,7 +196,7 @@ TEST_CASE("tokenizer errors carry nginx's message and line") {
   CHECK(error_of("a {\n  ;\n}") == "2:3: unexpected \";\"");
 }
 
-TEST_CASE("a block directive ended with ; has no opening brace") {
+TEST_CASE("a block directive ended with , has no opening brace") {
   CHECK(error_of("http {\n server \"some\";\n}") ==
         "2:15: directive \"server\" has no opening \"{\"");
   CHECK(error_of("location /;") == "1:11: directive \"location\" has no opening \"{\"");

@@ -1,0 +1,254 @@
+// Bench for issue 6, "speed and scale" (figures, not a timed test). On configs from
+// tests/bench/gen_config.hpp of 1, 5 and 20 MB (about 750 TLS servers per MB):
+//  1. parse throughput: config::parse_buffer on the bytes in memory (best of several runs), MB/s
+//     of thread CPU time (the machine is shared; wall time under load measures the neighbours);
+//  2. `ngxtls lint FILE --format json -o /dev/null` as an operator runs it: wall time, CPU
+//     time (user + sys) and the child's peak RSS (wait4 rusage), best of 3 after a warm-up, and
+//     CPU time per MB to show that lint time is linear; then in-process phases (load, model,
+//     rules; BENCH_LINT_RULES=1 adds a line per rule);
+//  3. `nginx -t` on the 20 MB file in the same run: wall time, peak RSS, and the ratio.
+// Goals (issue 6): lint of 20 MB < 0.2 s wall and < 60 MB peak RSS; parse > 150 MB/s.
+//
+// Usage: bench_lint [--sizes 1,5,20] [--no-nginx] [--keep DIR]
+//        bench_lint --write FILE MB [CERT KEY]   (just write a generated config; without
+//                                                 CERT/KEY a PKI is made next to FILE)
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "bench/gen_config.hpp"
+#include "config/loader.hpp"
+#include "engine/engine.hpp"
+#include "model/model.hpp"
+#include "support/process.hpp"
+#include "tls/pki.hpp"
+
+extern char** environ;
+
+using namespace ngxtls;
+using clock_type = std::chrono::steady_clock;
+
+namespace {
+
+double s_since(clock_type::time_point t0) {
+  return std::chrono::duration<double>(clock_type::now() - t0).count();
+}
+
+// CPU seconds of this thread: the machine is shared, and wall time under load says more
+// about the neighbours than about the parser.
+double thread_cpu_s() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) / 1e9;
+}
+
+struct child_result {
+  int status = -1;
+  double wall_s = 0;
+  double cpu_s = 0;  ///< user + system CPU seconds of the child
+  double max_rss_mb = 0;
+};
+
+// Runs argv with stdout/stderr to /dev/null (stderr kept when `show_err`); wall time and the
+// child's own peak RSS from wait4().
+child_result run_measured(const std::vector<std::string>& argv, bool show_err = false) {
+  std::vector<char*> args;
+  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+  if (!show_err) posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
+  child_result r;
+  const auto t0 = clock_type::now();
+  pid_t pid = 0;
+  if (posix_spawn(&pid, args[0], &fa, nullptr, args.data(), environ) != 0) {
+    posix_spawn_file_actions_destroy(&fa);
+    throw std::runtime_error("cannot run " + argv[0]);
+  }
+  posix_spawn_file_actions_destroy(&fa);
+  int status = 0;
+  struct rusage ru {};
+  wait4(pid, &status, 0, &ru);
+  r.wall_s = s_since(t0);
+  r.status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  r.max_rss_mb = static_cast<double>(ru.ru_maxrss) / 1024.0;
+  r.cpu_s = static_cast<double>(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+            static_cast<double>(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;  // ru_maxrss is in KiB on Linux
+  return r;
+}
+
+std::vector<bench::cert_pair> make_certs(const std::filesystem::path& dir) {
+  // A handful of real files, shared by thousands of servers (as fleets share wildcards).
+  std::vector<bench::cert_pair> certs;
+  const char* types[] = {"ec", "rsa", "ec", "rsa"};
+  for (int i = 0; i < 4; ++i) {
+    tls::pki_options po;
+    po.key_type = types[i];
+    const std::string domain = "example-" + std::to_string(i) + ".com";
+    po.dns_names = {"*." + domain, domain};
+    auto p = tls::make_pki((dir / ("pki" + std::to_string(i))).string(), po);
+    certs.push_back({p.chain, p.leaf_key, domain});
+  }
+  return certs;
+}
+
+std::string write_config(const std::filesystem::path& file, double mb,
+                         const std::vector<bench::cert_pair>& certs) {
+  bench::gen_options o;
+  o.target_bytes = static_cast<std::size_t>(mb * 1024 * 1024);
+  o.certs = certs;
+  o.work_dir = file.parent_path().string();
+  std::string text = bench::generate_config(o);
+  std::ofstream(file, std::ios::binary) << text;
+  return text;
+}
+
+// Best-of-N parse of the bytes already in memory: the parser alone, no file I/O; CPU time.
+double parse_mb_per_s(const std::string& text, std::size_t& directives) {
+  double best = 1e9;
+  const int runs = text.size() > (8u << 20) ? 3 : 5;
+  for (int i = 0; i < runs; ++i) {
+    const double t0 = thread_cpu_s();
+    auto tree = config::parse_buffer(text, "bench.conf", 0);
+    const double s = thread_cpu_s() - t0;
+    best = std::min(best, s);
+    directives = tree.size();
+  }
+  return static_cast<double>(text.size()) / (1024.0 * 1024.0) / best;
+}
+
+// In-process phases of one lint (as `ngxtls lint` runs them, before the report): load
+// (read + parse + include expansion), model, rules. Seconds.
+void print_phases(const std::filesystem::path& file) {
+  config::load_options lo;
+  lo.keep_file_trees = false;
+  auto t0 = clock_type::now();
+  auto cfg = config::load_file(file.string(), lo);
+  const double load_s = s_since(t0);
+  model::assumed_versions v;
+  v.nginx = model::version{1, 22, 1};
+  t0 = clock_type::now();
+  auto m = model::build(cfg, v);
+  const double model_s = s_since(t0);
+  t0 = clock_type::now();
+  auto found = engine::run(m, {});
+  const double rules_s = s_since(t0);
+  std::printf("  phases %s: load %.3f s, model %.3f s, rules %.3f s, %zu servers, %zu findings\n",
+              file.filename().c_str(), load_s, model_s, rules_s, m.servers.size(), found.size());
+  if (std::getenv("BENCH_LINT_RULES")) {
+    // Per rule, to find the slow ones.
+    for (const auto& r : engine::all_rules()) {
+      engine::lint_options o;
+      o.select = std::set<std::string>{r.id};
+      t0 = clock_type::now();
+      auto f = engine::run(m, o);
+      std::printf("    %-28s %.3f s %zu findings\n", r.id.c_str(), s_since(t0), f.size());
+    }
+  }
+}
+
+std::vector<double> parse_sizes(const std::string& s) {
+  std::vector<double> out;
+  std::stringstream ss(s);
+  std::string item;
+  while (std::getline(ss, item, ',')) out.push_back(std::stod(item));
+  return out;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) try {
+  std::vector<double> sizes = {1, 5, 20};
+  bool run_nginx = true;
+  std::string keep;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--write" && i + 2 < argc) {
+      const std::filesystem::path file = std::filesystem::absolute(argv[i + 1]);
+      const double mb = std::stod(argv[i + 2]);
+      std::vector<bench::cert_pair> certs;
+      if (i + 4 < argc) certs.push_back({argv[i + 3], argv[i + 4]});
+      else certs = make_certs(file.parent_path());
+      const auto text = write_config(file, mb, certs);
+      std::cout << "wrote " << file.string() << " (" << text.size() << " bytes)\n";
+      return 0;
+    }
+    if (a == "--sizes" && i + 1 < argc) sizes = parse_sizes(argv[++i]);
+    else if (a == "--no-nginx") run_nginx = false;
+    else if (a == "--keep" && i + 1 < argc) keep = argv[++i];
+    else {
+      std::cerr << "usage: bench_lint [--sizes 1,5,20] [--no-nginx] [--keep DIR] | --write FILE MB [CERT KEY]\n";
+      return 2;
+    }
+  }
+
+  test::temp_dir tmp;
+  const std::filesystem::path dir = keep.empty() ? tmp.path() : std::filesystem::absolute(keep);
+  std::filesystem::create_directories(dir);
+  const auto certs = make_certs(dir);
+  const std::string ngxtls_bin = test::ngxtls_binary();
+  std::printf("ngxtls: %s\n", ngxtls_bin.c_str());
+  std::printf("%8s %8s %10s %12s %11s %10s %11s %12s %6s\n", "size_MB", "servers", "parse_MB/s",
+              "lint_wall_s", "lint_cpu_s", "cpu_s/MB", "lint_RSS_MB", "bytes", "exit");
+  std::filesystem::path largest;
+  double largest_lint = 0, largest_rss = 0;
+  for (double mb : sizes) {
+    const auto file = dir / ("gen_" + std::to_string(static_cast<int>(mb)) + "mb.conf");
+    const std::string text = write_config(file, mb, certs);
+    std::size_t servers = 0;
+    for (std::size_t p = text.find("\n    server {"); p != std::string::npos;
+         p = text.find("\n    server {", p + 1))
+      ++servers;
+    std::size_t top = 0;
+    const double mbps = parse_mb_per_s(text, top);
+    // Warm the page cache and the binary once, then take the best of 3.
+    child_result best{};
+    best.wall_s = 1e9;
+    const std::vector<std::string> cmd = {ngxtls_bin, "lint", file.string(), "--format", "json",
+                                          "-o", "/dev/null", "--nginx-version", "1.22.1"};
+    run_measured(cmd);
+    for (int i = 0; i < 3; ++i) {
+      auto r = run_measured(cmd);
+      if (r.wall_s < best.wall_s) best.wall_s = r.wall_s, best.status = r.status;
+      if (i == 0 || r.cpu_s < best.cpu_s) best.cpu_s = r.cpu_s;
+      best.max_rss_mb = std::max(best.max_rss_mb, r.max_rss_mb);
+    }
+    const double real_mb = static_cast<double>(text.size()) / (1024.0 * 1024.0);
+    std::printf("%8.1f %8zu %10.1f %12.3f %11.3f %10.4f %11.1f %12zu %6d\n", real_mb, servers,
+                mbps, best.wall_s, best.cpu_s, best.cpu_s / real_mb, best.max_rss_mb, text.size(),
+                best.status);
+    std::fflush(stdout);
+    print_phases(file);
+    std::fflush(stdout);
+    largest = file;
+    largest_lint = best.wall_s;
+    largest_rss = best.max_rss_mb;
+  }
+  if (run_nginx && !largest.empty()) {
+    const std::vector<std::string> cmd = {"/usr/sbin/nginx", "-t", "-q", "-p", dir.string() + "/",
+                                          "-c", largest.string(), "-e", (dir / "nginx-t.log").string()};
+    auto r = run_measured(cmd, true);
+    std::printf("nginx -t on %s: exit %d, wall %.2f s, cpu %.2f s, peak RSS %.1f MB\n",
+                largest.filename().c_str(), r.status, r.wall_s, r.cpu_s, r.max_rss_mb);
+    std::printf("ratio nginx -t / ngxtls lint: wall %.0fx, peak RSS %.1fx\n", r.wall_s / largest_lint,
+                r.max_rss_mb / largest_rss);
+  }
+  std::printf("goals: lint(20 MB) < 0.2 s wall, < 60 MB peak RSS; parse > 150 MB/s\n");
+  return 0;
+} catch (const std::exception& e) {
+  std::cerr << "bench_lint: " << e.what() << "\n";
+  return 2;
+}
