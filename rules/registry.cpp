@@ -25,6 +25,7 @@ const std::vector<rule>& all_rules() {
       rules::certificate_expiry(),
       rules::weak_key(),
       rules::key_mismatch(),
+      rules::private_key_readable(),
       rules::chain_incomplete(),
       rules::certificate_name_mismatch(),
       rules::dhparam_weak(),

@@ -25,6 +25,7 @@ engine::rule weak_ciphers();
 engine::rule certificate_expiry();
 engine::rule weak_key();
 engine::rule key_mismatch();
+engine::rule private_key_readable();
 engine::rule chain_incomplete();
 engine::rule certificate_name_mismatch();
 engine::rule dhparam_weak();

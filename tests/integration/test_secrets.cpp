@@ -384,9 +384,8 @@ TEST_CASE("a world-readable ticket key file is reported by lint") {
   CHECK(r.out.find("is readable by group or others (mode 0644)") != std::string::npos);
 }
 
-// Desired, not there yet: no rule looks at the mode of ssl_certificate_key files (only
-// ticket-key-rotation checks ticket key files). Kept as may_fail so it documents the gap.
-TEST_CASE("a world-readable ssl_certificate_key is reported by lint" * doctest::may_fail()) {
+// private-key-readable reports the key's mode, never its content.
+TEST_CASE("a world-readable ssl_certificate_key is reported by lint") {
   temp_dir t;
   tls::pki_paths pki = tls::make_pki((t.path() / "pki").string(), {});
   ::chmod(pki.leaf_key.c_str(), 0644);
@@ -399,5 +398,6 @@ TEST_CASE("a world-readable ssl_certificate_key is reported by lint" * doctest::
   auto r = run({ngxtls_binary(), "lint", conf, "--nginx-version", "1.22.1", "--format", "json",
                 "--fail-on", "never"});
   REQUIRE(r.exit_code == 0);
+  CHECK(r.out.find("\"private-key-readable\"") != std::string::npos);
   CHECK(r.out.find("0644") != std::string::npos);
 }

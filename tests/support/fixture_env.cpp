@@ -34,6 +34,12 @@ void make_fixture_material(const fs::path& dir) {
   tls::pki_options none;
   auto noocsp = tls::make_pki((dir / "pki/noocsp").string(), none);
   tls::write_ocsp_response(noocsp, (dir / "pki/noocsp/ocsp.der").string());
+  // The same private key with loose modes, for private-key-readable.
+  std::filesystem::copy_file(noocsp.leaf_key, dir / "pki/noocsp/leaf-world.key");
+  ::chmod((dir / "pki/noocsp/leaf-world.key").c_str(), 0644);
+  std::filesystem::copy_file(noocsp.leaf_key, dir / "pki/noocsp/leaf-group.key");
+  ::chmod((dir / "pki/noocsp/leaf-group.key").c_str(), 0640);
+  write_random(dir / "pki/noocsp/password-world.txt", 16, 0644);
   tls::pki_options ip;
   ip.ocsp_url = "http://127.0.0.1:9/";
   tls::make_pki((dir / "pki/ocspip").string(), ip);
