@@ -273,7 +273,12 @@ int run_check(const check_args& a) {
   } else {
     write_output(a.output, report::render_check_text(rep, a.output.empty() && is_tty(1)));
   }
-  if (unreachable) return exit_target;
+  if (unreachable) {
+    // The report holds the reasons; stderr says why the exit code is 3.
+    std::cerr << "ngxtls: " << (sandbox_failure.empty() ? "a target could not be probed" : sandbox_failure)
+              << " (exit 3; see the report's notes)\n";
+    return exit_target;
+  }
   if (a.fail_on == "never") return exit_ok;
   if (unpredicted) return exit_findings;
   auto threshold = engine::parse_severity(a.fail_on).value_or(engine::severity::warning);
