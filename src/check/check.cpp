@@ -305,6 +305,58 @@ void judge_per_worker(checked_finding& c, const std::vector<const probe::target_
   }
 }
 
+// The first-handshake runs, one per protocol asked for: was the protocol accepted?
+std::map<std::string, bool> accepted(const std::vector<const probe::target_result*>& rs,
+                                     std::vector<probe_fact>& evidence) {
+  std::map<std::string, bool> out;
+  for (const auto* r : rs)
+    for (const auto& run : r->protocols) {
+      if (run.mechanism != "ticket" || (run.error && run.supported)) continue;  // failed for another reason
+      if (out.count(run.protocol)) continue;
+      out[run.protocol] = run.supported;
+      evidence.push_back({run.protocol + " handshake", run.supported ? "accepted" : "refused", label(*r)});
+    }
+  return out;
+}
+
+void judge_tls13_missing(checked_finding& c, const std::vector<const probe::target_result*>& rs) {
+  auto acc = accepted(rs, c.evidence);
+  auto it = acc.find("TLSv1.3");
+  if (it == acc.end()) {
+    c.reason = "TLS 1.3 was not tried (--tls1.2)";
+  } else if (!it->second) {
+    c.result = verdict::confirmed;
+    c.reason = "the server refused a TLS 1.3 handshake";
+  } else {
+    c.result = verdict::refuted;
+    c.reason = "the server completed a TLS 1.3 handshake";
+  }
+}
+
+// DESIGN fact 6: the protocol is negotiated with the default server's ssl_protocols; a probe
+// with this server's SNI shows which list nginx used.
+void judge_protocols_per_sni(checked_finding& c, const std::vector<const probe::target_result*>& rs) {
+  std::string own;
+  for (const auto& e : c.finding.facts)
+    if (e.name == "ssl_protocols") own = e.value;
+  auto acc = accepted(rs, c.evidence);
+  if (own.empty() || acc.empty()) {
+    c.reason = "no handshake with this server's name completed";
+    return;
+  }
+  std::string differ;
+  for (const auto& [proto, ok] : acc)
+    if (ok != (own.find(proto) != std::string::npos))
+      differ += (differ.empty() ? "" : ", ") + proto + (ok ? " accepted" : " refused");
+  if (!differ.empty()) {
+    c.result = verdict::confirmed;
+    c.reason = differ + " under this name, against its own ssl_protocols (" + own + ")";
+  } else {
+    c.result = verdict::refuted;
+    c.reason = "every protocol tried followed this server's own ssl_protocols (" + own + ")";
+  }
+}
+
 void judge_stapling(checked_finding& c, const std::vector<const probe::target_result*>& rs) {
   if (c.finding.level == engine::severity::note) {
     c.reason = "a resolver hazard: it shows only when DNS fails at load time";
@@ -362,6 +414,10 @@ std::vector<checked_finding> judge(const std::vector<engine::finding>& findings,
       judge_rotation(c, rs, options);
     } else if (f.rule == "ocsp-stapling-dead") {
       judge_stapling(c, rs);
+    } else if (f.rule == "tls13-missing") {
+      judge_tls13_missing(c, rs);
+    } else if (f.rule == "protocols-ignored-per-sni") {
+      judge_protocols_per_sni(c, rs);
     } else if (f.rule == "session-cache-per-worker") {
       judge_per_worker(c, rs);
     } else {

@@ -85,6 +85,10 @@ struct judge_options {
 /// - ocsp-stapling-dead: confirmed when no staple arrived over the retries; refuted when one did.
 /// - session-cache-per-worker: confirmed when TLS 1.2 session-ID resumption is partial (DESIGN
 ///   fact 2); 100% or 0% is not testable (one worker may take every connection under light load).
+/// - tls13-missing: confirmed when a TLS 1.3 handshake is refused, refuted when one completes.
+/// - protocols-ignored-per-sni: with this server's SNI, confirmed when a protocol is accepted
+///   or refused against the server's own ssl_protocols (DESIGN fact 6), refuted when every
+///   protocol tried follows them.
 /// - with --reload (options.reload): ticket-keys-not-shared is confirmed when a session taken
 ///   before the reload no longer resumes after it.
 /// - a finding at a directive nginx -t rejected (options.rejected): confirmed by nginx's message.

@@ -447,3 +447,24 @@ TEST_CASE("sandbox --baseline: a rotation is tried on sessions taken under the o
     CHECK(resumed == 20);
   }
 }
+
+TEST_CASE("sandbox: per-SNI ssl_protocols are ignored (DESIGN fact 6), and nginx 1.22's default has no TLS 1.3") {
+  {
+    fixture fx("protocols-ignored-per-sni/tls13-only-sni.conf");
+    int rc = 0;
+    auto doc = sandbox_check(fx.conf, {"--select", "protocols-ignored-per-sni"}, rc);
+    const json* f = find_finding(doc, "protocols-ignored-per-sni");
+    REQUIRE(f);
+    CHECK((*f)["verdict"] == "confirmed");
+    CHECK((*f)["verdict_reason"].get<std::string>().find("TLSv1.2 accepted under this name") != std::string::npos);
+  }
+  {
+    fixture fx("tls13-missing/default-122.conf");
+    int rc = 0;
+    auto doc = sandbox_check(fx.conf, {"--select", "tls13-missing"}, rc);
+    const json* f = find_finding(doc, "tls13-missing");
+    REQUIRE(f);
+    // The sandbox nginx is Debian's 1.22.1, whose default ssl_protocols stop at TLSv1.2.
+    CHECK((*f)["verdict"] == "confirmed");
+  }
+}

@@ -170,3 +170,36 @@ TEST_CASE("session-cache-per-worker: partial session-ID resumption confirms, all
   CHECK(check::judge({f}, {with_ids(0)})[0].result == check::verdict::not_testable);
   CHECK(check::judge({f}, {target("a.example", 10, 20)})[0].result == check::verdict::not_testable);
 }
+
+namespace {
+probe::target_result handshakes(const std::string& sni, bool tls13, bool tls12) {
+  probe::target_result t;
+  t.target = "127.0.0.1:1";
+  t.sni = sni;
+  for (auto [proto, ok] : {std::pair{"TLSv1.3", tls13}, std::pair{"TLSv1.2", tls12}}) {
+    probe::run_result r;
+    r.protocol = proto;
+    r.mechanism = "ticket";
+    r.supported = ok;
+    if (!ok) r.error = "tlsv1 alert protocol version";
+    t.protocols.push_back(r);
+  }
+  return t;
+}
+}  // namespace
+
+TEST_CASE("tls13-missing: a refused TLS 1.3 handshake confirms, a completed one refutes") {
+  auto f = make("tls13-missing", engine::severity::warning);
+  CHECK(check::judge({f}, {handshakes("a.example", false, true)})[0].result == check::verdict::confirmed);
+  CHECK(check::judge({f}, {handshakes("a.example", true, true)})[0].result == check::verdict::refuted);
+}
+
+TEST_CASE("protocols-ignored-per-sni: the protocols accepted under the name against its own list") {
+  auto f = make("protocols-ignored-per-sni", engine::severity::warning, "b.example");
+  f.facts.push_back({"ssl_protocols", "TLSv1.3", "server", std::nullopt});
+  // The default server's TLSv1.2 is accepted under b.example, whose own list has TLSv1.3 only.
+  auto v = check::judge({f}, {handshakes("b.example", true, true)});
+  CHECK(v[0].result == check::verdict::confirmed);
+  CHECK(v[0].reason.find("TLSv1.2 accepted") != std::string::npos);
+  CHECK(check::judge({f}, {handshakes("b.example", true, false)})[0].result == check::verdict::refuted);
+}
