@@ -14,6 +14,8 @@
 #include <fstream>
 #include <optional>
 #include <random>
+#include <regex>
+#include <tuple>
 #include <sstream>
 #include <set>
 #include <thread>
@@ -556,6 +558,13 @@ void sandbox::generate(const model::model& m) {
                                                        "setfib"};
     std::map<std::size_t, std::pair<std::size_t, std::size_t>> options_at;  // socket -> (plan, line)
     std::set<std::size_t> has_reuseport, with_options;
+    bool quic_known = true;
+    {
+      static const std::regex v(R"(nginx/(\d+)\.(\d+)\.(\d+))");
+      std::smatch mv;
+      if (std::regex_search(version_, mv, v))
+        quic_known = std::make_tuple(std::stoi(mv[1]), std::stoi(mv[2]), 0) >= std::make_tuple(1, 25, 0);
+    }
     for (std::size_t pi = 0; pi < plans.size(); ++pi) {
       const auto& p = plans[pi];
       const auto& s = m.servers[p.index];
@@ -566,7 +575,10 @@ void sandbox::generate(const model::model& m) {
         for (auto sk : p.sockets)
           if (m.sockets[sk].address == ld.address && m.sockets[sk].port == ld.port) k = sk;
         if (k == m.sockets.size()) continue;
-        if (ld.quic) {
+        if (ld.quic && !quic_known) {
+          // nginx before 1.25.0 has no QUIC: keep the listen so that nginx -t rejects it, as
+          // it would in production.
+        } else if (ld.quic) {
           if (noted.insert("quic").second)
             notes_.push_back({p.label, "listen " + ld.address + ":" + std::to_string(ld.port) + " quic: left out (UDP; the prober speaks TCP)"});
           continue;
@@ -576,6 +588,7 @@ void sandbox::generate(const model::model& m) {
         for (std::size_t ai = 1; ai < ld.where->args.size(); ++ai) {
           const std::string& a = ld.where->args[ai].value;
           const std::string opt = a.substr(0, a.find('='));
+          if (a == "ssl" && ld.quic) continue;
           if (a == "ssl") continue;
           if (a == "proxy_protocol") {
             if (noted.insert(a).second)

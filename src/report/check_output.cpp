@@ -24,7 +24,8 @@ std::string render_check_text(const check_report& r, bool color) {
   }
   if (r.sandbox) {
     const auto& sb = *r.sandbox;
-    out += "sandbox: " + sb.nginx_version + " (" + sb.nginx_binary + "), " + std::to_string(sb.instances) +
+    if (sb.sockets.empty()) out += "sandbox: no TLS server started\n";
+    else out += "sandbox: " + sb.nginx_version + " (" + sb.nginx_binary + "), " + std::to_string(sb.instances) +
            (sb.instances == 1 ? " master" : " masters with reuseport") + " x " + std::to_string(sb.workers) +
            (sb.workers == 1 ? " worker" : " workers") + (sb.reload ? ", reloaded between taking and offering sessions" : "") +
            (sb.pid_namespace ? "; torn down by its PID namespace" : "; torn down by process group") + '\n';
@@ -34,6 +35,7 @@ std::string render_check_text(const check_report& r, bool color) {
   }
   for (const auto& k : r.key_names) out += "key names: " + k + '\n';
   for (const auto& n : r.notes) out += "note: " + n + '\n';
+  for (const auto& e : r.errors) out += std::string(color ? "\x1b[1;31merror\x1b[0m" : "error") + ": " + e + '\n';
   std::size_t counts[3] = {0, 0, 0};
   for (const auto& c : r.checked) ++counts[static_cast<int>(c.result)];
   out += "assumed nginx " + r.lint.assumed.nginx.str() + " (" + r.lint.assumed.nginx_source + "), OpenSSL " +
@@ -57,6 +59,7 @@ std::string render_check_json(const check_report& r) {
   doc["probe"] = probe_json(r.probes);
   doc["key_names"] = r.key_names;
   doc["notes"] = r.notes;
+  doc["errors"] = r.errors;
   if (r.sandbox) doc["sandbox"] = sandbox_json(*r.sandbox);
   return doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + '\n';
 }
@@ -80,6 +83,7 @@ std::string render_check_sarif(const check_report& r, const std::string& working
   auto doc = nlohmann::json::parse(render_sarif(r.lint, working_dir));
   if (r.sandbox) doc["runs"][0]["properties"]["sandbox"] = sandbox_json(*r.sandbox);
   if (!r.notes.empty()) doc["runs"][0]["properties"]["check_notes"] = r.notes;
+  if (!r.errors.empty()) doc["runs"][0]["properties"]["check_errors"] = r.errors;
   auto& results = doc["runs"][0]["results"];
   for (std::size_t i = 0; i < r.checked.size() && i < results.size(); ++i) {
     const auto& c = r.checked[i];

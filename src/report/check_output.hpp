@@ -35,6 +35,8 @@ struct check_report {
   std::vector<probe::target_result> probes;      ///< every target probed
   std::vector<std::string> key_names;            ///< which configured key file sealed the live tickets
   std::vector<std::string> notes;                ///< what was not tested and why
+  /// What stops nginx and no lint finding predicted (check --sandbox: nginx -t rejections).
+  std::vector<std::string> errors;
   std::optional<sandbox_summary> sandbox;        ///< set by `check --sandbox`
 };
 
@@ -45,7 +47,7 @@ std::string render_check_text(const check_report& r, bool color);
 /// JSON: the lint record (docs/lint-json.md) where each finding gains `verdict`
 /// ("confirmed" / "refuted" / "not_testable"), `verdict_reason` and `probe_evidence`
 /// ([{name, value, target}]); plus `probe` (the probe record of docs/probe-json.md),
-/// `key_names`, `notes`, and with --sandbox `sandbox` ({nginx_binary, nginx_version, instances,
+/// `key_names`, `notes`, `errors`, and with --sandbox `sandbox` ({nginx_binary, nginx_version, instances,
 /// workers, pid_namespace, reload, sockets: [{configured, sandbox}], notes: [{server, text}],
 /// untested: [{server, reason}]}).
 std::string render_check_json(const check_report& r);
@@ -53,7 +55,7 @@ std::string render_check_json(const check_report& r);
 /// SARIF 2.1.0 as render_sarif (sarif_output.hpp), each result's `properties` gaining
 /// `verdict`, `verdict_reason` and `probe_evidence`; refuted findings are lowered to level
 /// "note" (the probe contradicts them) with the lint level kept as `properties.lint_level`.
-/// The run's `properties` gain `sandbox` (as in the JSON) and `check_notes`.
+/// The run's `properties` gain `sandbox` (as in the JSON), `check_notes` and `check_errors`.
 std::string render_check_sarif(const check_report& r, const std::string& working_dir);
 
 }  // namespace ngxtls::report

@@ -264,13 +264,18 @@ TEST_CASE("sandbox: absent certificate, key and ticket key files get stand-ins, 
   CHECK(doc["probe"]["targets"][0]["sni"] == "shop.example.test");
 }
 
-TEST_CASE("sandbox: stream servers run with the stream module") {
+TEST_CASE("sandbox: stream servers run with the stream module, resumption verdicts withheld") {
   fixture fx("tls13-resumption-disabled/stream-server.conf");
   int rc = 0;
   auto doc = sandbox_check(fx.conf, {"--tls1.3"}, rc);
+  REQUIRE(doc["probe"]["targets"].size() == 1);
+  CHECK(doc["probe"]["targets"][0]["error"].is_null());
+  CHECK(doc["sandbox"]["untested"].empty());
+  // The prober's stream resumption figures are a known defect: no verdict rests on them.
   const json* f = find_finding(doc, "tls13-resumption-disabled", "error");
   REQUIRE(f);
-  CHECK((*f)["verdict"] == "confirmed");
+  CHECK((*f)["verdict"] == "not_testable");
+  CHECK((*f)["verdict_reason"].get<std::string>().find("known prober defect") != std::string::npos);
 }
 
 TEST_CASE("sandbox: usage errors") {
@@ -467,4 +472,28 @@ TEST_CASE("sandbox: per-SNI ssl_protocols are ignored (DESIGN fact 6), and nginx
     // The sandbox nginx is Debian's 1.22.1, whose default ssl_protocols stop at TLSv1.2.
     CHECK((*f)["verdict"] == "confirmed");
   }
+}
+
+TEST_CASE("sandbox: what nginx refuses and no rule predicted is an error that fails the run") {
+  test::temp_dir dir;
+  auto conf = dir.write("nginx.conf",
+                        "events {}\nhttp {\n  ssl_protocols TLSv1.2 TLSv1.3;\n"
+                        "  server { listen 443 ssl default_server; server_name a.test; }\n"
+                        "  server { listen 443 ssl default_server; server_name b.test; }\n"
+                        "  server { listen 9443 ssl reuseport; server_name d.test; }\n"
+                        "  server { listen 9443 ssl backlog=10; server_name e.test; }\n"
+                        "  server { listen 7443 ssl; listen 7443 quic reuseport; server_name q.test; }\n}\n");
+  int rc = 0;
+  auto doc = sandbox_check(conf.string(), {"-n", "2"}, rc);
+  std::string errors;
+  for (const auto& e : doc["errors"]) errors += e.get<std::string>() + "\n";
+  // The same words nginx -t prints for the production config, with the configured socket.
+  CHECK(errors.find("a duplicate default server for *:443") != std::string::npos);
+  CHECK(errors.find("duplicate listen options for *:9443") != std::string::npos);
+  CHECK(errors.find("invalid parameter \"quic\"") != std::string::npos);  // nginx 1.22 has no QUIC
+  CHECK(doc["sandbox"]["untested"].size() == 3);
+  CHECK(rc == 0);  // --fail-on never
+  auto r = test::run({test::ngxtls_binary(), "check", conf.string(), "--sandbox", "-n", "2", "--fail-on", "error"});
+  CHECK(r.exit_code == 1);
+  CHECK(r.out.find("error: nginx -t rejects") != std::string::npos);
 }
