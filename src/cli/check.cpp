@@ -243,26 +243,6 @@ int run_check(const check_args& a) {
     for (auto& c : rep.checked)
       if (c.result == check::verdict::not_testable) c.reason = "the sandbox did not run: " + sandbox_failure;
   }
-  // Known prober defect: against nginx stream (non-HTTP) TLS servers the resumption figures
-  // read 0% although openssl s_client resumes the prober's own saved session there. Until it
-  // is fixed, resumption verdicts resting only on stream sockets are not given.
-  if (sb) {
-    std::set<int> stream_ports, http_ports;
-    for (const auto& s : sb->sockets()) (s.stream ? stream_ports : http_ports).insert(s.original_port);
-    for (auto& c : rep.checked) {
-      const auto& f = c.finding;
-      if (f.rule != "tls13-resumption-disabled" && f.rule != "ticket-keys-not-shared" &&
-          f.rule != "session-cache-per-worker")
-        continue;
-      if (f.ports.empty() || c.result == check::verdict::not_testable) continue;
-      bool only_stream = true;
-      for (int p : f.ports) only_stream = only_stream && stream_ports.count(p) && !http_ports.count(p);
-      if (!only_stream) continue;
-      c.result = check::verdict::not_testable;
-      c.reason = "resumption on stream servers is not measured reliably yet (known prober defect: 0% where "
-                 "openssl s_client resumes); the probe numbers are kept below";
-    }
-  }
   // A directive nginx rejects that no lint error predicted: nginx would refuse this config,
   // which is as serious as an error finding.
   bool unpredicted = false;

@@ -168,6 +168,10 @@ tls::ssl_ctx_ptr make_ctx(int version, bool no_ticket, bool http, long max_cert_
   SSL_CTX_set_min_proto_version(ctx.get(), version);
   SSL_CTX_set_max_proto_version(ctx.get(), version);
   if (no_ticket) SSL_CTX_set_options(ctx.get(), SSL_OP_NO_TICKET);
+  // A peer that closes without close_notify after the handshake (nginx stream servers, many
+  // proxies) ends the reading cleanly, as browsers take it: otherwise OpenSSL 3 makes the EOF
+  // a fatal error, which marks the connection's sessions not resumable.
+  SSL_CTX_set_options(ctx.get(), SSL_OP_IGNORE_UNEXPECTED_EOF);
   // The client "cache" only hands every new session to our callback; nothing is stored.
   SSL_CTX_set_session_cache_mode(ctx.get(), SSL_SESS_CACHE_CLIENT | SSL_SESS_CACHE_NO_INTERNAL_STORE);
   SSL_CTX_sess_set_new_cb(ctx.get(), on_new_session);
@@ -672,6 +676,11 @@ class prober {
 
   void finish_quiet(connection& c) {
     ERR_clear_error();
+    // The peer ended the connection after the handshake: to OpenSSL an unshut connection is a
+    // "bad session" that SSL_free removes (marking it not resumable, ssl_clear_bad_session),
+    // which would spoil the sessions this connection gave us. Whether the server resumes them
+    // is the server's call, which is what we measure.
+    SSL_set_shutdown(c.ssl.get(), SSL_SENT_SHUTDOWN | SSL_RECEIVED_SHUTDOWN);
     c.ph = phase::done;
   }
 
