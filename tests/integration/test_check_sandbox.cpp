@@ -10,11 +10,13 @@
 
 #include <chrono>
 #include <filesystem>
+#include <functional>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <map>
 #include <set>
 #include <thread>
+#include <tuple>
 
 #include "check/sandbox_process.hpp"
 #include "support/fixture_env.hpp"
@@ -62,6 +64,18 @@ std::set<std::string> key_names(const json& doc) {
     for (const auto& p : t["protocols"])
       for (const auto& [name, n] : p["ticket_key_names"].items()) out.insert(name);
   return out;
+}
+
+// Attempts and resumptions summed over the probe runs `keep` selects.
+std::pair<int, int> resumption(const json& doc, const std::function<bool(const json&)>& keep) {
+  int attempts = 0, resumed = 0;
+  for (const auto& t : doc["probe"]["targets"])
+    for (const auto& p : t["protocols"])
+      if (keep(p)) {
+        attempts += p["attempts"].get<int>();
+        resumed += p["resumed"].get<int>();
+      }
+  return {attempts, resumed};
 }
 
 std::string all_notes(const json& doc) {
@@ -142,13 +156,7 @@ TEST_CASE("sandbox: tickets off with a shared cache resumes TLS 1.3 and has no e
   const json* note = find_finding(doc, "tls13-resumption-disabled", "note");
   REQUIRE(note);
   CHECK((*note)["verdict"] == "confirmed");
-  int attempts = 0, resumed = 0;
-  for (const auto& t : doc["probe"]["targets"])
-    for (const auto& p : t["protocols"])
-      if (p["protocol"] == "TLSv1.3") {
-        attempts += p["attempts"].get<int>();
-        resumed += p["resumed"].get<int>();
-      }
+  auto [attempts, resumed] = resumption(doc, [](const json& p) { return p["protocol"] == "TLSv1.3"; });
   CHECK(attempts == 20);
   CHECK(resumed == 20);
 }
@@ -201,13 +209,7 @@ TEST_CASE("sandbox: --reload throws automatic ticket keys away (confirmed), a ke
     fixture fx("ticket-keys-not-shared/reuseport-shared-key.conf");
     int rc = 0;
     auto doc = sandbox_check(fx.conf, {"--reload"}, rc);  // nginx 1.22.1 default protocols: TLS 1.2 tickets
-    int offered = 0, resumed = 0;
-    for (const auto& t : doc["probe"]["targets"])
-      for (const auto& p : t["protocols"])
-        if (p["session_source"] == "sess_in") {
-          offered += p["attempts"].get<int>();
-          resumed += p["resumed"].get<int>();
-        }
+    auto [offered, resumed] = resumption(doc, [](const json& p) { return p["session_source"] == "sess_in"; });
     CHECK(offered == 20);
     CHECK(resumed == 20);
   }
@@ -443,13 +445,7 @@ TEST_CASE("sandbox --baseline: a rotation is tried on sessions taken under the o
     fx.dir.write("base/k1-only.conf", test::read_file(test::source_dir() / "fixtures/rules/ticket-key-rotation/base/k1-only.conf"));
     int rc = 0;
     auto doc = sandbox_check(fx.conf, {"--baseline", (fx.dir.path() / "base/k1-only.conf").string()}, rc);
-    offered = resumed = 0;
-    for (const auto& t : doc["probe"]["targets"])
-      for (const auto& p : t["protocols"])
-        if (p["session_source"] == "sess_in") {
-          offered += p["attempts"].get<int>();
-          resumed += p["resumed"].get<int>();
-        }
+    std::tie(offered, resumed) = resumption(doc, [](const json& p) { return p["session_source"] == "sess_in"; });
     CHECK(doc["sandbox"]["reload"] == true);
     return doc;
   };
