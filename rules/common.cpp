@@ -8,9 +8,9 @@
 namespace ngxtls::rules {
 
 engine::evidence setting_evidence(const engine::context& ctx, const model::server& s,
-                                  const std::string& name) {
+                                  std::string_view name) {
   engine::evidence e;
-  e.name = name;
+  e.name = std::string(name);
   const model::setting* st = s.get(name);
   if (!st) {
     e.value = "(not set)";
@@ -63,8 +63,8 @@ const config::directive* default_anchor(const model::server& s) {
   return s.where;
 }
 
-bool dynamic_path(const std::string& arg) {
-  return arg.find('$') != std::string::npos || arg.rfind("data:", 0) == 0;
+bool dynamic_path(std::string_view arg) {
+  return arg.find('$') != std::string_view::npos || arg.rfind("data:", 0) == 0;
 }
 
 std::vector<sni_pair> name_based_servers(const model::model& m) {
@@ -85,7 +85,7 @@ bool same_value(const model::setting* a, const model::setting* b) {
   return true;
 }
 
-std::optional<std::int64_t> parse_time_s(const std::string& text) {
+std::optional<std::int64_t> parse_time_s(std::string_view text) {
   if (text.empty()) return std::nullopt;
   std::int64_t total = 0, value = 0;
   bool digits = false;
@@ -116,12 +116,12 @@ std::optional<std::int64_t> parse_time_s(const std::string& text) {
   return total + value;
 }
 
-const config::directive* anchor_of(const model::server& s, const std::string& name) {
+const config::directive* anchor_of(const model::server& s, std::string_view name) {
   if (const auto* st = s.get(name); st && st->where()) return st->where();
   return default_anchor(s);
 }
 
-void walk(const std::vector<config::directive>& block,
+void walk(config::list<config::directive> block,
           const std::function<void(const config::directive&)>& visit) {
   for (const auto& d : block) {
     visit(d);

@@ -17,7 +17,7 @@ namespace ngxtls::rules {
 /// its origin ("server" / "http" / "stream" / "default") and location. An unset directive
 /// without default gives value "(not set)".
 engine::evidence setting_evidence(const engine::context& ctx, const model::server& s,
-                                  const std::string& name);
+                                  std::string_view name);
 
 /// "example.com" (first server_name), or "server at FILE:LINE" when it has none.
 std::string server_label(const engine::context& ctx, const model::server& s);
@@ -39,7 +39,7 @@ const config::directive* default_anchor(const model::server& s);
 
 /// True when the argument names a file chosen at run time (`$variable`) or inline (`data:`),
 /// which cannot be inspected statically.
-bool dynamic_path(const std::string& arg);
+bool dynamic_path(std::string_view arg);
 
 /// Every (default server, name-based server, socket) triple: a server on an ssl socket that is
 /// not that socket's default server, once per socket, in socket order (DESIGN fact 6).
@@ -55,14 +55,14 @@ bool same_value(const model::setting* a, const model::setting* b);
 
 /// An nginx time ("5m", "1h30m", "86400", "1d") in seconds, as ngx_parse_time(…, 1) reads
 /// it (units y M w d h m s; no unit = seconds); nullopt when malformed.
-std::optional<std::int64_t> parse_time_s(const std::string& text);
+std::optional<std::int64_t> parse_time_s(std::string_view text);
 
 /// Where a finding about `name` in `s` points: the directive that set it (server, or the
 /// inherited http/stream one), else the server's first `listen ... ssl` (DESIGN, Model).
-const config::directive* anchor_of(const model::server& s, const std::string& name);
+const config::directive* anchor_of(const model::server& s, std::string_view name);
 
 /// Every directive in `block` and its nested blocks, depth first.
-void walk(const std::vector<config::directive>& block,
+void walk(config::list<config::directive> block,
           const std::function<void(const config::directive&)>& visit);
 
 /// The `http` or `stream` block directive that holds server `s`, or null.

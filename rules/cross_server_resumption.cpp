@@ -68,7 +68,7 @@ std::string verify_signature(const model::server& s) {
     sig += n;
     sig += '=';
     if (const auto* st = s.get(n))
-      for (const auto& a : st->args()) sig += a + ' ';
+      for (const auto a : st->args()) (sig += a) += ' ';
     sig += ';';
   }
   return sig;

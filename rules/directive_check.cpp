@@ -208,7 +208,7 @@ struct walker {
     return m == "core" || m == "stream" || modules.count(m) > 0;
   }
 
-  void visit(const std::vector<config::directive>& block, ctx where) {
+  void visit(config::list<config::directive> block, ctx where) {
     for (const auto& d : block) check(d, where);
   }
 
@@ -220,7 +220,7 @@ struct walker {
     const entry* e = find(d.name);
     if (e && !e->since.empty() && *model::version::parse(e->since) > v) {
       out.push_back({problem::unknown, &d,
-                     "unknown directive \"" + d.name + "\": added in nginx " + e->since +
+                     "unknown directive \"" + std::string(d.name) + "\": added in nginx " + e->since +
                          ", assumed " + v.str(),
                      engine::severity::error});
       return;
@@ -230,7 +230,7 @@ struct walker {
         if (!modules.count(*m))
           out.push_back(
               {problem::unknown, &d,
-               "unknown directive \"" + d.name + "\" unless the " + *m +
+               "unknown directive \"" + std::string(d.name) + "\" unless the " + *m +
                    " module is loaded: this config has no load_module for it (declare built-in "
                    "modules in .ngxtls.toml: modules = [\"" +
                    *m + "\"])",
@@ -239,7 +239,7 @@ struct walker {
       }
       out.push_back(
           {problem::unknown, &d,
-           "unknown directive \"" + d.name + "\": nginx " + v.str() + " refuses to start" +
+           "unknown directive \"" + std::string(d.name) + "\": nginx " + v.str() + " refuses to start" +
                (unknown_module_loaded ? " unless a loaded third-party module provides it" : ""),
            unknown_module_loaded ? engine::severity::note : engine::severity::error});
       return;
@@ -247,7 +247,7 @@ struct walker {
     if (!module_available(e->module)) {
       out.push_back(
           {problem::unknown, &d,
-           "unknown directive \"" + d.name + "\" unless the " + e->module +
+           "unknown directive \"" + std::string(d.name) + "\" unless the " + e->module +
                " module is loaded: this config has no load_module for it (declare built-in "
                "modules in .ngxtls.toml: modules = [\"" +
                e->module + "\"])",
@@ -257,7 +257,7 @@ struct walker {
     if (e->contexts && !(e->contexts & bit(where))) {
       out.push_back(
           {problem::not_allowed, &d,
-           "\"" + d.name + "\" directive is not allowed here (in " + describe(where) + ")",
+           "\"" + std::string(d.name) + "\" directive is not allowed here (in " + describe(where) + ")",
            engine::severity::error});
       return;
     }
@@ -266,12 +266,12 @@ struct walker {
       const bool ok = n >= 8 ? (e->arg_counts & (1u << 8)) != 0 : (e->arg_counts & (1u << n)) != 0;
       if (!ok)
         out.push_back({problem::arguments, &d,
-                       "invalid number of arguments in \"" + d.name + "\" directive (" +
+                       "invalid number of arguments in \"" + std::string(d.name) + "\" directive (" +
                            std::to_string(n) + " given)",
                        engine::severity::error});
     }
-    if (!d.has_block || d.lua_body) return;
-    std::optional<ctx> inner = child_context(d.name, where);
+    if (!d.has_block || d.lua_body()) return;
+    std::optional<ctx> inner = child_context(std::string(d.name), where);
     if (inner) visit(d.block, *inner);
   }
 
@@ -303,7 +303,7 @@ struct walker {
 };
 
 // Issues that nginx would report for the top level of the main file in `where`.
-std::size_t top_level_misfits(walker& w, const std::vector<config::directive>& root, ctx where) {
+std::size_t top_level_misfits(walker& w, config::list<config::directive> root, ctx where) {
   std::size_t n = 0;
   for (const auto& d : root) {
     const entry* e = find(d.name);
@@ -386,7 +386,7 @@ std::vector<issue> issues(const engine::context& c, std::optional<ctx> forced) {
   if (!m.cfg) return {};
   for (const auto& d : m.cfg->root) {
     if (d.name != "load_module" || d.args.empty()) continue;
-    std::string mod = module_of_load(d.args[0].value);
+    std::string mod = module_of_load(std::string(d.args[0].value()));
     w.modules.insert(mod);
     bool known = false;
     for (const auto& f : module_facts()) known = known || f.module == mod;

@@ -52,8 +52,8 @@ replays); RFC 8470 (Early-Data header, 425 Too Early); nginx docs ngx_http_ssl_m
 
 bool mentions_early_data(const config::directive& d) {
   for (const auto& a : d.args)
-    if (a.value.find("$ssl_early_data") != std::string::npos ||
-        a.value.find("${ssl_early_data}") != std::string::npos)
+    if (a.value().find("$ssl_early_data") != std::string::npos ||
+        a.value().find("${ssl_early_data}") != std::string::npos)
       return true;
   return false;
 }

@@ -49,7 +49,7 @@ void check(const engine::context& ctx, std::vector<engine::finding>& out) {
     if (!s.has_ssl) continue;
     const auto* st = s.get("ssl_ecdh_curve");
     if (!st || !st->where() || st->first() == "auto" || !seen.insert(st->where()).second) continue;
-    auto bad = tls::rejected_curves(st->first());
+    auto bad = tls::rejected_curves(std::string(st->first()));
     if (!bad) continue;
     // The linked libssl can only judge names for its own version: when the assumed OpenSSL is
     // newer (e.g. X25519MLKEM768 from 3.5), an unknown name here is not a verdict.

@@ -81,7 +81,7 @@ void check(const engine::context& ctx, std::vector<engine::finding>& out) {
             std::string(name) + " \"" + path + "\" " + problem +
                 (strict ? ": nginx will not start" : ": certificate and key checks skipped"),
             occ.where);
-        f.facts.push_back({name, occ.args[0],
+        f.facts.push_back({name, std::string(occ.args[0]),
                            model::to_string(st->from, s.context == model::context_kind::stream),
                            occ.where ? std::optional(ctx.where(occ.where)) : std::nullopt});
         f.server = server_label(ctx, s);

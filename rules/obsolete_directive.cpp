@@ -61,7 +61,7 @@ void check(const engine::context& ctx, std::vector<engine::finding>& out) {
   const bool ssl_deprecated = v >= model::version{1, 15, 0};
   walk(m.cfg->root, [&](const config::directive& d) {
     if (d.name == "ssl" && !d.has_block && ssl_deprecated) {
-      const std::string value = d.args.empty() ? "" : d.args[0].value;
+      const std::string value(d.args.empty() ? std::string_view() : d.args[0].value());
       auto f = ctx.make(
           id, ssl_removed ? engine::severity::error : engine::severity::warning,
           ssl_removed ? "the `ssl` directive was removed in nginx 1.25.1: nginx " + v.str() +
@@ -77,7 +77,7 @@ void check(const engine::context& ctx, std::vector<engine::finding>& out) {
     if ((d.name == "http2_push" || d.name == "http2_push_preload") &&
         v >= model::version{1, 25, 1}) {
       auto f = ctx.make(id, engine::severity::warning,
-                        "`" + d.name +
+                        "`" + std::string(d.name) +
                             "` is obsolete from nginx 1.25.1 (HTTP/2 server push was removed): "
                             "nginx ignores it with a warning",
                         &d);
@@ -86,7 +86,7 @@ void check(const engine::context& ctx, std::vector<engine::finding>& out) {
     }
     if (d.name == "listen") {
       for (const auto& a : d.args) {
-        if (a.value == "http2" && v >= model::version{1, 25, 1}) {
+        if (a.value() == "http2" && v >= model::version{1, 25, 1}) {
           auto f = ctx.make(id, engine::severity::warning,
                             "the `http2` parameter of `listen` is deprecated since nginx 1.25.1: "
                             "use `http2 on;` in the server",
@@ -94,7 +94,7 @@ void check(const engine::context& ctx, std::vector<engine::finding>& out) {
           f.fix = "http2 on;";
           out.push_back(std::move(f));
         }
-        if (a.value == "spdy" && v >= model::version{1, 9, 5}) {
+        if (a.value() == "spdy" && v >= model::version{1, 9, 5}) {
           auto f = ctx.make(id, engine::severity::error,
                             "`listen ... spdy` was removed in nginx 1.9.5: nginx " + v.str() +
                                 " refuses it (invalid parameter \"spdy\"); use http2",

@@ -89,7 +89,7 @@ void check(const engine::context& ctx, std::vector<engine::finding>& out) {
     std::vector<std::string> cas;
     // ssl_client_certificate feeds the issuer store only while client verification is on
     // (measured: tests/integration/test_tls_stapling_nginx.cpp, nginx 1.22.1).
-    const std::string verify = s.get("ssl_verify_client") ? s.get("ssl_verify_client")->first() : "off";
+    const std::string_view verify = s.get("ssl_verify_client") ? s.get("ssl_verify_client")->first() : "off";
     const bool client_cas = verify == "on" || verify == "optional" || verify == "optional_no_ca";
     for (const char* n : {"ssl_trusted_certificate", "ssl_client_certificate"}) {
       if (std::string(n) == "ssl_client_certificate" && !client_cas) continue;
@@ -99,7 +99,7 @@ void check(const engine::context& ctx, std::vector<engine::finding>& out) {
     const auto* responder = s.get("ssl_stapling_responder");
     for (const auto& occ : certs->values) {
       if (occ.args.empty()) continue;
-      const std::string& arg = occ.args.front();
+      const std::string arg(occ.args.front());
       auto base_evidence = [&](engine::finding& f) {
         f.facts.push_back(setting_evidence(ctx, s, "ssl_stapling"));
         f.facts.push_back({"ssl_certificate", arg, model::to_string(certs->from, s.context == model::context_kind::stream),
@@ -163,7 +163,7 @@ void check(const engine::context& ctx, std::vector<engine::finding>& out) {
         out.push_back(std::move(f));
         continue;
       }
-      std::string url = responder ? responder->first() : leaf.ocsp_urls.front();
+      std::string url = responder ? std::string(responder->first()) : leaf.ocsp_urls.front();
       std::string host = url_host(url);
       if (!host.empty() && !is_ip_literal(host) && !s.get("resolver")) {
         auto f = ctx.make(id, engine::severity::note,

@@ -54,7 +54,7 @@ void check(const engine::context& ctx, std::vector<engine::finding>& out) {
     if (!secs || *secs <= 86400) continue;
     auto f =
         ctx.make(id, engine::severity::warning,
-                 "ssl_session_timeout " + st->first() + " (" + std::to_string(*secs / 3600) +
+                 "ssl_session_timeout " + std::string(st->first()) + " (" + std::to_string(*secs / 3600) +
                      " h) keeps sessions and tickets resumable for more than a day: one leaked "
                      "session or ticket key opens that whole window; rotate ticket keys instead",
                  st->where());

@@ -85,7 +85,7 @@ void check_files(const engine::context& ctx, std::vector<engine::finding>& out) 
     if (!keys) continue;
     for (const auto& occ : keys->values) {
       if (!occ.where || occ.args.empty() || !seen.insert(occ.where).second) continue;
-      const std::string& arg = occ.args.front();
+      const std::string arg(occ.args.front());
       const std::string path = ctx.resolve(arg);
       const auto& l = ctx.files().ticket_key(path);
       if (!l.facts) {
@@ -128,7 +128,7 @@ void check_files(const engine::context& ctx, std::vector<engine::finding>& out) 
                         "keep this one after it, never replace it in place",
                         keys->where());
       f.facts.push_back(setting_evidence(ctx, s, "ssl_session_ticket_key"));
-      f.fix = "ssl_session_ticket_key NEW.key;\nssl_session_ticket_key " + keys->first() + ";";
+      f.fix = "ssl_session_ticket_key NEW.key;\nssl_session_ticket_key " + std::string(keys->first()) + ";";
       out.push_back(std::move(f));
     }
   }
@@ -151,12 +151,12 @@ void check_baseline(const engine::context& ctx, std::vector<engine::finding>& ou
       const auto* old_keys = od.get("ssl_session_ticket_key");
       if (!old_keys || old_keys->values.empty() || old_keys->values.front().args.empty()) continue;
       if (!model::is_on(od.get("ssl_session_tickets"))) continue;
-      key_id encrypting = identify(old_ctx, old_keys->values.front().args.front());
+      key_id encrypting = identify(old_ctx, std::string(old_keys->values.front().args.front()));
       const auto* new_keys = d.get("ssl_session_ticket_key");
       bool kept = false;
       if (new_keys)
         for (const auto& occ : new_keys->values)
-          if (!occ.args.empty() && same_key(identify(ctx, occ.args.front()), encrypting)) kept = true;
+          if (!occ.args.empty() && same_key(identify(ctx, std::string(occ.args.front())), encrypting)) kept = true;
       if (kept) continue;
       auto f = ctx.make(id, engine::severity::error,
                         "on " + k->name() + " the key that encrypted tickets under the baseline (\"" +
@@ -168,12 +168,12 @@ void check_baseline(const engine::context& ctx, std::vector<engine::finding>& ou
                          encrypting.fingerprint.empty() ? "compared by path" : "compared by content fingerprint",
                          old_ctx.where(old_keys->values.front().where)});
       f.fix = "# keep the old encrypting key after the new one:\nssl_session_ticket_key NEW.key;\n"
-              "ssl_session_ticket_key " + old_keys->values.front().args.front() + ";";
+              "ssl_session_ticket_key " + std::string(old_keys->values.front().args.front()) + ";";
       f.server = server_label(ctx, d);
       f.ports.push_back(k->port);
       // Mechanical fix: list the old encrypting key right after the new first key (decrypt only).
       if (new_keys && new_keys->values.front().where) {
-        const std::string& old_arg = old_keys->values.front().args.front();
+        const std::string old_arg(old_keys->values.front().args.front());
         const bool same_prefix = old->cfg && m.cfg && old->cfg->conf_prefix == m.cfg->conf_prefix;
         const std::string path = same_prefix ? old_arg : encrypting.path;
         if (auto e = engine::insert_after(*m.cfg, *new_keys->values.front().where,

@@ -78,7 +78,7 @@ std::string shared_cache_arg(const model::model& m, model::context_kind ctx) {
   for (const auto& s : m.servers)
     if (const auto* c = s.get("ssl_session_cache"))
       for (const auto& a : c->args())
-        if (a.rfind("shared:", 0) == 0) used.insert(a.substr(7, a.find(':', 7) - 7));
+        if (a.rfind("shared:", 0) == 0) used.emplace(a.substr(7, a.find(':', 7) - 7));
   // http and stream zones share one namespace: give each context its own name.
   const std::string base = ctx == model::context_kind::stream ? "SSL_STREAM" : "SSL";
   std::string name = base;
@@ -122,7 +122,7 @@ void check(const engine::context& ctx, std::vector<engine::finding>& out) {
                           "no TLS 1.3 client can resume on " + where_sockets +
                               ": `ssl_session_tickets off` makes OpenSSL issue stateful tickets "
                               "that need a session cache, and ssl_session_cache is " +
-                              d.get("ssl_session_cache")->first() +
+                              std::string(d.get("ssl_session_cache")->first()) +
                               (tls12 ? "; TLS 1.2 clients cannot resume either" : "") +
                               " (every connection is a full handshake)",
                           at);

@@ -102,7 +102,7 @@ const model::occurrence* conf_command(const model::server& s, const std::string&
   const model::occurrence* found = nullptr;
   for (const auto& o : st->values) {
     if (o.args.size() < 2) continue;
-    std::string n = o.args[0];
+    std::string n(o.args[0]);
     for (auto& ch : n) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
     std::string want = name;
     for (auto& ch : want) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
@@ -120,13 +120,13 @@ void check(const engine::context& ctx, std::vector<engine::finding>& out) {
   for (const auto& s : m.servers) {
     if (!s.has_ssl) continue;
     const auto* ciphers = s.get("ssl_ciphers");
-    std::string spec = ciphers ? ciphers->first() : "HIGH:!aNULL:!MD5";
+    std::string spec(ciphers ? ciphers->first() : "HIGH:!aNULL:!MD5");
     const config::directive* at = anchor_of(s, "ssl_ciphers");
     std::string source = ciphers && ciphers->from != model::origin::nginx_default
                              ? "ssl_ciphers"
                              : "nginx's default ssl_ciphers";
     if (const auto* cs = conf_command(s, "CipherString")) {
-      spec = cs->args[1];
+      spec = std::string(cs->args[1]);
       at = cs->where;
       source = "ssl_conf_command CipherString";
     }
@@ -140,11 +140,11 @@ void check(const engine::context& ctx, std::vector<engine::finding>& out) {
     };
     if (const auto* suites = conf_command(s, "Ciphersuites")) {
       try {
-        tls::expand_tls13_ciphersuites(suites->args[1]);
+        tls::expand_tls13_ciphersuites(std::string(suites->args[1]));
       } catch (const std::exception&) {
         auto f =
             ctx.make(id, engine::severity::error,
-                     "ssl_conf_command Ciphersuites \"" + suites->args[1] +
+                     "ssl_conf_command Ciphersuites \"" + std::string(suites->args[1]) +
                          "\" names no TLS 1.3 suite this OpenSSL knows: nginx fails to load the "
                          "configuration" +
                          caveat,

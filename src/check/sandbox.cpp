@@ -360,8 +360,8 @@ void sandbox::generate(const model::model& m) {
     for (std::size_t i = 0; i < std::max<std::size_t>(n_pairs, 1); ++i) {
       const model::occurrence* c = certs && i < certs->values.size() ? &certs->values[i] : nullptr;
       const model::occurrence* k = keys && i < keys->values.size() ? &keys->values[i] : nullptr;
-      const std::string carg = c && !c->args.empty() ? c->args.front() : "";
-      const std::string karg = k && !k->args.empty() ? k->args.front() : "";
+      const std::string carg(c && !c->args.empty() ? c->args.front() : "");
+      const std::string karg(k && !k->args.empty() ? k->args.front() : "");
       const std::string creal = resolve(m, carg), kreal = resolve(m, karg);
       const bool data_cert = carg.rfind("data:", 0) == 0, data_key = karg.rfind("data:", 0) == 0;
       const bool cert_ok = data_cert || (!carg.empty() && carg.find('$') == std::string::npos && readable_file(creal));
@@ -439,7 +439,9 @@ void sandbox::generate(const model::model& m) {
 
     // Every other effective ssl_* directive (and resolver), with file arguments checked.
     const bool stapling_on = model::is_on(s.get("ssl_stapling"));
-    for (const auto& [name, setting] : s.settings) {
+    for (const auto& [name_view, setting_ptr] : s.settings()) {
+      const std::string name(name_view);
+      const model::setting& setting = *setting_ptr;
       if (setting.from == model::origin::nginx_default) continue;
       if (name == "ssl" || name == "ssl_certificate" || name == "ssl_certificate_key") continue;
       if (name.rfind("ssl_", 0) != 0 && name != "resolver" && name != "resolver_timeout") continue;
@@ -450,7 +452,7 @@ void sandbox::generate(const model::model& m) {
         occs.push_back(&setting.values.back());
       }
       for (const auto* occ : occs) {
-        std::vector<std::string> args = occ->args;
+        std::vector<std::string> args = occ->args.strings();
         const std::string arg0 = args.empty() ? "" : args.front();
         const std::string real = resolve(m, arg0);
         auto drop = [&](const std::string& why) { notes_.push_back({p.label, name + " \"" + arg0 + "\" " + why}); };
@@ -520,7 +522,7 @@ void sandbox::generate(const model::model& m) {
   if (m.cfg)
     for (const auto& d : m.cfg->root)
       if (d.name == "load_module" && !d.args.empty()) {
-        const std::string arg = d.args.front().value;
+        const std::string arg(d.args.front().value());
         // nginx resolves a relative module path against its prefix (Debian: /usr/share/nginx).
         const std::string path = arg.empty() || arg[0] == '/' ? arg : (fs::path(prefix_) / arg).lexically_normal().string();
         if (!path.empty() && readable_file(path)) modules.push_back(path);
@@ -586,7 +588,7 @@ void sandbox::generate(const model::model& m) {
         std::string l = "        listen 127.0.0.1:" + std::to_string(port_of_socket[k]) + " ssl";
         bool options = false;
         for (std::size_t ai = 1; ai < ld.where->args.size(); ++ai) {
-          const std::string& a = ld.where->args[ai].value;
+          const std::string a(ld.where->args[ai].value());
           const std::string opt = a.substr(0, a.find('='));
           if (a == "ssl" && ld.quic) continue;
           if (a == "ssl") continue;

@@ -97,7 +97,6 @@ int run_lint(const lint_args& a) {
 
   config::load_options lo;
   if (!a.conf_prefix.empty()) lo.conf_prefix = a.conf_prefix;
-  lo.keep_file_trees = false;  // lint reads the expanded tree only: half the memory
   // Configs and models live side by side: models point into their configs.
   std::vector<std::unique_ptr<config::config>> configs;
   std::vector<std::unique_ptr<model::model>> models;

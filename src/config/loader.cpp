@@ -174,17 +174,19 @@ class loader {
     if (cfg_.conf_prefix.empty() && !options_.conf_prefix) cfg_.conf_prefix = ".";
     cfg_.chains.emplace_back();
     const std::uint32_t main = file_index(main_path, {main_path, 0, 0}, block_context::directives);
-    directive* first = cfg_.files[main].parsed.data();
-    const std::size_t count = cfg_.files[main].parsed.size();
     active_.push_back(main);
-    cfg_.root.reserve(count);
-    expand(first, count, 0, block_context::directives, cfg_.root);
+    cfg_.root = expand(cfg_.files[main].parsed, 0, block_context::directives);
     active_.pop_back();
-    release(main);
     return std::move(cfg_);
   }
 
  private:
+  list<directive> parse(std::string_view content, const std::string& path, std::uint32_t index,
+                        block_context context) {
+    return detail::parse_in_context(content, path, index, context, options_.max_depth,
+                                    options_.max_args_per_directive, *cfg_.store, block_depth_);
+  }
+
   /// The index of `path` in cfg_.files, reading and parsing it on first use. A file is
   /// parsed in the context of its first include site; another context re-checks it.
   std::uint32_t file_index(const std::string& path, const source_location& from,
@@ -192,8 +194,8 @@ class loader {
     const std::string key = normalize(path);
     if (auto it = index_.find(key); it != index_.end()) {
       if (checked_.insert({it->second, context}).second) {
-        detail::parse_in_context(cfg_.files[it->second].content, cfg_.files[it->second].path,
-                                 it->second, context, options_.max_depth, block_depth_);
+        // Only for its errors: the tree (kept in storage) is the first one.
+        parse(cfg_.files[it->second].content, cfg_.files[it->second].path, it->second, context);
       }
       return it->second;
     }
@@ -210,45 +212,37 @@ class loader {
     const auto index = static_cast<std::uint32_t>(cfg_.files.size());
     source_file f;
     f.path = path;
-    f.content = std::move(content);
+    f.content = cfg_.store->adopt(std::move(content));
     // Parsed inside the blocks open at the include site, so that the parser's recursion
     // and expand()'s together stay within max_depth levels (stack overflow under ASan).
-    f.parsed = detail::parse_in_context(f.content, f.path, index, context, options_.max_depth,
-                                        block_depth_);
+    f.parsed = parse(f.content, f.path, index, context);
     cfg_.files.push_back(std::move(f));
     index_.emplace(key, index);
     checked_.insert({index, context});
     return index;
   }
 
-  source_location where(const directive& d) const {
-    return {cfg_.files[d.file].path, d.line, d.column};
+  source_location where(const directive& d) const { return cfg_.where(d); }
+
+  static bool is_include(const directive& d) {
+    return d.name == "include" && !d.has_block && !d.lua;
   }
 
-  /// Without keep_file_trees, expand() has moved a file's directives out: free what is left.
-  void release(std::uint32_t index) {
-    if (options_.keep_file_trees) return;
-    std::vector<directive>().swap(cfg_.files[index].parsed);
-    if (consumed_.size() <= index) consumed_.resize(index + 1);
-    consumed_[index] = true;
-  }
-  /// A file expanded (and released) before is parsed again for its next include site.
-  void reparse_if_consumed(std::uint32_t index, block_context context) {
-    if (index >= consumed_.size() || !consumed_[index]) return;
-    auto& f = cfg_.files[index];
-    f.parsed = detail::parse_in_context(f.content, f.path, index, context, options_.max_depth,
-                                        block_depth_);
-    consumed_[index] = false;
-  }
-
-  /// Copies `count` directives from `first` into `out`, replacing each include by the
-  /// directives of the files it names. `first` points into a file's parsed tree, whose
-  /// heap storage stays put while cfg_.files grows.
-  void expand(directive* first, std::size_t count, std::uint32_t chain, block_context context,
-              std::vector<directive>& out) {
-    for (std::size_t i = 0; i < count; ++i) {
-      directive& d = first[i];
-      if (!options_.single_file && d.name == "include" && !d.has_block && !d.lua_body) {
+  /// The expanded form of `src` (directives of one block of a file's own tree) under include
+  /// chain `chain`: each include replaced by the directives of the files it names. A run
+  /// reached without includes that holds none is the file's own run, shared, not copied.
+  list<directive> expand(list<directive> src, std::uint32_t chain, block_context context) {
+    if (chain == 0) {
+      bool copy = false;
+      if (!options_.single_file) {
+        for (const directive& d : src) copy = copy || is_include(d) || d.include_below;
+      }
+      if (!copy) return src;
+    }
+    std::vector<directive> out;
+    out.reserve(src.size());
+    for (const directive& d : src) {
+      if (!options_.single_file && is_include(d)) {
         include(d, chain, context, out);
         continue;
       }
@@ -256,32 +250,10 @@ class loader {
         throw input_error(where(d),
                           "more than " + std::to_string(options_.max_directives) +
                               " directives after expanding includes (max_directives)",
-                          cfg_.chain_of(d));
-      }
-      if (d.args.size() > options_.max_args_per_directive) {
-        throw input_error(where(d),
-                          "directive \"" + d.name + "\" has " + std::to_string(d.args.size()) +
-                              " arguments, more than the limit of " +
-                              std::to_string(options_.max_args_per_directive) +
-                              " (max_args_per_directive)",
                           chain_locations(chain));
       }
-      directive copy;
-      copy.file = d.file;
-      copy.line = d.line;
-      copy.column = d.column;
+      directive copy = d;
       copy.chain = chain;
-      copy.has_block = d.has_block;
-      if (options_.keep_file_trees) {
-        copy.name = d.name;
-        copy.args = d.args;
-        copy.lua_body = d.lua_body;
-      } else {
-        // The file's own tree is not kept: take its directives over (release() frees the rest).
-        copy.name = std::move(d.name);
-        copy.args = std::move(d.args);
-        copy.lua_body = std::move(d.lua_body);
-      }
       if (d.has_block) {
         // The parser bounds nesting per file; blocks that include files with blocks nest
         // further, and expand() recurses once per level (a stack overflow at 64 includes
@@ -293,23 +265,22 @@ class loader {
                                 " (max_depth), counting blocks in included files",
                             chain_locations(chain));
         }
-        copy.block.reserve(d.block.size());  // exact unless the block includes files
-        expand(d.block.data(), d.block.size(), chain, context_of(kind_of(copy.name, context)),
-               copy.block);
+        copy.block = expand(d.block, chain, context_of(kind_of(d.name, context)));
         --block_depth_;
       }
-      out.push_back(std::move(copy));
+      out.push_back(copy);
     }
+    return cfg_.store->copy(out.data(), out.size());
   }
 
-  void include(directive& d, std::uint32_t chain, block_context context,
+  void include(const directive& d, std::uint32_t chain, block_context context,
                std::vector<directive>& out) {
     const source_location site = where(d);
     std::vector<source_location> site_chain = chain_locations(chain);
     if (d.args.size() != 1) {
       throw input_error(site, "invalid number of arguments in \"include\" directive", site_chain);
     }
-    const std::string pattern = resolve(cfg_.conf_prefix, d.args[0].value);
+    const std::string pattern = resolve(cfg_.conf_prefix, std::string(d.args[0].value()));
     std::vector<std::string> paths;
     if (has_glob_chars(pattern)) {
       try {
@@ -366,18 +337,17 @@ class loader {
                           site_chain);
       }
       std::vector<include_frame> frames = cfg_.chains[chain];
-      frames.push_back({d.file, d.line, d.column});
+      frames.push_back({d.file, site.line, site.column});
       cfg_.chains.push_back(std::move(frames));
       const auto new_chain = static_cast<std::uint32_t>(cfg_.chains.size() - 1);
-      reparse_if_consumed(index, context);
-      directive* first = cfg_.files[index].parsed.data();
-      const std::size_t count = cfg_.files[index].parsed.size();
       active_.push_back(index);
-      expand(first, count, new_chain, context, out);
+      const list<directive> expanded = expand(cfg_.files[index].parsed, new_chain, context);
+      out.insert(out.end(), expanded.begin(), expanded.end());
       active_.pop_back();
-      release(index);
     }
-    if (d.includes.empty()) d.includes = std::move(indices);
+    // The site's own file records what it named (first expansion only: the same text
+    // names the same files at every site).
+    cfg_.files[d.file].includes.try_emplace(&d, std::move(indices));
   }
 
   std::vector<source_location> chain_locations(std::uint32_t chain) const {
@@ -393,7 +363,6 @@ class loader {
   std::map<std::string, std::uint32_t> index_;
   std::set<std::pair<std::uint32_t, block_context>> checked_;
   std::vector<std::uint32_t> active_;
-  std::vector<bool> consumed_;  ///< files whose parsed tree expand() has taken over
   std::size_t directives_ = 0;
   std::size_t block_depth_ = 0;  ///< blocks open in the expanded tree, across includes
 };
@@ -436,20 +405,20 @@ std::string_view strip_dump_newline(std::string_view text) {
 /// The include patterns (resolved against `prefix`) in `text`; none when it does not parse.
 void collect_includes(std::string_view text, const std::string& prefix,
                       std::vector<std::string>& patterns) {
-  std::vector<directive> tree;
+  parsed_buffer tree;
   try {
     tree = parse_buffer(text, "<dump>", 0);
   } catch (const input_error&) {
     return;
   }
-  std::vector<const std::vector<directive>*> todo{&tree};
+  std::vector<list<directive>> todo{tree.directives};
   while (!todo.empty()) {
-    const auto* v = todo.back();
+    const list<directive> v = todo.back();
     todo.pop_back();
-    for (const auto& d : *v) {
+    for (const auto& d : v) {
       if (d.name == "include" && d.args.size() == 1)
-        patterns.push_back(resolve(prefix, d.args[0].value));
-      if (d.has_block) todo.push_back(&d.block);
+        patterns.push_back(resolve(prefix, std::string(d.args[0].value())));
+      if (d.has_block) todo.push_back(d.block);
     }
   }
 }

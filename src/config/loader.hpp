@@ -38,10 +38,6 @@ struct load_options {
   std::optional<std::string> conf_prefix;
   /// Do not follow includes (crossplane's --single-file).
   bool single_file = false;
-  /// Keep each file's own tree (source_file::parsed) next to the expanded one. `ngxtls parse`
-  /// needs it; lint does not, and without it the expanded tree takes the directives over
-  /// instead of copying them (half the memory on large configs), leaving `parsed` empty.
-  bool keep_file_trees = true;
   /// Limits (DESIGN / issue 6): each hit is an input_error that names the limit.
   std::size_t max_file_bytes = 256u << 20;
   std::size_t max_depth = 256;          ///< block nesting, in one file and across includes
@@ -58,12 +54,12 @@ struct load_options {
   std::size_t max_glob_matches = 65536;
 };
 
-/// Parses one buffer into a per-file tree. `file_index` is stamped on every directive.
-/// `path` is used in error locations. Throws input_error with nginx's message
-/// (`unexpected "}"`, `unexpected end of file, expecting ";" or "}"`, `unexpected "X"`,
-/// `directive "X" has no opening "{"`, ...) at file:line:col.
-std::vector<directive> parse_buffer(std::string_view content, const std::string& path,
-                                    std::uint32_t file_index);
+/// Parses one buffer (copied into the result's storage) into a per-file tree. `file_index`
+/// is stamped on every directive. `path` is used in error locations. Throws input_error
+/// with nginx's message (`unexpected "}"`, `unexpected end of file, expecting ";" or "}"`,
+/// `unexpected "X"`, `directive "X" has no opening "{"`, ...) at file:line:col.
+parsed_buffer parse_buffer(std::string_view content, const std::string& path,
+                           std::uint32_t file_index);
 
 /// Loads `main_path` and everything it includes from `source`.
 /// Throws input_error: syntax errors, missing literal includes, include cycles (message names

@@ -16,10 +16,13 @@ namespace ngxtls::config::detail {
 /// inherits the context of its include site: a file included inside `map` holds
 /// key-value lines) and the nesting limit. `start_depth` is the number of blocks already
 /// open around the include site: the limit bounds the nesting across includes, which keeps
-/// the parser's recursion plus the loader's within the stack. Throws input_error.
-std::vector<directive> parse_in_context(std::string_view content, const std::string& path,
-                                        std::uint32_t file_index, block_context context,
-                                        std::size_t max_depth, std::size_t start_depth = 0);
+/// the parser's recursion plus the loader's within the stack. `content` must stay put as
+/// long as `store` (the tree points into it); records go into `store`. A directive with
+/// more than `max_args` arguments is an error. Throws input_error.
+list<directive> parse_in_context(std::string_view content, const std::string& path,
+                                 std::uint32_t file_index, block_context context,
+                                 std::size_t max_depth, std::size_t max_args, storage& store,
+                                 std::size_t start_depth = 0);
 
 /// nginx's unescaping of a token's bytes (ngx_conf_read_token): `\"` `\'` `\\` lose
 /// the backslash, `\t` `\r` `\n` become control characters, other pairs are kept.

@@ -1,6 +1,7 @@
 // Actions and control for grammar/nginx.hpp: text -> per-file syntax tree.
 
 #include <cstring>
+#include <optional>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -26,7 +27,7 @@ bool is_space(char c) {
 }
 
 struct frame {
-  std::vector<directive>* children;
+  std::size_t first;  ///< index in parse_state::open of the block's first child
   block_context context;
 };
 
@@ -36,9 +37,15 @@ struct parse_state {
   const std::string& path;
   std::uint32_t file_index;
   std::size_t max_depth;
-  std::vector<directive> root;
+  std::size_t max_args;
+  storage& store;
+  /// Directives of the blocks still open, outermost first: a block's children are copied
+  /// into storage as one run when it closes, so siblings stay contiguous.
+  std::vector<directive> open;
   std::vector<frame> stack;
   std::vector<argument> pending;  ///< words of the statement being read; [0] is the name
+  std::uint32_t name_line = 0;    ///< position of pending[0]
+  std::size_t name_offset = 0;
   std::size_t depth = 0;
   const char* quote_start = nullptr;  ///< opening quote of the token being read
   std::size_t quote_line = 1;
@@ -111,54 +118,92 @@ struct parse_state {
     return next;
   }
 
+  std::string name_text() const { return std::string(pending.front().value()); }
   void check_directive_end(std::size_t line, std::size_t column) {
-    const directive_kind kind = kind_of(pending.front().value, stack.back().context);
+    const directive_kind kind = kind_of(pending.front().value(), stack.back().context);
     if (kind == directive_kind::block || kind == directive_kind::key_value ||
         kind == directive_kind::upstream) {
-      fail(line, column, "directive \"" + pending.front().value + "\" has no opening \"{\"");
+      fail(line, column, "directive \"" + name_text() + "\" has no opening \"{\"");
     }
   }
   directive_kind check_block_open(std::size_t line, std::size_t column) {
     if (stack.back().context == block_context::key_value) fail(line, column, "unexpected \"{\"");
-    const directive_kind kind = kind_of(pending.front().value, stack.back().context);
+    const directive_kind kind = kind_of(pending.front().value(), stack.back().context);
     if (kind == directive_kind::simple) {
-      fail(line, column, "directive \"" + pending.front().value + "\" is not terminated by \";\"");
+      fail(line, column, "directive \"" + name_text() + "\" is not terminated by \";\"");
     }
     return kind;
   }
 
-  directive take_pending() {
+  /// The statement read so far as a directive; `lua_body` is kept past the arguments.
+  directive take_pending(std::optional<std::string_view> lua_body = std::nullopt) {
+    const std::size_t nargs = pending.size() - 1;
+    if (nargs > max_args) {
+      fail(name_line, locate(buffer, name_offset, name_line, name_offset).column,
+           "directive \"" + name_text() + "\" has " + std::to_string(nargs) +
+               " arguments, more than the limit of " + std::to_string(max_args) +
+               " (max_args_per_directive)");
+    }
     directive d;
-    d.name = std::move(pending.front().value);
+    d.name = pending.front().value();
     d.file = file_index;
-    d.line = pending.front().line;
-    d.column = pending.front().column;
-    d.args.reserve(pending.size() - 1);
-    for (std::size_t i = 1; i < pending.size(); ++i) d.args.push_back(std::move(pending[i]));
+    d.line = name_line;
+    d.offset = static_cast<std::uint32_t>(name_offset);
+    if (lua_body) {
+      d.lua = true;
+      pending.push_back(argument::literal(*lua_body));
+      d.args = store.copy(pending.data() + 1, nargs + 1);
+      d.args = list<argument>(d.args.data(), static_cast<std::uint32_t>(nargs));
+    } else {
+      d.args = store.copy(pending.data() + 1, nargs);
+    }
     pending.clear();
     return d;
+  }
+  void add_child(const directive& d) { open.push_back(d); }
+  /// Closes the innermost block: its children go into storage as one run.
+  void close_block() {
+    const std::size_t first = stack.back().first;
+    stack.pop_back();
+    directive& parent = open[first - 1];
+    bool below = false;
+    for (std::size_t i = first; i < open.size(); ++i)
+      below = below || open[i].include_below || (open[i].name == "include" && !open[i].has_block);
+    parent.block = store.copy(open.data() + first, open.size() - first);
+    parent.include_below = below;
+    open.resize(first);
   }
 };
 
 template <typename Input>
 void add_word(const Input& in, parse_state& st, quote_style quote) {
-  argument a;
-  a.raw.assign(in.begin(), in.size());
-  const auto it = st.pos(in.begin());
-  a.line = static_cast<std::uint32_t>(it.line);
-  a.column = static_cast<std::uint32_t>(it.column);
-  a.quote = quote;
+  const std::string_view raw(in.begin(), in.size());
   const std::size_t b = st.offset(in.begin());
   const std::size_t end = st.offset(in.end());
+  std::size_t line;
+  if (st.pending.empty()) {
+    // Only a directive's name needs its position now; an argument's is worked out from
+    // its bytes when reported (config::where).
+    line = st.pos(in.begin()).line;
+    st.name_line = static_cast<std::uint32_t>(line);
+    st.name_offset = b;
+  } else {
+    line = st.pos(in.begin()).line;
+  }
+  std::string_view inner = raw;
   if (quote == quote_style::none) {
-    st.check_length(b, st.last_read_from(end), it.line, 0, std::string::npos);
-    a.value = detail::unescape(a.raw);
+    st.check_length(b, st.last_read_from(end), line, 0, std::string::npos);
   } else {
     const std::size_t close = end - 1;
-    st.check_length(b + 1, st.last_read_from(end), it.line, a.raw.front(), close);
-    a.value = detail::unescape(std::string_view(a.raw).substr(1, a.raw.size() - 2));
+    st.check_length(b + 1, st.last_read_from(end), line, raw.front(), close);
+    inner = raw.substr(1, raw.size() - 2);
   }
-  st.pending.push_back(std::move(a));
+  if (inner.find('\\') == std::string_view::npos) {
+    st.pending.push_back(argument_builder::make(raw, inner, quote, st.store));
+  } else {
+    const std::string value = detail::unescape(inner);
+    st.pending.push_back(argument_builder::make(raw, value, quote, st.store));
+  }
 }
 
 template <typename Rule>
@@ -203,7 +248,7 @@ struct action<g::directive_end> {
   static void apply(const Input& in, parse_state& st) {
     const auto p = st.pos(in.begin());
     st.check_directive_end(p.line, p.column);
-    st.stack.back().children->push_back(st.take_pending());
+    st.add_child(st.take_pending());
   }
 };
 template <>
@@ -212,17 +257,17 @@ struct action<g::block_open> {
   static void apply(const Input& in, parse_state& st) {
     const auto p = st.pos(in.begin());
     const directive_kind kind = st.check_block_open(p.line, p.column);
-    auto& children = *st.stack.back().children;
-    children.push_back(st.take_pending());
-    children.back().has_block = true;
-    st.stack.push_back({&children.back().block, context_of(kind)});
+    directive d = st.take_pending();
+    d.has_block = true;
+    st.add_child(d);
+    st.stack.push_back({st.open.size(), context_of(kind)});
   }
 };
 template <>
 struct action<g::block_close> {
   template <typename Input>
   static void apply(const Input&, parse_state& st) {
-    st.stack.pop_back();
+    st.close_block();
   }
 };
 template <>
@@ -237,10 +282,8 @@ template <>
 struct action<g::lua_block> {
   template <typename Input>
   static void apply(const Input& in, parse_state& st) {
-    directive d = st.take_pending();
     // The body between the braces, verbatim (the module hands exactly these bytes to Lua).
-    d.lua_body.emplace(in.begin() + 1, in.size() - 2);
-    st.stack.back().children->push_back(std::move(d));
+    st.add_child(st.take_pending(std::string_view(in.begin() + 1, in.size() - 2)));
   }
 };
 
@@ -350,12 +393,13 @@ std::string unescape(std::string_view raw) {
   return out;
 }
 
-std::vector<directive> parse_in_context(std::string_view content, const std::string& path,
-                                        std::uint32_t file_index, block_context context,
-                                        std::size_t max_depth, std::size_t start_depth) {
-  parse_state st{content, path, file_index, max_depth, {}, {}, {}};
+list<directive> parse_in_context(std::string_view content, const std::string& path,
+                                 std::uint32_t file_index, block_context context,
+                                 std::size_t max_depth, std::size_t max_args, storage& store,
+                                 std::size_t start_depth) {
+  parse_state st{content, path, file_index, max_depth, max_args, store, {}, {}, {}};
   st.depth = start_depth;
-  st.stack.push_back({&st.root, context});
+  st.stack.push_back({0, context});
   pegtl::memory_input<pegtl::tracking_mode::lazy, pegtl::eol::lf_crlf> in(content.data(),
                                                                            content.size(), path);
   try {
@@ -367,15 +411,21 @@ std::vector<directive> parse_in_context(std::string_view content, const std::str
         {path, static_cast<std::uint32_t>(pos.line), static_cast<std::uint32_t>(pos.column)},
         "syntax error");
   }
-  return std::move(st.root);
+  return store.copy(st.open.data(), st.open.size());
 }
 
 }  // namespace detail
 
-std::vector<directive> parse_buffer(std::string_view content, const std::string& path,
-                                    std::uint32_t file_index) {
-  return detail::parse_in_context(content, path, file_index, block_context::directives,
-                                  load_options{}.max_depth);
+parsed_buffer parse_buffer(std::string_view content, const std::string& path,
+                           std::uint32_t file_index) {
+  parsed_buffer out;
+  out.store = std::make_shared<storage>();
+  out.content = out.store->adopt(std::string(content));
+  const load_options defaults;
+  out.directives =
+      detail::parse_in_context(out.content, path, file_index, block_context::directives,
+                               defaults.max_depth, defaults.max_args_per_directive, *out.store);
+  return out;
 }
 
 }  // namespace ngxtls::config

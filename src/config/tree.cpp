@@ -1,9 +1,113 @@
 #include "config/tree.hpp"
 
+#include <algorithm>
+#include <cstring>
+
 namespace ngxtls::config {
 
+std::string_view argument::raw() const {
+  if (unescaped_) {
+    raw_header h;
+    std::memcpy(&h, data_ - sizeof(raw_header), sizeof h);
+    return {h.raw, h.size};
+  }
+  if (quote_ == quote_style::none) return value();
+  return {data_ - 1, size_ + 2};
+}
+
+argument argument_builder::make(std::string_view raw, std::string_view value, quote_style quote,
+                                storage& store) {
+  argument a;
+  a.quote_ = quote;
+  a.size_ = static_cast<std::uint32_t>(value.size());
+  const std::size_t inner = quote == quote_style::none ? 0 : 1;
+  if (value.size() + 2 * inner == raw.size() &&
+      (value.empty() || value.data() == raw.data() + inner)) {
+    a.data_ = raw.data() + inner;
+    return a;
+  }
+  // The escapes changed the bytes: keep the value in storage after a header saying
+  // where the raw bytes are (raw() reads it back).
+  char* p = store.allocate<char>(sizeof(raw_header) + value.size());
+  const raw_header h{raw.data(), static_cast<std::uint32_t>(raw.size())};
+  std::memcpy(p, &h, sizeof h);
+  if (!value.empty()) std::memcpy(p + sizeof h, value.data(), value.size());
+  a.data_ = p + sizeof h;
+  a.unescaped_ = true;
+  return a;
+}
+
+std::string_view storage::adopt(std::string text) {
+  texts_.push_back(std::make_unique<std::string>(std::move(text)));
+  reserved_ += texts_.back()->capacity();
+  return *texts_.back();
+}
+
+void* storage::allocate_bytes(std::size_t n, std::size_t align) {
+  constexpr std::size_t chunk = std::size_t{1} << 20;
+  auto pad = [&] {
+    const auto addr = reinterpret_cast<std::uintptr_t>(next_);
+    return (align - addr % align) % align;
+  };
+  if (next_ == nullptr || pad() + n > left_) {
+    if (n + align > chunk / 4) {
+      // Large runs get their own block, so the current chunk's tail is not wasted.
+      chunks_.push_back(std::make_unique_for_overwrite<std::byte[]>(n + align));
+      reserved_ += n + align;
+      std::byte* b = chunks_.back().get();
+      const auto addr = reinterpret_cast<std::uintptr_t>(b);
+      return b + (align - addr % align) % align;
+    }
+    chunks_.push_back(std::make_unique_for_overwrite<std::byte[]>(chunk));
+    reserved_ += chunk;
+    next_ = chunks_.back().get();
+    left_ = chunk;
+  }
+  const std::size_t p = pad();
+  std::byte* out = next_ + p;
+  next_ += p + n;
+  left_ -= p + n;
+  return out;
+}
+
+line_column locate(std::string_view content, std::size_t offset, std::uint32_t from_line,
+                   std::size_t from_offset) {
+  offset = std::min(offset, content.size());
+  from_offset = std::min(from_offset, offset);
+  std::uint32_t line = from_line;
+  for (const char* p = content.data() + from_offset; p < content.data() + offset;) {
+    p = static_cast<const char*>(
+        std::memchr(p, '\n', static_cast<std::size_t>(content.data() + offset - p)));
+    if (p == nullptr) break;
+    ++line;
+    ++p;
+  }
+  std::size_t start = offset;
+  while (start > 0 && content[start - 1] != '\n') --start;
+  return {line, static_cast<std::uint32_t>(offset - start + 1)};
+}
+
+namespace {
+
+/// Position of argument `a` of `d` in `content`: counted on from the directive's name.
+line_column arg_position(std::string_view content, const directive& d, const argument& a) {
+  const char* p = a.raw().data();
+  if (p < content.data() || p > content.data() + content.size()) return {d.line, 0};
+  return locate(content, static_cast<std::size_t>(p - content.data()), d.line, d.offset);
+}
+
+}  // namespace
+
 source_location config::where(const directive& d) const {
-  return {d.file < files.size() ? files[d.file].path : std::string("?"), d.line, d.column};
+  if (d.file >= files.size()) return {"?", d.line, 0};
+  const source_file& f = files[d.file];
+  return {f.path, d.line, locate(f.content, d.offset, d.line, d.offset).column};
+}
+
+source_location config::where(const directive& d, const argument& a) const {
+  if (d.file >= files.size()) return {"?", d.line, 0};
+  const auto lc = arg_position(files[d.file].content, d, a);
+  return {files[d.file].path, lc.line, lc.column};
 }
 
 std::vector<source_location> config::chain_of(const directive& d) const {
@@ -13,6 +117,10 @@ std::vector<source_location> config::chain_of(const directive& d) const {
     out.push_back({f.file < files.size() ? files[f.file].path : std::string("?"), f.line, f.column});
   }
   return out;
+}
+
+line_column parsed_buffer::position(const directive& d, const argument& a) const {
+  return arg_position(content, d, a);
 }
 
 }  // namespace ngxtls::config

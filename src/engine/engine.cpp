@@ -14,8 +14,8 @@ context::context(const model::model& m, const lint_options& opts)
     : m_(m), opts_(opts), files_(std::make_unique<file_facts>()) {}
 context::~context() = default;
 
-std::string context::resolve(const std::string& path) const {
-  if (path.empty() || path[0] == '/' || !m_.cfg) return path;
+std::string context::resolve(std::string_view path) const {
+  if (path.empty() || path[0] == '/' || !m_.cfg) return std::string(path);
   std::filesystem::path p = std::filesystem::path(m_.cfg->conf_prefix) / path;
   return p.lexically_normal().string();
 }

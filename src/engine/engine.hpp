@@ -67,7 +67,7 @@ class context {
   const model::model& model() const { return m_; }
   const lint_options& options() const { return opts_; }
   /// Resolves an ssl_* file path against nginx's conf prefix (DESIGN, Model: Paths).
-  std::string resolve(const std::string& path) const;
+  std::string resolve(std::string_view path) const;
   /// A finding located at `where` (or at the socket default server's first listen when null),
   /// with its include chain filled in.
   finding make(const std::string& rule, severity level, std::string message,

@@ -25,16 +25,28 @@ namespace {
 // [start, end) of a simple directive: from its name to just past its `;`.
 std::optional<std::pair<std::size_t, std::size_t>> span_of(const config::config& cfg,
                                                            const config::directive& d) {
-  if (d.has_block || d.lua_body || d.file >= cfg.files.size()) return std::nullopt;
+  if (d.has_block || d.lua_body() || d.file >= cfg.files.size()) return std::nullopt;
   std::string_view content = cfg.files[d.file].content;
-  auto start = offset_of(content, d.line, d.column);
-  if (!start) return std::nullopt;
-  std::size_t pos = *start + d.name.size();
+  if (d.offset > content.size()) return std::nullopt;
+  const std::size_t start_offset = d.offset;
+  const std::optional<std::size_t> start = start_offset;
+  // The name's raw bytes end at the first byte nginx ends a token at (white space, `;`).
+  std::size_t pos = start_offset;
+  if (pos < content.size() && (content[pos] == '"' || content[pos] == '\'')) {
+    const char q = content[pos];
+    for (++pos; pos < content.size() && content[pos] != q; ++pos)
+      if (content[pos] == '\\') ++pos;
+    ++pos;
+  } else {
+    while (pos < content.size() && content[pos] != ' ' && content[pos] != '\t' &&
+           content[pos] != '\r' && content[pos] != '\n' && content[pos] != ';')
+      ++pos;
+  }
   if (!d.args.empty()) {
-    const auto& last = d.args.back();
-    auto a = offset_of(content, last.line, last.column);
-    if (!a) return std::nullopt;
-    pos = *a + last.raw.size();
+    const std::string_view raw = d.args.back().raw();
+    if (raw.data() < content.data() || raw.data() > content.data() + content.size())
+      return std::nullopt;
+    pos = static_cast<std::size_t>(raw.data() - content.data()) + raw.size();
   }
   // Between the last token and `;` nginx allows only space and comments.
   while (pos < content.size()) {

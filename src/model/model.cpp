@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <mutex>
 #include <set>
 
 namespace ngxtls::model {
@@ -15,23 +16,46 @@ std::string to_string(origin o, bool stream_context) {
   return "?";
 }
 
-const std::vector<std::string>& setting::args() const {
-  static const std::vector<std::string> empty;
-  return values.empty() ? empty : values.back().args;
-}
+values_view setting::args() const { return values.empty() ? values_view() : values.back().args; }
 
-std::string setting::first() const {
-  const auto& a = args();
-  return a.empty() ? std::string() : a.front();
+std::string_view setting::first() const {
+  const auto a = args();
+  return a.empty() ? std::string_view() : a.front();
 }
 
 const config::directive* setting::where() const {
   return values.empty() ? nullptr : values.back().where;
 }
 
+namespace {
+
+const setting* find_in(const setting_list& l, std::string_view name) {
+  auto it = std::lower_bound(l.begin(), l.end(), name,
+                             [](const auto& e, std::string_view n) { return e.first < n; });
+  return it != l.end() && it->first == name ? &it->second : nullptr;
+}
+
+}  // namespace
+
 const setting* server::get(std::string_view name) const {
-  auto it = settings.find(name);
-  return it == settings.end() ? nullptr : &it->second;
+  if (const setting* s = find_in(own, name)) return s;
+  if (!outer) return nullptr;
+  if (const setting* s = find_in(outer->inherited, name)) return s;
+  return find_in(outer->defaults, name);
+}
+
+std::vector<std::pair<std::string_view, const setting*>> server::settings() const {
+  std::vector<std::pair<std::string_view, const setting*>> out;
+  for (const auto& [n, st] : own) out.emplace_back(n, &st);
+  if (outer) {
+    for (const auto& [n, st] : outer->inherited)
+      if (!find_in(own, n)) out.emplace_back(n, &st);
+    for (const auto& [n, st] : outer->defaults)
+      if (!find_in(own, n) && !find_in(outer->inherited, n)) out.emplace_back(n, &st);
+  }
+  std::sort(out.begin(), out.end(),
+            [](const auto& a, const auto& b) { return a.first < b.first; });
+  return out;
 }
 
 const config::directive* server::first_ssl_listen() const {
@@ -47,14 +71,20 @@ std::string listen_socket::name() const {
   return address + ":" + std::to_string(port);
 }
 
-std::optional<std::vector<std::string>> nginx_default(const std::string& d, const version& v) {
-  using list = std::vector<std::string>;
+namespace {
+
+/// Built-in defaults as static text (DESIGN fact 7): the model's default settings point here.
+const std::vector<std::string_view>* default_text(std::string_view d, const version& v) {
+  using list = std::vector<std::string_view>;
   if (d == "ssl_protocols") {
-    if (v < version{1, 23, 4}) return list{"TLSv1", "TLSv1.1", "TLSv1.2"};
-    if (v < version{1, 27, 3}) return list{"TLSv1", "TLSv1.1", "TLSv1.2", "TLSv1.3"};
-    return list{"TLSv1.2", "TLSv1.3"};
+    static const list old{"TLSv1", "TLSv1.1", "TLSv1.2"};
+    static const list mid{"TLSv1", "TLSv1.1", "TLSv1.2", "TLSv1.3"};
+    static const list now{"TLSv1.2", "TLSv1.3"};
+    if (v < version{1, 23, 4}) return &old;
+    if (v < version{1, 27, 3}) return &mid;
+    return &now;
   }
-  static const std::map<std::string, list> fixed = {
+  static const std::map<std::string_view, list> fixed = {
       {"ssl_session_tickets", {"on"}},
       {"ssl_session_cache", {"none"}},
       {"ssl_session_timeout", {"5m"}},
@@ -69,37 +99,48 @@ std::optional<std::vector<std::string>> nginx_default(const std::string& d, cons
       {"ssl_buffer_size", {"16k"}},
       {"ssl_reject_handshake", {"off"}},
   };
-  if (auto it = fixed.find(d); it != fixed.end()) return it->second;
-  return std::nullopt;
+  if (auto it = fixed.find(d); it != fixed.end()) return &it->second;
+  return nullptr;
+}
+
+}  // namespace
+
+std::optional<std::vector<std::string>> nginx_default(const std::string& d, const version& v) {
+  const auto* text = default_text(d, v);
+  if (!text) return std::nullopt;
+  return std::vector<std::string>(text->begin(), text->end());
 }
 
 namespace {
 
-bool tracked(const std::string& name) {
+bool tracked(std::string_view name) {
   return name.rfind("ssl_", 0) == 0 || name == "ssl" || name == "resolver" || name == "http2";
 }
 
-std::vector<std::string> values_of(const config::directive& d) {
-  std::vector<std::string> out;
-  out.reserve(d.args.size());
-  for (const auto& a : d.args) out.push_back(a.value);
+/// Occurrences of the tracked directives of one block, by name in config order, sorted.
+setting_list collect(config::list<config::directive> block, origin from) {
+  setting_list out;
+  for (const auto& d : block) {
+    if (d.has_block || !tracked(d.name)) continue;
+    auto it = std::find_if(out.begin(), out.end(), [&](const auto& e) { return e.first == d.name; });
+    if (it == out.end()) {
+      out.emplace_back(d.name, setting{from, {}});
+      it = out.end() - 1;
+    }
+    it->second.values.push_back({values_view(d.args), &d});
+  }
+  std::stable_sort(out.begin(), out.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
   return out;
 }
 
-using level = std::map<std::string, std::vector<occurrence>>;
-
-void collect(const std::vector<config::directive>& block, level& into) {
-  for (const auto& d : block)
-    if (!d.has_block && tracked(d.name)) into[d.name].push_back({values_of(d), &d});
-}
-
-bool all_digits(const std::string& s) {
+bool all_digits(std::string_view s) {
   return !s.empty() && std::all_of(s.begin(), s.end(), [](unsigned char c) { return std::isdigit(c); });
 }
 
-int to_port(const std::string& s) {
+int to_port(std::string_view s) {
   if (!all_digits(s) || s.size() > 5) return 0;
-  return std::stoi(s);
+  return std::stoi(std::string(s));
 }
 
 // listen address[:port] | port | unix:path (nginx src/core/ngx_inet.c ngx_parse_url).
@@ -108,7 +149,7 @@ listen_directive parse_listen(const config::directive& d, context_kind ctx) {
   l.where = &d;
   l.port = ctx == context_kind::http ? 80 : 0;
   if (!d.args.empty()) {
-    const std::string& a = d.args[0].value;
+    const std::string a(d.args[0].value());
     if (a.rfind("unix:", 0) == 0) {
       l.address = a;
       l.port = 0;
@@ -131,7 +172,7 @@ listen_directive parse_listen(const config::directive& d, context_kind ctx) {
     if (l.address.empty() || l.address == "0.0.0.0") l.address = "*";
   }
   for (std::size_t i = 1; i < d.args.size(); ++i) {
-    const std::string& f = d.args[i].value;
+    const std::string_view f = d.args[i].value();
     if (f == "ssl") l.ssl = true;
     else if (f == "default_server" || f == "default") l.default_server = true;
     else if (f == "reuseport") l.reuseport = true;
@@ -142,59 +183,61 @@ listen_directive parse_listen(const config::directive& d, context_kind ctx) {
   return l;
 }
 
-/// The defaulted directives and their default arguments for one nginx version, computed
-/// once per context rather than once per server.
-using default_list = std::vector<std::pair<std::string, std::vector<std::string>>>;
-
-default_list defaults_for(const version& nginx) {
-  default_list out;
-  for (const char* k : {"ssl_protocols", "ssl_session_tickets", "ssl_session_cache",
-                        "ssl_session_timeout", "ssl_ciphers", "ssl_prefer_server_ciphers",
-                        "ssl_stapling", "ssl_stapling_verify", "ssl_early_data",
-                        "ssl_verify_client", "ssl_verify_depth", "ssl_ecdh_curve",
-                        "ssl_buffer_size", "ssl_reject_handshake"})
-    if (auto def = nginx_default(k, nginx)) out.emplace_back(k, std::move(*def));
-  return out;
+/// The defaulted directives, as settings, for one nginx version; argument records point at
+/// default_text()'s static strings and live as long as the process (one set per version).
+const setting_list& defaults_for(const version& nginx) {
+  static std::mutex mu;
+  static std::map<version, std::unique_ptr<std::pair<std::vector<config::argument>, setting_list>>>
+      cache;
+  const std::lock_guard<std::mutex> lock(mu);
+  auto& slot = cache[nginx];
+  if (slot) return slot->second;
+  slot = std::make_unique<std::pair<std::vector<config::argument>, setting_list>>();
+  const char* names[] = {"ssl_protocols", "ssl_session_tickets", "ssl_session_cache",
+                         "ssl_session_timeout", "ssl_ciphers", "ssl_prefer_server_ciphers",
+                         "ssl_stapling", "ssl_stapling_verify", "ssl_early_data",
+                         "ssl_verify_client", "ssl_verify_depth", "ssl_ecdh_curve",
+                         "ssl_buffer_size", "ssl_reject_handshake"};
+  std::vector<std::pair<std::size_t, std::size_t>> ranges;
+  auto& args = slot->first;
+  for (const char* k : names) {
+    const auto* text = default_text(k, nginx);
+    ranges.emplace_back(args.size(), text ? text->size() : 0);
+    if (text)
+      for (auto t : *text) args.push_back(config::argument::literal(t));
+  }
+  for (std::size_t i = 0; i < std::size(names); ++i) {
+    if (!default_text(names[i], nginx)) continue;
+    setting st;
+    st.values.push_back({values_view(config::list<config::argument>(
+                             args.data() + ranges[i].first,
+                             static_cast<std::uint32_t>(ranges[i].second))),
+                         nullptr});
+    slot->second.emplace_back(names[i], std::move(st));
+  }
+  std::sort(slot->second.begin(), slot->second.end(),
+            [](const auto& a, const auto& b) { return a.first < b.first; });
+  return slot->second;
 }
 
-server make_server(const config::directive& sd, context_kind ctx, const level& outer,
-                   const default_list& defaults, const assumed_versions& versions) {
+server make_server(const config::directive& sd, context_kind ctx,
+                   const std::shared_ptr<const context_settings>& outer,
+                   const assumed_versions& versions) {
   server s;
   s.context = ctx;
   s.where = &sd;
-  level own;
-  collect(sd.block, own);
+  s.own = collect(sd.block, origin::server);
+  s.outer = outer;
   for (const auto& d : sd.block) {
     if (d.name == "listen") s.listens.push_back(parse_listen(d, ctx));
     else if (d.name == "server_name")
-      for (const auto& a : d.args) s.names.push_back(a.value);
+      for (const auto& a : d.args) s.names.emplace_back(a.value());
   }
   if (s.listens.empty() && ctx == context_kind::http) {
     listen_directive implicit;
     implicit.address = "*";
     implicit.port = 80;
     s.listens.push_back(implicit);
-  }
-  // Set here (moved: `own` is this server's), else inherited (copied), else the default.
-  for (auto& [name, occs] : own) {
-    setting st;
-    st.from = origin::server;
-    st.values = std::move(occs);
-    s.settings.emplace(name, std::move(st));
-  }
-  for (const auto& [name, occs] : outer) {
-    if (own.count(name)) continue;
-    setting st;
-    st.from = origin::inherited;
-    st.values = occs;
-    s.settings.emplace(name, std::move(st));
-  }
-  for (const auto& [name, args] : defaults) {
-    if (own.count(name) || outer.count(name)) continue;
-    setting st;
-    st.from = origin::nginx_default;
-    st.values.push_back({args, nullptr});
-    s.settings.emplace(name, std::move(st));
   }
   // `ssl on` (removed in 1.25.1) turns every listen of the server into an ssl one.
   const setting* legacy = s.get("ssl");
@@ -207,12 +250,14 @@ server make_server(const config::directive& sd, context_kind ctx, const level& o
 }
 
 void add_context(const config::directive& block_dir, context_kind ctx, model& m) {
-  level outer;
-  collect(block_dir.block, outer);
-  const default_list defaults = defaults_for(m.versions.nginx);
+  auto shared = std::make_shared<context_settings>();
+  shared->inherited = collect(block_dir.block, origin::inherited);
+  for (const auto& [name, st] : defaults_for(m.versions.nginx))
+    if (!find_in(shared->inherited, name)) shared->defaults.emplace_back(name, st);
+  const std::shared_ptr<const context_settings> outer = shared;
   for (const auto& d : block_dir.block)
     if (d.name == "server" && d.has_block)
-      m.servers.push_back(make_server(d, ctx, outer, defaults, m.versions));
+      m.servers.push_back(make_server(d, ctx, outer, m.versions));
 }
 
 }  // namespace
@@ -226,9 +271,9 @@ model build(const config::config& cfg, const assumed_versions& versions) {
     else if (d.name == "stream" && d.has_block) add_context(d, context_kind::stream, m);
     else if (d.name == "worker_processes" && !d.args.empty()) {
       m.worker_processes_where = &d;
-      const std::string& v = d.args[0].value;
+      const std::string_view v = d.args[0].value();
       if (v == "auto") m.worker_processes = 0;
-      else if (all_digits(v) && v.size() < 6) m.worker_processes = std::stoi(v);
+      else if (all_digits(v) && v.size() < 6) m.worker_processes = std::stoi(std::string(v));
     }
   }
   // Group listens into sockets in config order.
@@ -261,16 +306,16 @@ model build(const config::config& cfg, const assumed_versions& versions) {
   return m;
 }
 
-bool protocols_enable(const setting* protocols, const std::string& proto) {
+bool protocols_enable(const setting* protocols, std::string_view proto) {
   if (!protocols) return false;
-  const auto& a = protocols->args();
+  const auto a = protocols->args();
   return std::find(a.begin(), a.end(), proto) != a.end();
 }
 
 session_cache_kind cache_kind(const setting* cache) {
   if (!cache || cache->args().empty()) return session_cache_kind::none;
   bool builtin = false;
-  for (const auto& a : cache->args()) {
+  for (const auto a : cache->args()) {
     if (a == "off") return session_cache_kind::off;
     if (a == "none") return session_cache_kind::none;
     if (a.rfind("shared:", 0) == 0) return session_cache_kind::shared;
@@ -281,11 +326,11 @@ session_cache_kind cache_kind(const setting* cache) {
 
 std::optional<std::uint64_t> shared_cache_bytes(const setting* cache) {
   if (!cache) return std::nullopt;
-  for (const auto& a : cache->args()) {
+  for (const auto a : cache->args()) {
     if (a.rfind("shared:", 0) != 0) continue;
     auto colon = a.rfind(':');
     if (colon <= 6) return std::nullopt;
-    std::string size = a.substr(colon + 1);
+    std::string size(a.substr(colon + 1));
     if (size.empty()) return std::nullopt;
     std::uint64_t mult = 1;
     char unit = static_cast<char>(std::tolower(static_cast<unsigned char>(size.back())));

@@ -2,8 +2,11 @@
 // The model: a syntax tree resolved into what nginx will run with, per server and per
 // listen socket: every ssl_* directive's effective value and where it came from.
 
+#include <algorithm>
 #include <cstddef>
+#include <iterator>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -20,9 +23,61 @@ enum class origin { server, inherited, nginx_default };
 /// "server", "http" / "stream" (inherited, named by the context), "default".
 std::string to_string(origin o, bool stream_context = false);
 
-/// One occurrence of a directive: its unescaped arguments and the directive in the tree.
+/// The unescaped argument values of one directive occurrence: a view over its
+/// config::argument records that yields std::string_view (into the config's storage, or
+/// static text for a built-in default). Random access; cheap to copy.
+class values_view {
+ public:
+  class iterator {
+   public:
+    using iterator_category = std::random_access_iterator_tag;
+    using value_type = std::string_view;
+    using difference_type = std::ptrdiff_t;
+    using pointer = void;
+    using reference = std::string_view;
+    iterator() = default;
+    explicit iterator(const config::argument* p) : p_(p) {}
+    std::string_view operator*() const { return p_->value(); }
+    std::string_view operator[](difference_type i) const { return p_[i].value(); }
+    iterator& operator++() { ++p_; return *this; }
+    iterator operator++(int) { auto t = *this; ++p_; return t; }
+    iterator& operator--() { --p_; return *this; }
+    iterator operator--(int) { auto t = *this; --p_; return t; }
+    iterator& operator+=(difference_type n) { p_ += n; return *this; }
+    iterator& operator-=(difference_type n) { p_ -= n; return *this; }
+    friend iterator operator+(iterator a, difference_type n) { return a += n; }
+    friend iterator operator+(difference_type n, iterator a) { return a += n; }
+    friend iterator operator-(iterator a, difference_type n) { return a -= n; }
+    friend difference_type operator-(iterator a, iterator b) { return a.p_ - b.p_; }
+    friend bool operator==(iterator a, iterator b) { return a.p_ == b.p_; }
+    friend auto operator<=>(iterator a, iterator b) { return a.p_ <=> b.p_; }
+
+   private:
+    const config::argument* p_ = nullptr;
+  };
+  values_view() = default;
+  explicit values_view(config::list<config::argument> args) : args_(args) {}
+  iterator begin() const { return iterator(args_.begin()); }
+  iterator end() const { return iterator(args_.end()); }
+  std::size_t size() const { return args_.size(); }
+  bool empty() const { return args_.empty(); }
+  std::string_view operator[](std::size_t i) const { return args_[i].value(); }
+  std::string_view front() const { return args_.front().value(); }
+  std::string_view back() const { return args_.back().value(); }
+  /// Copies, for code that keeps the values beyond the config.
+  std::vector<std::string> strings() const { return {begin(), end()}; }
+  /// Same values in the same order.
+  friend bool operator==(const values_view& a, const values_view& b) {
+    return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin());
+  }
+
+ private:
+  config::list<config::argument> args_;
+};
+
+/// One occurrence of a directive: its arguments and the directive in the tree.
 struct occurrence {
-  std::vector<std::string> args;
+  values_view args;
   const config::directive* where = nullptr;  ///< null for a built-in default
 };
 
@@ -35,11 +90,21 @@ struct setting {
   origin from = origin::nginx_default;
   std::vector<occurrence> values;  ///< last occurrence wins for single-valued directives
   /// The arguments of the last occurrence (empty when unset and without default).
-  const std::vector<std::string>& args() const;
+  values_view args() const;
   /// First argument or "" .
-  std::string first() const;
+  std::string_view first() const;
   /// The directive that set it (last occurrence), null for a default.
   const config::directive* where() const;
+};
+
+/// Settings by directive name, sorted by name (binary search).
+using setting_list = std::vector<std::pair<std::string_view, setting>>;
+
+/// What the servers of one `http` or `stream` block share: the block's own settings and the
+/// built-in defaults. Shared, not copied per server (issue 6: 15,000 servers).
+struct context_settings {
+  setting_list inherited;  ///< set in the http/stream block (origin::inherited)
+  setting_list defaults;   ///< built-in defaults not set there (origin::nginx_default)
 };
 
 enum class context_kind { http, stream };
@@ -63,13 +128,15 @@ struct server {
   const config::directive* where = nullptr;  ///< the `server` directive
   std::vector<listen_directive> listens;
   std::vector<std::string> names;  ///< server_name arguments in order ("" kept)
-  /// Every ssl_* directive set in the server or its http/stream block, plus `resolver`,
-  /// and the defaults of the known ssl_* directives for the assumed nginx version.
-  /// Transparent comparator: rules look names up thousands of times with literals, which
-  /// would otherwise build a std::string per lookup.
-  std::map<std::string, setting, std::less<>> settings;
-  /// The effective setting of directive `name`, or null when neither set nor defaulted.
+  /// The ssl_* directives (plus `resolver`, `ssl`, `http2`) set in the server block.
+  setting_list own;
+  /// Those of the enclosing http/stream block and the defaults for the assumed nginx version.
+  std::shared_ptr<const context_settings> outer;
+  /// The effective setting of directive `name` (own, else inherited, else default), or null
+  /// when neither set nor defaulted.
   const setting* get(std::string_view name) const;
+  /// Every effective setting, sorted by name.
+  std::vector<std::pair<std::string_view, const setting*>> settings() const;
   /// True when any listen has `ssl` (or `ssl on` applies, nginx < 1.25.1).
   bool has_ssl = false;
   /// The first `listen ... ssl` (or first listen) directive; null for the implicit listen.
@@ -117,7 +184,7 @@ model build(const config::config& cfg, const assumed_versions& versions);
 
 /// Helpers on effective values.
 /// True when the ssl_protocols arguments enable `proto` ("TLSv1.3", ...).
-bool protocols_enable(const setting* protocols, const std::string& proto);
+bool protocols_enable(const setting* protocols, std::string_view proto);
 /// ssl_session_cache state: none/off (no cache), builtin only (per worker), shared (any shared: zone).
 enum class session_cache_kind { none, off, builtin, shared };
 session_cache_kind cache_kind(const setting* cache);

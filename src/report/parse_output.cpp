@@ -31,7 +31,8 @@ void strip_if_parentheses(std::vector<std::string>& args) {
   if (!args.empty() && args.front().empty()) args.erase(args.begin());
 }
 
-ojson crossplane_directives(const std::vector<config::directive>& ds, bool with_includes) {
+ojson crossplane_directives(const config::config& cfg, config::list<config::directive> ds,
+                            bool with_includes) {
   ojson out = ojson::array();
   for (const auto& d : ds) {
     ojson j;
@@ -40,13 +41,17 @@ ojson crossplane_directives(const std::vector<config::directive>& ds, bool with_
     ojson args = ojson::array();
     std::vector<std::string> values;
     values.reserve(d.args.size() + 1);
-    for (const auto& a : d.args) values.push_back(a.value);
+    for (const auto& a : d.args) values.emplace_back(a.value());
     if (d.name == "if") strip_if_parentheses(values);
     for (auto& v : values) args.push_back(std::move(v));
-    if (d.lua_body) args.push_back(*d.lua_body);
+    if (d.lua_body()) args.push_back(*d.lua_body());
     j["args"] = std::move(args);
-    if (with_includes && d.name == "include" && !d.has_block) j["includes"] = d.includes;
-    if (d.has_block) j["block"] = crossplane_directives(d.block, with_includes);
+    if (with_includes && d.name == "include" && !d.has_block) {
+      const auto& inc = cfg.files[d.file].includes;
+      const auto it = inc.find(&d);
+      j["includes"] = it == inc.end() ? std::vector<std::uint32_t>() : it->second;
+    }
+    if (d.has_block) j["block"] = crossplane_directives(cfg, d.block, with_includes);
     out.push_back(std::move(j));
   }
   return out;
@@ -63,27 +68,31 @@ const char* quote_name(config::quote_style q) {
   }
 }
 
-ojson tree_directives(const std::vector<config::directive>& ds) {
+ojson tree_directives(const config::config& cfg, config::list<config::directive> ds) {
   ojson out = ojson::array();
   for (const auto& d : ds) {
     ojson j;
     j["name"] = d.name;
     j["file"] = d.file;
     j["line"] = d.line;
-    j["column"] = d.column;
+    j["column"] = cfg.where(d).column;
     j["chain"] = d.chain;
     ojson args = ojson::array();
     for (const auto& a : d.args) {
-      args.push_back(ojson{{"value", a.value},
-                           {"raw", a.raw},
-                           {"quote", quote_name(a.quote)},
-                           {"line", a.line},
-                           {"column", a.column}});
+      const source_location at = cfg.where(d, a);
+      args.push_back(ojson{{"value", a.value()},
+                           {"raw", a.raw()},
+                           {"quote", quote_name(a.quote())},
+                           {"line", at.line},
+                           {"column", at.column}});
     }
     j["args"] = std::move(args);
-    if (!d.includes.empty()) j["includes"] = d.includes;
-    if (d.has_block) j["block"] = tree_directives(d.block);
-    if (d.lua_body) j["lua_body"] = *d.lua_body;
+    if (d.file < cfg.files.size()) {
+      const auto& inc = cfg.files[d.file].includes;
+      if (const auto it = inc.find(&d); it != inc.end() && !it->second.empty()) j["includes"] = it->second;
+    }
+    if (d.has_block) j["block"] = tree_directives(cfg, d.block);
+    if (d.lua_body()) j["lua_body"] = *d.lua_body();
     out.push_back(std::move(j));
   }
   return out;
@@ -102,7 +111,7 @@ std::string render_crossplane(const config::config& cfg, bool single_file) {
     f["file"] = cfg.files[i].path;
     f["status"] = "ok";
     f["errors"] = ojson::array();
-    f["parsed"] = crossplane_directives(cfg.files[i].parsed, !single_file);
+    f["parsed"] = crossplane_directives(cfg, cfg.files[i].parsed, !single_file);
     files.push_back(std::move(f));
   }
   root["config"] = std::move(files);
@@ -141,7 +150,7 @@ std::string render_tree_json(const config::config& cfg, bool single_file) {
   }
   root["chains"] = std::move(chains);
   root["directives"] =
-      tree_directives(single_file && !cfg.files.empty() ? cfg.files[0].parsed : cfg.root);
+      tree_directives(cfg, single_file && !cfg.files.empty() ? cfg.files[0].parsed : cfg.root);
   return dump(root);
 }
 

@@ -13,6 +13,7 @@
 //        bench_lint --write FILE MB [CERT KEY]   (just write a generated config; without
 //                                                 CERT/KEY a PKI is made next to FILE)
 #include <fcntl.h>
+#include <malloc.h>
 #include <spawn.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
@@ -132,22 +133,27 @@ double parse_mb_per_s(const std::string& text, std::size_t& directives) {
 
 // In-process phases of one lint (as `ngxtls lint` runs them, before the report): load
 // (read + parse + include expansion), model, rules. Seconds.
+double heap_mb() { return static_cast<double>(mallinfo2().uordblks) / (1024.0 * 1024.0); }
+
 void print_phases(const std::filesystem::path& file) {
+  const double heap0 = heap_mb();
   config::load_options lo;
-  lo.keep_file_trees = false;
   auto t0 = clock_type::now();
   auto cfg = config::load_file(file.string(), lo);
   const double load_s = s_since(t0);
+  const double heap_tree = heap_mb() - heap0;
   model::assumed_versions v;
   v.nginx = model::version{1, 22, 1};
   t0 = clock_type::now();
   auto m = model::build(cfg, v);
   const double model_s = s_since(t0);
+  const double heap_model = heap_mb() - heap0 - heap_tree;
   t0 = clock_type::now();
   auto found = engine::run(m, {});
   const double rules_s = s_since(t0);
   std::printf("  phases %s: load %.3f s, model %.3f s, rules %.3f s, %zu servers, %zu findings\n",
               file.filename().c_str(), load_s, model_s, rules_s, m.servers.size(), found.size());
+  std::printf("  heap in use: config %.1f MB, model %.1f MB\n", heap_tree, heap_model);
   if (std::getenv("BENCH_LINT_RULES")) {
     // Per rule, to find the slow ones.
     for (const auto& r : engine::all_rules()) {

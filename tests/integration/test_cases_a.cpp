@@ -63,12 +63,12 @@ nginx_verdict nginx_test(const std::string& name) {
 
 std::vector<std::string> values(const directive& d) {
   std::vector<std::string> out;
-  for (const auto& a : d.args) out.push_back(a.value);
+  for (const auto& a : d.args) out.emplace_back(a.value());
   return out;
 }
 
 /// The first directive named `name`, depth first.
-const directive* find(const std::vector<directive>& ds, const std::string& name) {
+const directive* find(ngxtls::config::list<directive> ds, const std::string& name) {
   for (const auto& d : ds) {
     if (d.name == name) return &d;
     if (auto* f = find(d.block, name)) return f;
@@ -137,8 +137,8 @@ TEST_CASE("A07a: a lua block glued to its argument reads as with a space") {
   const auto* set = find(cfg.root, "set_by_lua_block");
   REQUIRE(set);
   CHECK(values(*set) == std::vector<std::string>{"$pass"});
-  REQUIRE(set->lua_body);
-  CHECK(*set->lua_body == "\n            return \"ok\"\n        ");
+  REQUIRE(set->lua_body());
+  CHECK(*set->lua_body() == "\n            return \"ok\"\n        ");
   CHECK(values(*find(cfg.root, "location")) == std::vector<std::string>{"/"});
 }
 
@@ -148,9 +148,9 @@ TEST_CASE("A07b: braces in Lua long strings, escaped quotes and comments do not 
   const auto* loc = find(cfg.root, "location");
   REQUIRE(loc);
   REQUIRE(loc->block.size() == 1);
-  REQUIRE(loc->block[0].lua_body);
-  CHECK(loc->block[0].lua_body->find("ngx.say(s, q)") != std::string::npos);
-  CHECK(loc->block[0].lua_body->find("'it\\'s }'") != std::string::npos);
+  REQUIRE(loc->block[0].lua_body());
+  CHECK(loc->block[0].lua_body()->find("ngx.say(s, q)") != std::string::npos);
+  CHECK(loc->block[0].lua_body()->find("'it\\'s }'") != std::string::npos);
 }
 
 TEST_CASE("A08: a multi-line single-quoted argument with , and \" is one argument") {
@@ -159,7 +159,7 @@ TEST_CASE("A08: a multi-line single-quoted argument with , and \" is one argumen
   const auto* h = find(cfg.root, "add_header");
   REQUIRE(h);
   REQUIRE(h->args.size() == 2);
-  CHECK(h->args[1].value ==
+  CHECK(h->args[1].value() ==
         "\n                ngx.header.content_type = \"text/plain\";\n                "
         "ngx.say(ngx.var.x);\n            ");
   CHECK(find(cfg.root, "return")->line == 10);

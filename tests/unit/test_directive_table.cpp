@@ -109,8 +109,9 @@ TEST_CASE("directive checks agree with nginx 1.22.1's verdicts on the corpus") {
       // spread over lines is after the line of its name.
       std::uint32_t last = i.where->line;
       for (const auto& a : i.where->args)
-        last = std::max<std::uint32_t>(last, a.line + static_cast<std::uint32_t>(std::count(
-                                                          a.raw.begin(), a.raw.end(), '\n')));
+        last = std::max<std::uint32_t>(
+            last, ctx.model().cfg->where(*i.where, a).line +
+                      static_cast<std::uint32_t>(std::count(a.raw().begin(), a.raw().end(), '\n')));
       if (line < i.where->line || line > last + 1) continue;
       const bool kind_ok =
           (row.verdict == "unknown_directive" && i.kind == dir::problem::unknown) ||

@@ -38,7 +38,7 @@ http {
 )");
   REQUIRE(b->m.servers.size() == 2);
   const auto& s0 = b->m.servers[0];
-  CHECK(s0.get("ssl_protocols")->args() == std::vector<std::string>{"TLSv1.3"});
+  CHECK(s0.get("ssl_protocols")->args().strings() == std::vector<std::string>{"TLSv1.3"});
   CHECK(s0.get("ssl_protocols")->from == model::origin::server);
   CHECK(s0.get("ssl_protocols")->where()->line == 5);
   CHECK(s0.get("ssl_session_cache")->from == model::origin::inherited);
@@ -47,7 +47,7 @@ http {
   CHECK(s0.get("ssl_session_tickets")->first() == "on");
   CHECK(s0.get("ssl_session_tickets")->where() == nullptr);
   const auto& s1 = b->m.servers[1];
-  CHECK(s1.get("ssl_protocols")->args() == std::vector<std::string>{"TLSv1.2"});
+  CHECK(s1.get("ssl_protocols")->args().strings() == std::vector<std::string>{"TLSv1.2"});
   CHECK(s1.get("ssl_protocols")->from == model::origin::inherited);
   CHECK(s1.get("ssl_session_ticket_key") == nullptr);
 }
@@ -119,11 +119,11 @@ http {
 
 TEST_CASE("ssl_protocols defaults follow the nginx version (DESIGN fact 7)") {
   const std::string conf = "http { server { listen 443 ssl; } }";
-  CHECK(build(conf, "1.22.1")->m.servers[0].get("ssl_protocols")->args() ==
+  CHECK(build(conf, "1.22.1")->m.servers[0].get("ssl_protocols")->args().strings() ==
         std::vector<std::string>{"TLSv1", "TLSv1.1", "TLSv1.2"});
-  CHECK(build(conf, "1.23.4")->m.servers[0].get("ssl_protocols")->args() ==
+  CHECK(build(conf, "1.23.4")->m.servers[0].get("ssl_protocols")->args().strings() ==
         std::vector<std::string>{"TLSv1", "TLSv1.1", "TLSv1.2", "TLSv1.3"});
-  CHECK(build(conf, "1.27.3")->m.servers[0].get("ssl_protocols")->args() ==
+  CHECK(build(conf, "1.27.3")->m.servers[0].get("ssl_protocols")->args().strings() ==
         std::vector<std::string>{"TLSv1.2", "TLSv1.3"});
 }
 

@@ -45,7 +45,7 @@ std::string trim(std::string s) {
 std::multiset<expectation> expectations(const config::config& cfg, const std::string& rule) {
   std::multiset<expectation> out;
   for (const auto& f : cfg.files) {
-    std::istringstream in(f.content);
+    std::istringstream in{std::string(f.content)};
     std::string line;
     std::uint32_t n = 0;
     while (std::getline(in, line)) {

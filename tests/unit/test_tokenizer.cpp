@@ -14,8 +14,13 @@ using ngxtls::config::quote_style;
 
 namespace {
 
-std::vector<directive> parse(const std::string& text) {
+ngxtls::config::parsed_buffer parse(const std::string& text) {
   return parse_buffer(text, "t.conf", 0);
+}
+
+/// 1-based byte column of a directive's name.
+std::uint32_t column_of(const ngxtls::config::parsed_buffer& b, const directive& d) {
+  return ngxtls::config::locate(b.content, d.offset).column;
 }
 
 /// The input_error a text raises, as "line:col: message" (col omitted when 0).
@@ -32,7 +37,7 @@ std::string error_of(const std::string& text) {
 
 std::vector<std::string> values(const directive& d) {
   std::vector<std::string> out;
-  for (const auto& a : d.args) out.push_back(a.value);
+  for (const auto& a : d.args) out.emplace_back(a.value());
   return out;
 }
 
@@ -48,13 +53,13 @@ TEST_CASE("a directive keeps its name, arguments, line and byte column") {
   REQUIRE(ds.size() == 2);
   CHECK(ds[0].name == "user");
   CHECK(ds[0].line == 1);
-  CHECK(ds[0].column == 1);
+  CHECK(column_of(ds, ds[0]) == 1);
   CHECK(values(ds[0]) == std::vector<std::string>{"www-data"});
-  CHECK(ds[0].args[0].column == 7);
+  CHECK(ds.position(ds[0], ds[0].args[0]).column == 7);
   CHECK(ds[1].line == 2);
-  CHECK(ds[1].column == 3);
-  CHECK(ds[1].args[0].line == 2);
-  CHECK(ds[1].args[0].column == 20);
+  CHECK(column_of(ds, ds[1]) == 3);
+  CHECK(ds.position(ds[1], ds[1].args[0]).line == 2);
+  CHECK(ds.position(ds[1], ds[1].args[0]).column == 20);
   CHECK_FALSE(ds[0].has_block);
 }
 
@@ -72,7 +77,7 @@ TEST_CASE("a closing brace, quotes and # inside an unquoted token are ordinary b
   auto ds = parse("return 200 a}b\"c'd#e;");
   REQUIRE(ds.size() == 1);
   CHECK(values(ds[0]) == std::vector<std::string>{"200", "a}b\"c'd#e"});
-  CHECK(ds[0].args[1].quote == quote_style::none);
+  CHECK(ds[0].args[1].quote() == quote_style::none);
 }
 
 TEST_CASE("a brace glued to a token opens a block (A06)") {
@@ -88,16 +93,16 @@ TEST_CASE("quoted tokens keep , { } # as text and record the quote style (A01, A
   auto ds = parse("add_header X-Test \"a;b{c}d\"; return 200 '}#';");
   REQUIRE(ds.size() == 2);
   CHECK(values(ds[0]) == std::vector<std::string>{"X-Test", "a;b{c}d"});
-  CHECK(ds[0].args[1].quote == quote_style::double_quote);
-  CHECK(ds[0].args[1].raw == "\"a;b{c}d\"");
+  CHECK(ds[0].args[1].quote() == quote_style::double_quote);
+  CHECK(ds[0].args[1].raw() == "\"a;b{c}d\"");
   CHECK(values(ds[1]) == std::vector<std::string>{"200", "}#"});
-  CHECK(ds[1].args[1].quote == quote_style::single_quote);
+  CHECK(ds[1].args[1].quote() == quote_style::single_quote);
 }
 
 TEST_CASE("a single-quoted token may span lines (A08)") {
   auto ds = parse("add_header X '\n  a;\n  \"b\";\n';\nreturn 204;");
   REQUIRE(ds.size() == 2);
-  CHECK(ds[0].args[1].value == "\n  a;\n  \"b\";\n");
+  CHECK(ds[0].args[1].value() == "\n  a;\n  \"b\";\n");
   CHECK(ds[1].line == 5);
 }
 
@@ -127,8 +132,8 @@ TEST_CASE("a ) after a closing quote starts the next token") {
 TEST_CASE("nginx unescapes \\\" \\' \\\\ and \\t \\r \\n and keeps other pairs") {
   auto ds = parse(R"(a "q\"s\'b\\t\tr\rn\nx\y";)");
   REQUIRE(ds.size() == 1);
-  CHECK(ds[0].args[0].value == "q\"s'b\\t\tr\rn\nx\\y");
-  CHECK(ds[0].args[0].raw == R"("q\"s\'b\\t\tr\rn\nx\y")");
+  CHECK(ds[0].args[0].value() == "q\"s'b\\t\tr\rn\nx\\y");
+  CHECK(ds[0].args[0].raw() == R"("q\"s\'b\\t\tr\rn\nx\y")");
 }
 
 TEST_CASE("outside quotes a backslash keeps the next byte from ending the token") {
@@ -179,7 +184,7 @@ TEST_CASE("a UTF-8 BOM stays part of the first directive's name (A15)") {
 TEST_CASE("bytes that are not UTF-8 are fine (A17)") {
   auto ds = parse("# \xA4\xA4\xE5 f\xFCr\nserver_name caf\xE9;");
   REQUIRE(ds.size() == 1);
-  CHECK(ds[0].args[0].value == "caf\xE9");
+  CHECK(ds[0].args[0].value() == "caf\xE9");
 }
 
 TEST_CASE("tokenizer errors carry nginx's message and line") {
@@ -224,8 +229,8 @@ TEST_CASE("lua block bodies are read with Lua's lexical rules (A07a, A07b)") {
   auto ds = parse("set_by_lua_block $pass{ return \"ok\" }");
   REQUIRE(ds.size() == 1);
   CHECK(values(ds[0]) == std::vector<std::string>{"$pass"});
-  REQUIRE(ds[0].lua_body);
-  CHECK(*ds[0].lua_body == " return \"ok\" ");
+  REQUIRE(ds[0].lua_body());
+  CHECK(*ds[0].lua_body() == " return \"ok\" ");
   CHECK_FALSE(ds[0].has_block);
 
   const std::string body =
@@ -235,7 +240,7 @@ TEST_CASE("lua block bodies are read with Lua's lexical rules (A07a, A07b)") {
   auto ds2 = parse("location / { content_by_lua_block {" + body + "} return 204; }");
   REQUIRE(ds2.size() == 1);
   REQUIRE(ds2[0].block.size() == 2);
-  CHECK(*ds2[0].block[0].lua_body == body);
+  CHECK(*ds2[0].block[0].lua_body() == body);
   CHECK(ds2[0].block[1].name == "return");
 }
 
@@ -243,7 +248,7 @@ TEST_CASE("a quoted lua block name is a lua block too, a lua name as argument is
   auto ds = parse("\"rewrite_by_lua_block\" { a = { 1 } }\nserver_name content_by_lua_block ;");
   REQUIRE(ds.size() == 2);
   CHECK(ds[0].name == "rewrite_by_lua_block");
-  CHECK(*ds[0].lua_body == " a = { 1 } ");
+  CHECK(*ds[0].lua_body() == " a = { 1 } ");
   CHECK(values(ds[1]) == std::vector<std::string>{"content_by_lua_block"});
 }
 
@@ -252,7 +257,7 @@ TEST_CASE("lua strings do not span lines: their quote is then an ordinary byte")
   CHECK(error_of("content_by_lua_block {\nx = \"a\n}\"\n") ==
         "4:1: unexpected end of file, expecting \";\" or \"}\"");
   auto ds = parse("content_by_lua_block { x = \"abc }");
-  CHECK(*ds[0].lua_body == " x = \"abc ");
+  CHECK(*ds[0].lua_body() == " x = \"abc ");
 }
 
 TEST_CASE("lua block errors use the module's messages") {
