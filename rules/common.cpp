@@ -151,7 +151,9 @@ bool openssl_differs(const model::model& m) {
   return linked && (linked->major != m.versions.openssl.major || linked->minor != m.versions.openssl.minor);
 }
 
-std::vector<certificate_ref> certificates_of(const engine::context& ctx, const model::server& s) {
+namespace {
+
+std::vector<certificate_ref> certificates_uncached(const engine::context& ctx, const model::server& s) {
   std::vector<certificate_ref> out;
   const auto* certs = s.get("ssl_certificate");
   if (!certs) return out;
@@ -174,6 +176,25 @@ std::vector<certificate_ref> certificates_of(const engine::context& ctx, const m
     out.push_back(std::move(r));
   }
   return out;
+}
+
+}  // namespace
+
+const std::vector<certificate_ref>& certificates_of(const engine::context& ctx, const model::server& s) {
+  // Six rules ask for every server's certificates: work them out once per run.
+  const auto& servers = ctx.model().servers;
+  const auto& all = ctx.shared<std::vector<std::vector<certificate_ref>>>("rules::certificates_of", [&] {
+    std::vector<std::vector<certificate_ref>> out;
+    out.reserve(servers.size());
+    for (const auto& x : servers) out.push_back(certificates_uncached(ctx, x));
+    return out;
+  });
+  if (!servers.empty() && &s >= servers.data() && &s < servers.data() + servers.size())
+    return all[static_cast<std::size_t>(&s - servers.data())];
+  // A server of another model (a baseline): cached under its address.
+  return ctx.shared<std::vector<certificate_ref>>(
+      "rules::certificates_of@" + std::to_string(reinterpret_cast<std::uintptr_t>(&s)),
+      [&] { return certificates_uncached(ctx, s); });
 }
 
 const std::vector<tls::certificate_info>* read_chain(const engine::context& ctx, const std::string& path) {

@@ -82,7 +82,9 @@ struct certificate_ref {
   std::string key_path;                       ///< resolved key path, or ""
 };
 /// The certificates of a TLS server whose paths are static (no `$variable`, no `data:`).
-std::vector<certificate_ref> certificates_of(const engine::context& ctx, const model::server& s);
+/// Computed once per engine run (shared by the certificate rules); the reference lives as
+/// long as the run's context.
+const std::vector<certificate_ref>& certificates_of(const engine::context& ctx, const model::server& s);
 
 /// The leaf and chain of a certificate file when it could be read, else null (a missing or
 /// unreadable file is reported by `file-not-inspected`).

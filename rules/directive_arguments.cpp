@@ -42,7 +42,7 @@ arguments per directive); nginx src/core/ngx_conf_file.c, ngx_conf_handler
 )";
 
 void check(const engine::context& ctx, std::vector<engine::finding>& out) {
-  for (const auto& i : directives::issues(ctx)) {
+  for (const auto& i : directives::shared_issues(ctx)) {
     if (i.kind != directives::problem::arguments) continue;
     auto f = ctx.make(id, i.level, i.message, i.where);
     f.fix = "# see `ngxtls rules directive-arguments`";

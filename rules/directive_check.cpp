@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <unordered_map>
 #include <sstream>
 
 #include "rules/common.hpp"
@@ -357,10 +358,14 @@ const std::vector<entry>& table() {
 }
 
 const entry* find(std::string_view name) {
-  const auto& t = table();
-  auto it = std::lower_bound(t.begin(), t.end(), name,
-                             [](const entry& e, std::string_view n) { return e.name < n; });
-  return it != t.end() && it->name == name ? &*it : nullptr;
+  // Looked up for every directive of the config: a hash beats a binary search of string compares.
+  static const std::unordered_map<std::string_view, const entry*> index = [] {
+    std::unordered_map<std::string_view, const entry*> out;
+    for (const auto& e : table()) out.emplace(e.name, &e);
+    return out;
+  }();
+  auto it = index.find(name);
+  return it == index.end() ? nullptr : it->second;
 }
 
 std::optional<std::string> owning_module(std::string_view name) {
@@ -378,6 +383,10 @@ std::string module_of_load(std::string_view path) {
     for (auto s : m.stems)
       if (s == stem) return m.module;
   return std::string(stem);
+}
+
+const std::vector<issue>& shared_issues(const engine::context& c) {
+  return c.shared<std::vector<issue>>("directives::issues", [&] { return issues(c); });
 }
 
 std::vector<issue> issues(const engine::context& c, std::optional<ctx> forced) {

@@ -83,5 +83,7 @@ struct issue {
 /// `start` forces the context of the main file's top level (tests replaying how nginx read a
 /// corpus file); nullopt infers it as described above.
 std::vector<issue> issues(const engine::context& c, std::optional<ctx> start = std::nullopt);
+/// issues(c), computed once per engine run and shared by the three directive rules.
+const std::vector<issue>& shared_issues(const engine::context& c);
 
 }  // namespace ngxtls::rules::directives

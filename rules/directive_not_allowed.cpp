@@ -48,7 +48,7 @@ config per directive and context); nginx src/core/ngx_conf_file.c, ngx_conf_hand
 )";
 
 void check(const engine::context& ctx, std::vector<engine::finding>& out) {
-  for (const auto& i : directives::issues(ctx)) {
+  for (const auto& i : directives::shared_issues(ctx)) {
     if (i.kind != directives::problem::not_allowed) continue;
     auto f = ctx.make(id, i.level, i.message, i.where);
     f.fix = "# see `ngxtls rules directive-not-allowed-here`";

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <set>
+#include <unordered_set>
 
 #include "engine/fix.hpp"
 #include "rules/common.hpp"
@@ -73,7 +74,7 @@ constexpr const char* cache_fix =
 // The shared cache the fix adds: a zone name no other ssl_session_cache of this config uses
 // (a zone declared twice with different sizes is an nginx error; sharing one across unrelated
 // servers lets sessions cross them).
-std::string shared_cache_arg(const model::model& m, model::context_kind ctx) {
+std::string shared_cache_arg_uncached(const model::model& m, model::context_kind ctx) {
   std::set<std::string> used;
   for (const auto& s : m.servers)
     if (const auto* c = s.get("ssl_session_cache"))
@@ -86,12 +87,20 @@ std::string shared_cache_arg(const model::model& m, model::context_kind ctx) {
   return "shared:" + name + ":10m";
 }
 
+// Computed once per run and context: every finding's fix names the same zone (it scans
+// every server, which per finding was quadratic on large fleets).
+std::string shared_cache_arg(const engine::context& ctx, model::context_kind kind) {
+  const std::string key = std::string("tls13-resumption-disabled:zone:") +
+                          (kind == model::context_kind::stream ? "stream" : "http");
+  return ctx.shared<std::string>(key, [&] { return shared_cache_arg_uncached(ctx.model(), kind); });
+}
+
 // Mechanical fix: replace an explicit `ssl_session_cache none|off` of the default server, else
 // add a shared cache right after the `ssl_session_tickets off` that causes the finding.
 void add_cache_edit(const engine::context& ctx, const model::server& d, const config::directive* tickets_off,
                     engine::finding& f) {
   const auto& cfg = *ctx.model().cfg;
-  const std::string line = "ssl_session_cache " + shared_cache_arg(ctx.model(), d.context) + ";";
+  const std::string line = "ssl_session_cache " + shared_cache_arg(ctx, d.context) + ";";
   std::optional<engine::text_edit> e;
   if (const auto* cache = d.get("ssl_session_cache")->where()) e = engine::replace_directive(cfg, *cache, line);
   else if (tickets_off) e = engine::insert_after(cfg, *tickets_off, line + "  # ngxtls: resumption needs a cache when tickets are off");
@@ -143,11 +152,11 @@ void check(const engine::context& ctx, std::vector<engine::finding>& out) {
       }
     }
     // Mismatches between the default server and the name-based servers of its sockets.
-    std::vector<std::size_t> seen;
+    // A set, not a list: one socket may carry thousands of name-based servers.
+    std::unordered_set<std::size_t> seen;
     for (const auto* k : sockets) {
       for (std::size_t si : k->servers) {
-        if (si == di || std::find(seen.begin(), seen.end(), si) != seen.end()) continue;
-        seen.push_back(si);
+        if (si == di || !seen.insert(si).second) continue;
         const model::server& s = m.servers[si];
         const bool s_tickets = model::is_on(s.get("ssl_session_tickets"));
         if (s_tickets == d_tickets) continue;

@@ -55,7 +55,7 @@ verdicts of nginx 1.22.1 on the shared corpus (tests/unit/test_directive_table.c
 )";
 
 void check(const engine::context& ctx, std::vector<engine::finding>& out) {
-  for (const auto& i : directives::issues(ctx)) {
+  for (const auto& i : directives::shared_issues(ctx)) {
     if (i.kind != directives::problem::unknown) continue;
     auto f = ctx.make(id, i.level, i.message, i.where);
     f.fix = "# see `ngxtls rules unknown-directive`";

@@ -2,6 +2,7 @@
 // export-grade, RC4, DES/3DES or MD5 suites, or key exchange without forward secrecy.
 
 #include <map>
+#include <mutex>
 #include <set>
 #include <stdexcept>
 
@@ -66,6 +67,8 @@ struct expansion {
 
 const expansion& expand(const std::string& spec) {
   static std::map<std::string, expansion> cache;
+  static std::mutex mu;  // engine::run runs rules on several threads (fleets: one rule per model at a time)
+  const std::lock_guard<std::mutex> lock(mu);
   auto it = cache.find(spec);
   if (it != cache.end()) return it->second;
   expansion e;

@@ -76,7 +76,9 @@ class disk_source final : public file_source {
       if (::fstat(fd, &fb) != 0 || !S_ISREG(fb.st_mode)) {
         throw input_error(from, "\"" + path + "\" is not a regular file");
       }
-      out.resize(static_cast<std::size_t>(fb.st_size));
+      // One byte past the size stat() gave: reading it tells whether the file grew since,
+      // without doubling the buffer (a 20 MB config would reserve 40 MB).
+      out.resize(static_cast<std::size_t>(fb.st_size) + 1);
       std::size_t got = 0;
       while (true) {
         if (got == out.size()) {
@@ -153,7 +155,12 @@ class overlay_source final : public file_source {
   overlay_source(std::string name, std::string content, file_source& base)
       : name_(std::move(name)), content_(std::move(content)), base_(base) {}
   std::string read(const std::string& path, const source_location& from) override {
-    if (path == name_) return content_;
+    if (path == name_ && !taken_) {
+      // The loader reads each path once: hand the bytes over rather than copy them (a
+      // 20 MB config was held twice at the peak).
+      taken_ = true;
+      return std::move(content_);
+    }
     return base_.read(path, from);
   }
   std::vector<std::string> glob(const std::string& pattern) override { return base_.glob(pattern); }
@@ -161,6 +168,7 @@ class overlay_source final : public file_source {
  private:
   std::string name_;
   std::string content_;
+  bool taken_ = false;
   file_source& base_;
 };
 

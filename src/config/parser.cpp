@@ -100,6 +100,7 @@ struct parse_state {
   void check_length(std::size_t s, std::size_t last, std::size_t line, char quote,
                     std::size_t close) const {
     if (last < s + nginx_conf_buffer) return;
+    if (line == 0) line = locate(buffer, s).line;
     if (quote != 0 && s + nginx_conf_buffer <= close) {
       fail(line, 0,
            std::string("too long parameter, probably missing terminating \"") + quote +
@@ -180,15 +181,13 @@ void add_word(const Input& in, parse_state& st, quote_style quote) {
   const std::string_view raw(in.begin(), in.size());
   const std::size_t b = st.offset(in.begin());
   const std::size_t end = st.offset(in.end());
-  std::size_t line;
+  std::size_t line = 0;  // for errors only: worked out when one is raised
   if (st.pending.empty()) {
     // Only a directive's name needs its position now; an argument's is worked out from
     // its bytes when reported (config::where).
     line = st.pos(in.begin()).line;
     st.name_line = static_cast<std::uint32_t>(line);
     st.name_offset = b;
-  } else {
-    line = st.pos(in.begin()).line;
   }
   std::string_view inner = raw;
   if (quote == quote_style::none) {

@@ -1,6 +1,9 @@
 #include "engine/engine.hpp"
 
 #include <algorithm>
+#include <atomic>
+#include <exception>
+#include <thread>
 #include <cstring>
 #include <string_view>
 #include <filesystem>
@@ -16,8 +19,11 @@ context::~context() = default;
 
 std::string context::resolve(std::string_view path) const {
   if (path.empty() || path[0] == '/' || !m_.cfg) return std::string(path);
+  // Thousands of servers name the same few relative files: normalise each once.
+  const std::lock_guard<std::mutex> lock(resolve_mu_);
+  if (auto it = resolved_.find(path); it != resolved_.end()) return it->second;
   std::filesystem::path p = std::filesystem::path(m_.cfg->conf_prefix) / path;
-  return p.lexically_normal().string();
+  return resolved_.emplace(std::string(path), p.lexically_normal().string()).first->second;
 }
 
 source_location context::where(const config::directive* d) const {
@@ -42,29 +48,39 @@ finding context::make(const std::string& rule, severity level, std::string messa
 
 namespace {
 
-// Line starts of one file, built once per file and run: a suppression lookup per finding
-// must not rescan the file from its start (thousands of findings on a 20 MB config).
+// The lines of one file that hold a suppression comment, found once per file and run: a
+// lookup per finding must not rescan the file (thousands of findings on a 20 MB config),
+// and an index of every line start cost 12 MB there.
 class line_index {
  public:
-  explicit line_index(std::string_view content) : content_(content) {
-    starts_.push_back(0);
-    for (const char* p = content.data(), *e = p + content.size();
-         (p = static_cast<const char*>(std::memchr(p, '\n', static_cast<std::size_t>(e - p))));) {
-      ++p;
-      starts_.push_back(static_cast<std::size_t>(p - content.data()));
+  explicit line_index(std::string_view content) {
+    constexpr std::string_view marker = "ngxtls: ignore";
+    std::uint32_t line = 1;
+    std::size_t counted = 0;  // newlines before `counted` are in `line`
+    for (std::size_t pos = content.find(marker); pos != std::string_view::npos;
+         pos = content.find(marker, pos)) {
+      for (const char* p = content.data() + counted, *e = content.data() + pos;
+           (p = static_cast<const char*>(std::memchr(p, '\n', static_cast<std::size_t>(e - p))));) {
+        ++line;
+        ++p;
+      }
+      counted = pos;
+      const std::size_t nl = content.rfind('\n', pos);
+      const std::size_t b = nl == std::string_view::npos ? 0 : nl + 1;
+      std::size_t e = content.find('\n', pos);
+      if (e == std::string_view::npos) e = content.size();
+      lines_[line] = content.substr(b, e - b);
+      pos = e;
     }
   }
-  // The text of 1-based line `n`, or "" past the end.
+  // The text of 1-based line `n` when it holds a suppression comment, else "".
   std::string_view line(std::uint32_t n) const {
-    if (n == 0 || n > starts_.size()) return {};
-    const std::size_t b = starts_[n - 1];
-    const std::size_t e = n < starts_.size() ? starts_[n] - 1 : content_.size();
-    return content_.substr(b, e - b);
+    auto it = lines_.find(n);
+    return it == lines_.end() ? std::string_view() : it->second;
   }
 
  private:
-  std::string_view content_;
-  std::vector<std::size_t> starts_;
+  std::map<std::uint32_t, std::string_view> lines_;
 };
 
 // The rule ids a `# ngxtls: ignore a-rule, other-rule -- reason` comment names, with the
@@ -130,6 +146,7 @@ void report_unused(const model::model& m, const lint_options& opts, const std::s
   for (const auto& file : m.cfg->files) {
     if (!seen_files.insert(file.path).second) continue;
     std::string_view content = file.content;
+    if (content.find("ngxtls: ignore") == std::string_view::npos) continue;  // the usual case
     std::uint32_t n = 0;
     std::size_t start = 0;
     while (start <= content.size()) {
@@ -161,18 +178,44 @@ void report_unused(const model::model& m, const lint_options& opts, const std::s
 
 }  // namespace
 
-std::vector<finding> run(const model::model& m, const lint_options& opts) {
+std::vector<finding> run(const model::model& m, const lint_options& opts, unsigned threads) {
   context ctx(m, opts);
   std::vector<finding> out;
   std::set<std::string> ran;
   std::set<suppression_use> used;
   std::map<std::size_t, line_index> lines;
+  std::vector<const rule*> selected;
   for (const auto& r : all_rules()) {
     if (opts.select && !opts.select->count(r.id)) continue;
     if (opts.ignore.count(r.id)) continue;
+    selected.push_back(&r);
+  }
+  // Rules only read the model and share the context's locked caches, so they run side by
+  // side; results are taken in catalog order, so the output does not depend on the threads.
+  std::vector<std::vector<finding>> results(selected.size());
+  std::vector<std::exception_ptr> errors(selected.size());
+  std::atomic<std::size_t> next{0};
+  auto worker = [&] {
+    for (std::size_t i; (i = next.fetch_add(1)) < selected.size();) {
+      try {
+        selected[i]->check(ctx, results[i]);
+      } catch (...) {
+        errors[i] = std::current_exception();
+      }
+    }
+  };
+  if (threads == 0) threads = std::clamp(std::thread::hardware_concurrency(), 1u, 4u);
+  threads = static_cast<unsigned>(std::min<std::size_t>(threads, selected.size()));
+  {
+    std::vector<std::jthread> pool;
+    for (unsigned t = 1; t < threads; ++t) pool.emplace_back(worker);
+    worker();
+  }
+  for (std::size_t i = 0; i < selected.size(); ++i) {
+    if (errors[i]) std::rethrow_exception(errors[i]);
+    const rule& r = *selected[i];
     ran.insert(r.id);
-    std::vector<finding> found;
-    r.check(ctx, found);
+    std::vector<finding>& found = results[i];
     for (auto& f : found) {
       if (suppressed(m, f, used, lines)) continue;
       if (auto it = opts.severity_overrides.find(f.rule); it != opts.severity_overrides.end())

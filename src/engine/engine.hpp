@@ -5,6 +5,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <set>
 #include <string>
@@ -76,19 +77,44 @@ class context {
   source_location where(const config::directive* d) const;
   /// Shared cache of file lookups (src/tls), keyed by resolved path.
   file_facts& files() const { return *files_; }
+  /// A value computed once per run and shared by the rules that need it (the three
+  /// directive rules walk the tree once between them): `make()` runs on first use of `key`,
+  /// once even when rules on several threads ask at the same time; `make()` may ask for
+  /// other keys, not its own.
+  template <typename T, typename Make>
+  const T& shared(const std::string& key, Make make) const {
+    std::shared_ptr<shared_slot> slot;
+    {
+      const std::lock_guard<std::mutex> lock(shared_mu_);
+      auto& s = shared_[key];
+      if (!s) s = std::make_shared<shared_slot>();
+      slot = s;
+    }
+    std::call_once(slot->once, [&] { slot->value = std::make_shared<T>(make()); });
+    return *static_cast<const T*>(slot->value.get());
+  }
 
  private:
+  struct shared_slot {
+    std::once_flag once;
+    std::shared_ptr<void> value;
+  };
   const model::model& m_;
   const lint_options& opts_;
   std::unique_ptr<file_facts> files_;
+  mutable std::mutex shared_mu_;
+  mutable std::map<std::string, std::shared_ptr<shared_slot>> shared_;
+  mutable std::mutex resolve_mu_;
+  mutable std::map<std::string, std::string, std::less<>> resolved_;
 };
 
-/// Runs every selected rule over `m`, then drops findings suppressed inline with
+/// Runs every selected rule over `m` (on up to `threads` threads, default: the machine's cores,
+/// at most 4; the result does not depend on it), then drops findings suppressed inline with
 /// `# ngxtls: ignore RULE-ID` on the finding's line or the line above, then applies severity
 /// overrides; sorted by file, line, column, rule; exact duplicates (same rule, place and
 /// message reached through two include sites) kept once. A suppression comment naming a rule
 /// that ran but silenced nothing, or naming no rule at all, is itself reported as an
 /// `unused-suppression` note (unless that rule is deselected).
-std::vector<finding> run(const model::model& m, const lint_options& opts);
+std::vector<finding> run(const model::model& m, const lint_options& opts, unsigned threads = 0);
 
 }  // namespace ngxtls::engine

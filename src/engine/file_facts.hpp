@@ -3,6 +3,7 @@
 // of servers names the same certificate and key files over and over.
 
 #include <map>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -21,6 +22,7 @@ struct lookup {
 };
 
 /// Cached reads through src/tls. Paths are resolved ones (absolute or as nginx would open them).
+/// Thread-safe: rules run in parallel (engine::run).
 struct file_facts {
   /// Every certificate in an ssl_certificate file (leaf first).
   const lookup<std::vector<tls::certificate_info>>& certificate(const std::string& path);
@@ -35,6 +37,7 @@ struct file_facts {
   const lookup<std::optional<std::string>>& key_match(const std::string& cert, const std::string& key);
 
  private:
+  std::mutex mu_;  ///< one lock: a file is read once, whichever rule asks first
   std::map<std::string, lookup<std::vector<tls::certificate_info>>> certs_;
   std::map<std::string, lookup<tls::ticket_key_info>> keys_;
   std::map<std::string, std::optional<bool>> issuers_;

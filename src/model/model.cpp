@@ -29,10 +29,30 @@ const config::directive* setting::where() const {
 
 namespace {
 
+/// FNV-1a of a directive name. Rules look names up millions of times on large fleets; a
+/// binary search over integers with one final compare beats one over strings that share
+/// their "ssl_" prefix.
+std::uint64_t name_key(std::string_view name) {
+  std::uint64_t h = 1469598103934665603ull;
+  for (unsigned char c : name) {
+    h ^= c;
+    h *= 1099511628211ull;
+  }
+  return h;
+}
+
+void sort_by_key(setting_list& l) {
+  std::stable_sort(l.begin(), l.end(),
+                   [](const named_setting& a, const named_setting& b) { return a.key < b.key; });
+}
+
 const setting* find_in(const setting_list& l, std::string_view name) {
-  auto it = std::lower_bound(l.begin(), l.end(), name,
-                             [](const auto& e, std::string_view n) { return e.first < n; });
-  return it != l.end() && it->first == name ? &it->second : nullptr;
+  const std::uint64_t key = name_key(name);
+  auto it = std::lower_bound(l.begin(), l.end(), key,
+                             [](const named_setting& e, std::uint64_t k) { return e.key < k; });
+  for (; it != l.end() && it->key == key; ++it)
+    if (it->name == name) return &it->value;
+  return nullptr;
 }
 
 }  // namespace
@@ -46,12 +66,13 @@ const setting* server::get(std::string_view name) const {
 
 std::vector<std::pair<std::string_view, const setting*>> server::settings() const {
   std::vector<std::pair<std::string_view, const setting*>> out;
-  for (const auto& [n, st] : own) out.emplace_back(n, &st);
+  for (const auto& e : own) out.emplace_back(e.name, &e.value);
   if (outer) {
-    for (const auto& [n, st] : outer->inherited)
-      if (!find_in(own, n)) out.emplace_back(n, &st);
-    for (const auto& [n, st] : outer->defaults)
-      if (!find_in(own, n) && !find_in(outer->inherited, n)) out.emplace_back(n, &st);
+    for (const auto& e : outer->inherited)
+      if (!find_in(own, e.name)) out.emplace_back(e.name, &e.value);
+    for (const auto& e : outer->defaults)
+      if (!find_in(own, e.name) && !find_in(outer->inherited, e.name))
+        out.emplace_back(e.name, &e.value);
   }
   std::sort(out.begin(), out.end(),
             [](const auto& a, const auto& b) { return a.first < b.first; });
@@ -122,15 +143,14 @@ setting_list collect(config::list<config::directive> block, origin from) {
   setting_list out;
   for (const auto& d : block) {
     if (d.has_block || !tracked(d.name)) continue;
-    auto it = std::find_if(out.begin(), out.end(), [&](const auto& e) { return e.first == d.name; });
+    auto it = std::find_if(out.begin(), out.end(), [&](const auto& e) { return e.name == d.name; });
     if (it == out.end()) {
-      out.emplace_back(d.name, setting{from, {}});
+      out.push_back({name_key(d.name), d.name, setting{from, {}}});
       it = out.end() - 1;
     }
-    it->second.values.push_back({values_view(d.args), &d});
+    it->value.values.push_back({values_view(d.args), &d});
   }
-  std::stable_sort(out.begin(), out.end(),
-                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  sort_by_key(out);
   return out;
 }
 
@@ -213,10 +233,9 @@ const setting_list& defaults_for(const version& nginx) {
                              args.data() + ranges[i].first,
                              static_cast<std::uint32_t>(ranges[i].second))),
                          nullptr});
-    slot->second.emplace_back(names[i], std::move(st));
+    slot->second.push_back({name_key(names[i]), names[i], std::move(st)});
   }
-  std::sort(slot->second.begin(), slot->second.end(),
-            [](const auto& a, const auto& b) { return a.first < b.first; });
+  sort_by_key(slot->second);
   return slot->second;
 }
 
@@ -252,8 +271,8 @@ server make_server(const config::directive& sd, context_kind ctx,
 void add_context(const config::directive& block_dir, context_kind ctx, model& m) {
   auto shared = std::make_shared<context_settings>();
   shared->inherited = collect(block_dir.block, origin::inherited);
-  for (const auto& [name, st] : defaults_for(m.versions.nginx))
-    if (!find_in(shared->inherited, name)) shared->defaults.emplace_back(name, st);
+  for (const auto& e : defaults_for(m.versions.nginx))
+    if (!find_in(shared->inherited, e.name)) shared->defaults.push_back(e);
   const std::shared_ptr<const context_settings> outer = shared;
   for (const auto& d : block_dir.block)
     if (d.name == "server" && d.has_block)

@@ -97,8 +97,14 @@ struct setting {
   const config::directive* where() const;
 };
 
-/// Settings by directive name, sorted by name (binary search).
-using setting_list = std::vector<std::pair<std::string_view, setting>>;
+/// One entry of a setting_list: a directive name, a hash of it (the sort key) and the setting.
+struct named_setting {
+  std::uint64_t key = 0;  ///< hash of `name`: lookups compare integers, not names
+  std::string_view name;
+  setting value;
+};
+/// Settings of one block, sorted by key (binary search).
+using setting_list = std::vector<named_setting>;
 
 /// What the servers of one `http` or `stream` block share: the block's own settings and the
 /// built-in defaults. Shared, not copied per server (issue 6: 15,000 servers).

@@ -64,39 +64,58 @@ std::string render_text(const lint_report& r, bool color) {
 }
 
 std::string render_json(const lint_report& r) {
-  nlohmann::json findings = nlohmann::json::array();
-  for (const auto& f : r.findings) {
-    nlohmann::json chain = nlohmann::json::array();
-    for (const auto& c : f.include_chain) chain.push_back({{"file", c.file}, {"line", c.line}});
-    nlohmann::json ev = nlohmann::json::array();
-    for (const auto& e : f.facts) {
-      nlohmann::json j = {{"name", e.name}, {"value", e.value}, {"origin", e.origin}};
-      j["location"] = e.where ? location_json(*e.where) : nlohmann::json(nullptr);
-      ev.push_back(std::move(j));
+  // Written one finding at a time (a 20 MB fleet config has thousands): the same text as
+  // one document dumped with indent 2 and keys sorted (nlohmann::json's order), without
+  // holding the whole document.
+  constexpr auto replace = nlohmann::json::error_handler_t::replace;  // config bytes need not be UTF-8
+  auto dump_at = [&](const nlohmann::json& j, int level) {
+    std::string text = j.dump(2, ' ', false, replace);
+    const std::string pad(static_cast<std::size_t>(2 * level), ' ');
+    std::string out;
+    out.reserve(text.size() + text.size() / 8);
+    for (char c : text) {
+      out += c;
+      if (c == '\n') out += pad;
     }
-    findings.push_back({{"rule", f.rule},
-                        {"severity", to_string(f.level)},
-                        {"message", f.message},
-                        {"location", location_json(f.location)},
-                        {"include_chain", chain},
-                        {"evidence", ev},
-                        {"fix", f.fix},
-                        {"server", f.server}});
+    return out;
+  };
+  nlohmann::json assumed = {{"nginx", r.assumed.nginx.str()},
+                            {"nginx_source", r.assumed.nginx_source},
+                            {"openssl", r.assumed.openssl.str()},
+                            {"openssl_source", r.assumed.openssl_source}};
+  std::string out = "{\n  \"assumed\": " + dump_at(assumed, 1) + ",\n  \"findings\": ";
+  if (r.findings.empty()) out += "[]";
+  else out += "[\n";
+  for (std::size_t i = 0; i < r.findings.size(); ++i) {
+    const auto& f = r.findings[i];
+    nlohmann::json j = nlohmann::json::object();
+    nlohmann::json& chain = j["include_chain"] = nlohmann::json::array();
+    for (const auto& c : f.include_chain) chain.push_back({{"file", c.file}, {"line", c.line}});
+    nlohmann::json& ev = j["evidence"] = nlohmann::json::array();
+    for (const auto& e : f.facts) {
+      nlohmann::json x = nlohmann::json::object();
+      x["name"] = e.name;
+      x["value"] = e.value;
+      x["origin"] = e.origin;
+      x["location"] = e.where ? location_json(*e.where) : nlohmann::json(nullptr);
+      ev.push_back(std::move(x));
+    }
+    j["rule"] = f.rule;
+    j["severity"] = to_string(f.level);
+    j["message"] = f.message;
+    j["location"] = location_json(f.location);
+    j["fix"] = f.fix;
+    j["server"] = f.server;
+    out += "    " + dump_at(j, 2);
+    out += i + 1 < r.findings.size() ? ",\n" : "\n  ]";
   }
-  nlohmann::json doc = {
-      {"inputs", r.inputs},
-      {"assumed",
-       {{"nginx", r.assumed.nginx.str()},
-        {"nginx_source", r.assumed.nginx_source},
-        {"openssl", r.assumed.openssl.str()},
-        {"openssl_source", r.assumed.openssl_source}}},
-      {"findings", findings},
-      {"summary",
-       {{"error", count(r, engine::severity::error)},
-        {"warning", count(r, engine::severity::warning)},
-        {"note", count(r, engine::severity::note)}}}};
-  // Config bytes are not always UTF-8 (nginx reads bytes): replace invalid sequences.
-  return doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + '\n';
+  nlohmann::json inputs = r.inputs;
+  nlohmann::json summary = {{"error", count(r, engine::severity::error)},
+                            {"warning", count(r, engine::severity::warning)},
+                            {"note", count(r, engine::severity::note)}};
+  out += ",\n  \"inputs\": " + dump_at(inputs, 1) + ",\n  \"summary\": " + dump_at(summary, 1) +
+         "\n}\n";
+  return out;
 }
 
 }  // namespace ngxtls::report

@@ -33,6 +33,7 @@
 #include "config/loader.hpp"
 #include "engine/engine.hpp"
 #include "model/model.hpp"
+#include "report/lint_output.hpp"
 #include "support/process.hpp"
 #include "tls/pki.hpp"
 
@@ -153,7 +154,18 @@ void print_phases(const std::filesystem::path& file) {
   const double rules_s = s_since(t0);
   std::printf("  phases %s: load %.3f s, model %.3f s, rules %.3f s, %zu servers, %zu findings\n",
               file.filename().c_str(), load_s, model_s, rules_s, m.servers.size(), found.size());
-  std::printf("  heap in use: config %.1f MB, model %.1f MB\n", heap_tree, heap_model);
+  const double heap_found = heap_mb() - heap0 - heap_tree - heap_model;
+  report::lint_report rep;
+  rep.assumed = v;
+  rep.inputs.push_back(file.string());
+  rep.findings = std::move(found);
+  t0 = clock_type::now();
+  const std::string json = report::render_json(rep);
+  const double json_s = s_since(t0);
+  std::printf("  report: json %.3f s, %.1f MB; heap in use: config %.1f MB, model %.1f MB, "
+              "findings %.1f MB\n",
+              json_s, static_cast<double>(json.size()) / (1024.0 * 1024.0), heap_tree, heap_model,
+              heap_found);
   if (std::getenv("BENCH_LINT_RULES")) {
     // Per rule, to find the slow ones.
     for (const auto& r : engine::all_rules()) {
