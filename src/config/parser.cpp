@@ -45,6 +45,7 @@ struct parse_state {
   std::vector<frame> stack;
   std::vector<argument> pending;  ///< words of the statement being read; [0] is the name
   std::uint32_t name_line = 0;    ///< position of pending[0]
+  std::uint32_t name_column = 0;
   std::size_t name_offset = 0;
   std::size_t depth = 0;
   const char* quote_start = nullptr;  ///< opening quote of the token being read
@@ -140,7 +141,7 @@ struct parse_state {
   directive take_pending(std::optional<std::string_view> lua_body = std::nullopt) {
     const std::size_t nargs = pending.size() - 1;
     if (nargs > max_args) {
-      fail(name_line, locate(buffer, name_offset, name_line, name_offset).column,
+      fail(name_line, name_column,
            "directive \"" + name_text() + "\" has " + std::to_string(nargs) +
                " arguments, more than the limit of " + std::to_string(max_args) +
                " (max_args_per_directive)");
@@ -149,6 +150,7 @@ struct parse_state {
     d.name = pending.front().value();
     d.file = file_index;
     d.line = name_line;
+    d.column = name_column;
     d.offset = static_cast<std::uint32_t>(name_offset);
     if (lua_body) {
       d.lua = true;
@@ -185,8 +187,10 @@ void add_word(const Input& in, parse_state& st, quote_style quote) {
   if (st.pending.empty()) {
     // Only a directive's name needs its position now; an argument's is worked out from
     // its bytes when reported (config::where).
-    line = st.pos(in.begin()).line;
+    const auto p = st.pos(in.begin());
+    line = p.line;
     st.name_line = static_cast<std::uint32_t>(line);
+    st.name_column = static_cast<std::uint32_t>(p.column);
     st.name_offset = b;
   }
   std::string_view inner = raw;

@@ -89,19 +89,30 @@ line_column locate(std::string_view content, std::size_t offset, std::uint32_t f
 
 namespace {
 
-/// Position of argument `a` of `d` in `content`: counted on from the directive's name.
+/// Position of argument `a` of `d` in `content`: counted on from the directive's name, so
+/// the cost is the directive's own length, never the line's or the file's.
 line_column arg_position(std::string_view content, const directive& d, const argument& a) {
   const char* p = a.raw().data();
-  if (p < content.data() || p > content.data() + content.size()) return {d.line, 0};
-  return locate(content, static_cast<std::size_t>(p - content.data()), d.line, d.offset);
+  if (p < content.data() + d.offset || p > content.data() + content.size()) return {d.line, 0};
+  const auto offset = static_cast<std::size_t>(p - content.data());
+  std::uint32_t line = d.line;
+  std::size_t line_start = std::string_view::npos;  // unknown: still the name's line
+  for (std::size_t i = d.offset; i < offset; ++i) {
+    if (content[i] == '\n') {
+      ++line;
+      line_start = i + 1;
+    }
+  }
+  if (line_start == std::string_view::npos)
+    return {line, static_cast<std::uint32_t>(d.column + (offset - d.offset))};
+  return {line, static_cast<std::uint32_t>(offset - line_start + 1)};
 }
 
 }  // namespace
 
 source_location config::where(const directive& d) const {
   if (d.file >= files.size()) return {"?", d.line, 0};
-  const source_file& f = files[d.file];
-  return {f.path, d.line, locate(f.content, d.offset, d.line, d.offset).column};
+  return {files[d.file].path, d.line, d.column};
 }
 
 source_location config::where(const directive& d, const argument& a) const {

@@ -78,7 +78,7 @@ struct raw_header {
   std::uint32_t size;
 };
 
-/// One directive: a name, its arguments and an optional block (72 bytes).
+/// One directive: a name, its arguments and an optional block (72 bytes; checked below).
 /// In the expanded tree (`config::root`) `include` directives are replaced by the
 /// directives of the files they name, each stamped with the include chain that brought it in.
 struct directive {
@@ -87,8 +87,9 @@ struct directive {
   list<directive> block;    ///< children, when has_block
   std::uint32_t file = 0;    ///< index into config::files
   std::uint32_t line = 0;    ///< 1-based line of the name
-  std::uint32_t offset = 0;  ///< byte offset of the name's first byte in the file (column: config::where)
+  std::uint32_t offset = 0;  ///< byte offset of the name's first byte in the file
   std::uint32_t chain = 0;   ///< index into config::chains; 0 = reached without any include
+  std::uint32_t column = 0;  ///< 1-based byte column of the name (kept: a minified one-line file makes it costly to work out)
   bool has_block = false;    ///< true for `name args { ... }`, even when the block is empty
   bool lua = false;          ///< a `*_by_lua_block` directive (see lua_body())
   bool include_below = false;  ///< the block holds an `include` at some depth (loader: what to copy)
@@ -104,6 +105,8 @@ struct directive {
 
 static_assert(std::is_trivially_copyable_v<argument> && std::is_trivially_copyable_v<directive>,
               "tree records live in storage and are never destroyed one by one");
+static_assert(sizeof(argument) == 16 && sizeof(directive) <= 72,
+              "tree records are sized for 20 MB configs (issue 6): keep them small");
 
 /// Append-only memory for tree records, unescaped values and file contents. Nothing in
 /// it moves or is freed before the storage itself. Not thread-safe while being filled.

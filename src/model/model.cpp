@@ -46,8 +46,7 @@ void sort_by_key(setting_list& l) {
                    [](const named_setting& a, const named_setting& b) { return a.key < b.key; });
 }
 
-const setting* find_in(const setting_list& l, std::string_view name) {
-  const std::uint64_t key = name_key(name);
+const setting* find_in(const setting_list& l, std::string_view name, std::uint64_t key) {
   auto it = std::lower_bound(l.begin(), l.end(), key,
                              [](const named_setting& e, std::uint64_t k) { return e.key < k; });
   for (; it != l.end() && it->key == key; ++it)
@@ -55,13 +54,18 @@ const setting* find_in(const setting_list& l, std::string_view name) {
   return nullptr;
 }
 
+const setting* find_in(const setting_list& l, std::string_view name) {
+  return find_in(l, name, name_key(name));
+}
+
 }  // namespace
 
 const setting* server::get(std::string_view name) const {
-  if (const setting* s = find_in(own, name)) return s;
+  const std::uint64_t key = name_key(name);
+  if (const setting* s = find_in(own, name, key)) return s;
   if (!outer) return nullptr;
-  if (const setting* s = find_in(outer->inherited, name)) return s;
-  return find_in(outer->defaults, name);
+  if (const setting* s = find_in(outer->inherited, name, key)) return s;
+  return find_in(outer->defaults, name, key);
 }
 
 std::vector<std::pair<std::string_view, const setting*>> server::settings() const {

@@ -18,10 +18,6 @@ ngxtls::config::parsed_buffer parse(const std::string& text) {
   return parse_buffer(text, "t.conf", 0);
 }
 
-/// 1-based byte column of a directive's name.
-std::uint32_t column_of(const ngxtls::config::parsed_buffer& b, const directive& d) {
-  return ngxtls::config::locate(b.content, d.offset).column;
-}
 
 /// The input_error a text raises, as "line:col: message" (col omitted when 0).
 std::string error_of(const std::string& text) {
@@ -53,14 +49,30 @@ TEST_CASE("a directive keeps its name, arguments, line and byte column") {
   REQUIRE(ds.size() == 2);
   CHECK(ds[0].name == "user");
   CHECK(ds[0].line == 1);
-  CHECK(column_of(ds, ds[0]) == 1);
+  CHECK(ds[0].column == 1);
   CHECK(values(ds[0]) == std::vector<std::string>{"www-data"});
   CHECK(ds.position(ds[0], ds[0].args[0]).column == 7);
   CHECK(ds[1].line == 2);
-  CHECK(column_of(ds, ds[1]) == 3);
+  CHECK(ds[1].column == 3);
+  CHECK(ds[1].offset == 18);
   CHECK(ds.position(ds[1], ds[1].args[0]).line == 2);
   CHECK(ds.position(ds[1], ds[1].args[0]).column == 20);
   CHECK_FALSE(ds[0].has_block);
+}
+
+TEST_CASE("an argument on a later line than its directive's name has that line's column") {
+  auto ds = parse("x;\n  add_header  A\n\t  \"b c\" # note\n  d;");
+  REQUIRE(ds.size() == 2);
+  const directive& d = ds[1];
+  CHECK(d.line == 2);
+  CHECK(d.column == 3);
+  REQUIRE(d.args.size() == 3);
+  CHECK(ds.position(d, d.args[0]).line == 2);
+  CHECK(ds.position(d, d.args[0]).column == 15);
+  CHECK(ds.position(d, d.args[1]).line == 3);
+  CHECK(ds.position(d, d.args[1]).column == 4);
+  CHECK(ds.position(d, d.args[2]).line == 4);
+  CHECK(ds.position(d, d.args[2]).column == 3);
 }
 
 TEST_CASE("an unquoted token ends at space, tab, CR, LF, semicolon or opening brace") {
