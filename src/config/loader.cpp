@@ -192,7 +192,8 @@ class loader {
   list<directive> parse(std::string_view content, const std::string& path, std::uint32_t index,
                         block_context context) {
     return detail::parse_in_context(content, path, index, context, options_.max_depth,
-                                    options_.max_args_per_directive, *cfg_.store, block_depth_);
+                                    options_.max_args_per_directive, options_.max_directives,
+                                    *cfg_.store, block_depth_);
   }
 
   /// The index of `path` in cfg_.files, reading and parsing it on first use. A file is
@@ -236,6 +237,19 @@ class loader {
     return d.name == "include" && !d.has_block && !d.lua;
   }
 
+  /// Counts a shared run toward max_directives like a copied one.
+  void count_shared(list<directive> run, std::uint32_t chain) {
+    for (const directive& d : run) {
+      if (++directives_ > options_.max_directives) {
+        throw input_error(where(d),
+                          "more than " + std::to_string(options_.max_directives) +
+                              " directives after expanding includes (max_directives)",
+                          chain_locations(chain));
+      }
+      if (d.has_block) count_shared(d.block, chain);
+    }
+  }
+
   /// The expanded form of `src` (directives of one block of a file's own tree) under include
   /// chain `chain`: each include replaced by the directives of the files it names. A run
   /// reached without includes that holds none is the file's own run, shared, not copied.
@@ -245,7 +259,10 @@ class loader {
       if (!options_.single_file) {
         for (const directive& d : src) copy = copy || is_include(d) || d.include_below;
       }
-      if (!copy) return src;
+      if (!copy) {
+        count_shared(src, chain);
+        return src;
+      }
     }
     std::vector<directive> out;
     out.reserve(src.size());

@@ -18,10 +18,12 @@ namespace ngxtls::config::detail {
 /// open around the include site: the limit bounds the nesting across includes, which keeps
 /// the parser's recursion plus the loader's within the stack. `content` must stay put as
 /// long as `store` (the tree points into it); records go into `store`. A directive with
-/// more than `max_args` arguments is an error. Throws input_error.
+/// more than `max_args` arguments is an error, and so is a buffer of more than
+/// `max_directives` directives (each is expanded at least once). Throws input_error.
 list<directive> parse_in_context(std::string_view content, const std::string& path,
                                  std::uint32_t file_index, block_context context,
-                                 std::size_t max_depth, std::size_t max_args, storage& store,
+                                 std::size_t max_depth, std::size_t max_args,
+                                 std::size_t max_directives, storage& store,
                                  std::size_t start_depth = 0);
 
 /// nginx's unescaping of a token's bytes (ngx_conf_read_token): `\"` `\'` `\\` lose

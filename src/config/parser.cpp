@@ -38,6 +38,8 @@ struct parse_state {
   std::uint32_t file_index;
   std::size_t max_depth;
   std::size_t max_args;
+  std::size_t max_directives;
+  std::size_t directives = 0;
   storage& store;
   /// Directives of the blocks still open, outermost first: a block's children are copied
   /// into storage as one run when it closes, so siblings stay contiguous.
@@ -145,6 +147,12 @@ struct parse_state {
            "directive \"" + name_text() + "\" has " + std::to_string(nargs) +
                " arguments, more than the limit of " + std::to_string(max_args) +
                " (max_args_per_directive)");
+    }
+    if (++directives > max_directives) {
+      // Before the records pile up: a file of ten million `a;` must fail, not fill memory.
+      fail(name_line, name_column,
+           "more than " + std::to_string(max_directives) +
+               " directives after expanding includes (max_directives)");
     }
     directive d;
     d.name = pending.front().value();
@@ -398,9 +406,10 @@ std::string unescape(std::string_view raw) {
 
 list<directive> parse_in_context(std::string_view content, const std::string& path,
                                  std::uint32_t file_index, block_context context,
-                                 std::size_t max_depth, std::size_t max_args, storage& store,
+                                 std::size_t max_depth, std::size_t max_args,
+                                 std::size_t max_directives, storage& store,
                                  std::size_t start_depth) {
-  parse_state st{content, path, file_index, max_depth, max_args, store, {}, {}, {}};
+  parse_state st{content, path, file_index, max_depth, max_args, max_directives, 0, store, {}, {}, {}};
   st.depth = start_depth;
   st.stack.push_back({0, context});
   pegtl::memory_input<pegtl::tracking_mode::lazy, pegtl::eol::lf_crlf> in(content.data(),
@@ -427,7 +436,8 @@ parsed_buffer parse_buffer(std::string_view content, const std::string& path,
   const load_options defaults;
   out.directives =
       detail::parse_in_context(out.content, path, file_index, block_context::directives,
-                               defaults.max_depth, defaults.max_args_per_directive, *out.store);
+                               defaults.max_depth, defaults.max_args_per_directive,
+                               defaults.max_directives, *out.store);
   return out;
 }
 

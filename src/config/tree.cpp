@@ -115,6 +115,37 @@ source_location config::where(const directive& d) const {
   return {files[d.file].path, d.line, d.column};
 }
 
+std::vector<line_column> config::argument_positions(const directive& d) const {
+  std::vector<line_column> out;
+  out.reserve(d.args.size());
+  if (d.file >= files.size()) {
+    out.assign(d.args.size(), {d.line, 0});
+    return out;
+  }
+  const std::string_view content = files[d.file].content;
+  std::uint32_t line = d.line;
+  std::size_t at = d.offset;
+  std::size_t line_start = std::string_view::npos;  // still the name's line
+  for (const argument& a : d.args) {
+    const char* p = a.raw().data();
+    if (p < content.data() + at || p > content.data() + content.size()) {
+      out.push_back({d.line, 0});
+      continue;
+    }
+    const auto offset = static_cast<std::size_t>(p - content.data());
+    for (; at < offset; ++at) {
+      if (content[at] == '\n') {
+        ++line;
+        line_start = at + 1;
+      }
+    }
+    out.push_back({line, static_cast<std::uint32_t>(line_start == std::string_view::npos
+                                                        ? d.column + (offset - d.offset)
+                                                        : offset - line_start + 1)});
+  }
+  return out;
+}
+
 source_location config::where(const directive& d, const argument& a) const {
   if (d.file >= files.size()) return {"?", d.line, 0};
   const auto lc = arg_position(files[d.file].content, d, a);

@@ -187,8 +187,11 @@ struct config {
 
   /// The location of a directive, as file:line:col.
   source_location where(const directive& d) const;
-  /// The location of argument `a` of directive `d` (`a` must be one of d.args).
+  /// The location of argument `a` of directive `d` (`a` must be one of d.args). Costs the
+  /// directive's length: for every argument of a directive use argument_positions().
   source_location where(const directive& d, const argument& a) const;
+  /// Line and column of each of d.args, in one pass over the directive's bytes.
+  std::vector<line_column> argument_positions(const directive& d) const;
   /// The include chain of a directive as locations, outermost first.
   std::vector<source_location> chain_of(const directive& d) const;
 };

@@ -78,8 +78,10 @@ ojson tree_directives(const config::config& cfg, config::list<config::directive>
     j["column"] = cfg.where(d).column;
     j["chain"] = d.chain;
     ojson args = ojson::array();
-    for (const auto& a : d.args) {
-      const source_location at = cfg.where(d, a);
+    const std::vector<config::line_column> positions = cfg.argument_positions(d);
+    for (std::size_t i = 0; i < d.args.size(); ++i) {
+      const auto& a = d.args[i];
+      const config::line_column at = positions[i];
       args.push_back(ojson{{"value", a.value()},
                            {"raw", a.raw()},
                            {"quote", quote_name(a.quote())},

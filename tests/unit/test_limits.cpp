@@ -110,6 +110,27 @@ TEST_CASE("more than max_directives after expanding includes is an error") {
   CHECK(contains(e, "more than 5 directives after expanding includes (max_directives)"));
 }
 
+TEST_CASE("max_directives counts the main file's blocks that hold no include, shared or not") {
+  temp_dir t;
+  cfgns::load_options o;
+  o.max_directives = 5;
+  // No include at all: the parser stops at the sixth directive (a0 ... a4 are five).
+  const auto plain = t.write("plain.conf", "a0; a1; a2; a3; a4; a5; a6;\n");
+  std::string e = error_of([&] { cfgns::load_file(plain.string(), o); });
+  CAPTURE(e);
+  CHECK(e.rfind(plain.string() + ":1:21: ", 0) == 0);
+  CHECK(contains(e, "more than 5 directives after expanding includes (max_directives)"));
+  // An include beside an include-free block: the block is shared by the expanded tree and
+  // still counted (1 expansion + 1 http + b, c, d, e = 6).
+  t.write("x.conf", "");
+  const auto mixed = t.write("mixed.conf", "include x.conf;\nhttp { b; c; d; e; }\n");
+  e = error_of([&] { cfgns::load_file(mixed.string(), o); });
+  CAPTURE(e);
+  CHECK(contains(e, "more than 5 directives after expanding includes (max_directives)"));
+  o.max_directives = 6;
+  CHECK(error_of([&] { cfgns::load_file(mixed.string(), o); }) == "no error");
+}
+
 TEST_CASE(
     "a directive with more than max_args_per_directive arguments is an error at the directive") {
   temp_dir t;

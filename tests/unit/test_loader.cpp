@@ -267,3 +267,28 @@ TEST_CASE("a 100 MB file parses in one pass, and the size limit names itself") {
   CHECK(error_of([&] { cfgns::load_file(p.string(), o); }).find("(max_file_bytes)") !=
         std::string::npos);
 }
+
+TEST_CASE("argument_positions gives each argument's line and column in one pass") {
+  auto cfg = load_mem({{"/etc/nginx/nginx.conf",
+                        "events {}\n  server_name a\tbb\n   \"c d\" # note\n e;\n"}},
+                      "/etc/nginx/nginx.conf");
+  REQUIRE(cfg.root.size() == 2);
+  const auto& d = cfg.root[1];
+  CHECK(d.line == 2);
+  CHECK(d.column == 3);
+  const auto pos = cfg.argument_positions(d);
+  REQUIRE(pos.size() == 4);
+  // a at 2:15, bb after the tab at 2:17, "c d" at 3:4, e at 4:2
+  CHECK(pos[0].line == 2);
+  CHECK(pos[0].column == 15);
+  CHECK(pos[1].line == 2);
+  CHECK(pos[1].column == 17);
+  CHECK(pos[2].line == 3);
+  CHECK(pos[2].column == 4);
+  CHECK(pos[3].line == 4);
+  CHECK(pos[3].column == 2);
+  for (std::size_t i = 0; i < pos.size(); ++i) {
+    CHECK(cfg.where(d, d.args[i]).line == pos[i].line);
+    CHECK(cfg.where(d, d.args[i]).column == pos[i].column);
+  }
+}
