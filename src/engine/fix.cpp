@@ -28,10 +28,9 @@ std::optional<std::pair<std::size_t, std::size_t>> span_of(const config::config&
   if (d.has_block || d.lua_body() || d.file >= cfg.files.size()) return std::nullopt;
   std::string_view content = cfg.files[d.file].content;
   if (d.offset > content.size()) return std::nullopt;
-  const std::size_t start_offset = d.offset;
-  const std::optional<std::size_t> start = start_offset;
+  const std::size_t start = d.offset;
   // The name's raw bytes end at the first byte nginx ends a token at (white space, `;`).
-  std::size_t pos = start_offset;
+  std::size_t pos = start;
   if (pos < content.size() && (content[pos] == '"' || content[pos] == '\'')) {
     const char q = content[pos];
     for (++pos; pos < content.size() && content[pos] != q; ++pos)
@@ -51,7 +50,7 @@ std::optional<std::pair<std::size_t, std::size_t>> span_of(const config::config&
   // Between the last token and `;` nginx allows only space and comments.
   while (pos < content.size()) {
     char c = content[pos];
-    if (c == ';') return std::make_pair(*start, pos + 1);
+    if (c == ';') return std::make_pair(start, pos + 1);
     if (c == '#') {
       auto nl = content.find('\n', pos);
       if (nl == std::string_view::npos) return std::nullopt;
