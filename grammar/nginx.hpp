@@ -145,8 +145,22 @@ struct block_open : one<'{'> {};
 struct block_close : one<'}'> {};
 
 struct statement;
+/// Where a statement may start inside a block, the parser's state may take over a run of
+/// statements already parsed on other threads (src/config/parser.cpp splits large files);
+/// it decides through `splice_here(in, state)`, found by argument-dependent lookup.
+/// Otherwise it matches nothing and consumes nothing.
+struct statement_splice {
+  using rule_t = statement_splice;
+  using subs_t = pegtl::empty_list;
+
+  template <pegtl::apply_mode A, pegtl::rewind_mode M, template <typename...> class Action,
+            template <typename...> class Control, typename ParseInput, typename... States>
+  static bool match(ParseInput& in, States&&... st) {
+    return (false || ... || splice_here(in, st));
+  }
+};
 /// The directives of a block, each followed by optional separators.
-struct block_body : seq<separators, star<statement, separators>> {};
+struct block_body : seq<separators, star<sor<statement_splice, statement>, separators>> {};
 /// `{ ... }`; end of file before the `}` is `unexpected end of file, expecting "}"`.
 struct block : seq<block_open, block_body, must<block_close>> {};
 /// A directive ends with `;` or with a block; `}` or end of file here is an error.

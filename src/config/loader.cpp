@@ -193,7 +193,7 @@ class loader {
                         block_context context) {
     return detail::parse_in_context(content, path, index, context, options_.max_depth,
                                     options_.max_args_per_directive, options_.max_directives,
-                                    *cfg_.store, block_depth_);
+                                    *cfg_.store, block_depth_, options_.parallel_parse_min_bytes);
   }
 
   /// The index of `path` in cfg_.files, reading and parsing it on first use. A file is

@@ -52,6 +52,9 @@ struct load_options {
   std::size_t max_args_per_directive = 100000;
   /// Paths one `include` glob may expand to (glibc's glob() has no limit of its own).
   std::size_t max_glob_matches = 65536;
+  /// A file of at least this many bytes is parsed on up to 4 threads (cut at `server {`
+  /// lines; the tree and errors are the same as a serial parse). npos: never.
+  std::size_t parallel_parse_min_bytes = 1u << 20;
 };
 
 /// Parses one buffer (copied into the result's storage) into a per-file tree. `file_index`

@@ -1,10 +1,16 @@
 // Actions and control for grammar/nginx.hpp: text -> per-file syntax tree.
 
+#include <algorithm>
+#include <atomic>
 #include <cstring>
+#include <memory>
 #include <optional>
 #include <string>
+#include <system_error>
+#include <thread>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 #include "base/error.hpp"
 #include "config/loader.hpp"
@@ -31,6 +37,42 @@ struct frame {
   block_context context;
 };
 
+/// Statements parsed ahead on other threads (large files): pieces [at, resume) of the
+/// buffer cut at lines that look like `server {`, each parsed as the children of a
+/// `directives` block at `depth`. The serial parse takes them over when it reaches `at` as
+/// a statement start in that same context and depth (splice_here); otherwise they are
+/// dropped. Each piece must parse on its own to its end, so no token, quote, comment or
+/// Lua body crosses a cut, and PEG parsing is deterministic: the pieces' statements are
+/// exactly the ones the serial parse would read there (tests/unit/test_parallel_parse.cpp
+/// compares whole trees and errors both ways).
+struct ahead_run {
+  struct piece {
+    const char* begin = nullptr;
+    const char* end = nullptr;
+    storage store;
+    std::vector<directive> top;  ///< the piece's statements, their blocks in `store`
+    std::size_t directives = 0;
+    bool ok = false;  ///< parsed to its end without error
+  };
+  const char* at = nullptr;
+  const char* resume = nullptr;
+  std::size_t depth = 0;
+  std::vector<std::unique_ptr<piece>> pieces;
+  std::vector<std::thread> threads;
+
+  void join() {
+    for (auto& t : threads)
+      if (t.joinable()) t.join();
+  }
+  ~ahead_run() { join(); }
+};
+
+/// Thrown when the pieces would take the buffer past max_directives: the buffer is parsed
+/// again without them, so that the error names the directive the serial parse stops at.
+struct retry_serially {};
+
+std::atomic<std::size_t> splices{0};
+
 /// Everything the actions and the control share while one buffer is parsed.
 struct parse_state {
   std::string_view buffer;
@@ -53,6 +95,7 @@ struct parse_state {
   const char* quote_start = nullptr;  ///< opening quote of the token being read
   std::size_t quote_line = 1;
   std::size_t lua_line = 1;  ///< line of the last `{` seen in a Lua body (the module's start_line)
+  ahead_run* ahead = nullptr;  ///< statements parsed ahead, not yet taken over
 
   /// Line and byte column (1-based) of `p`, counted on from the previous call: actions run
   /// in text order, so the whole buffer is scanned about once (PEGTL's eager tracking paid
@@ -298,6 +341,34 @@ struct action<g::lua_block> {
   }
 };
 
+/// grammar::statement_splice: at the start of the run parsed ahead, in the context and
+/// depth it was parsed for, takes over its statements and moves the input past them.
+template <typename Input>
+bool splice_here(Input& in, parse_state& st) {
+  ahead_run* run = st.ahead;
+  if (run == nullptr || in.current() != run->at) return false;
+  st.ahead = nullptr;  // one chance: a later visit to the same byte is a different parse
+  if (st.stack.back().context != block_context::directives || st.depth != run->depth ||
+      !st.pending.empty()) {
+    return false;
+  }
+  run->join();
+  std::size_t n = 0;
+  for (const auto& p : run->pieces) {
+    if (!p->ok) return false;  // the serial parse reads the text itself (and reports its error)
+    n += p->directives;
+  }
+  if (n > st.max_directives - st.directives) throw retry_serially{};
+  st.directives += n;
+  for (auto& p : run->pieces) {
+    st.open.insert(st.open.end(), p->top.begin(), p->top.end());
+    st.store.absorb(std::move(p->store));
+  }
+  in.bump(static_cast<std::size_t>(run->resume - in.current()));
+  splices.fetch_add(1, std::memory_order_relaxed);
+  return true;
+}
+
 template <typename Rule>
 inline constexpr bool is_nesting =
     std::is_same_v<Rule, g::block> || std::is_same_v<Rule, g::lua_block> ||
@@ -366,9 +437,110 @@ struct control : pegtl::normal<Rule> {
   }
 };
 
+/// Offset of the `s` of a line `[ \t]*server[ \t]*{` that starts at or after `from`
+/// (npos: none). Only a guess at a statement start: splice_here and the pieces' own parses
+/// decide whether it is one.
+std::size_t server_line_from(std::string_view text, std::size_t from) {
+  constexpr std::string_view word = "server";
+  for (std::size_t p = text.find(word, from); p != std::string_view::npos;
+       p = text.find(word, p + 1)) {
+    std::size_t b = p;
+    while (b > 0 && (text[b - 1] == ' ' || text[b - 1] == '\t')) --b;
+    if (b == 0 || text[b - 1] != '\n') continue;
+    std::size_t e = p + word.size();
+    while (e < text.size() && (text[e] == ' ' || text[e] == '\t')) ++e;
+    if (e < text.size() && text[e] == '{') return p;
+  }
+  return std::string_view::npos;
+}
+
+/// The last such line before `to`, or npos.
+std::size_t server_line_before(std::string_view text, std::size_t to) {
+  // Back from the end a line at a time: big files end with their server blocks.
+  std::size_t p = to;
+  while (p > 0) {
+    const std::size_t line = text.rfind('\n', p - 1);
+    if (line == std::string_view::npos) return std::string_view::npos;
+    const std::size_t s = server_line_from(text.substr(0, p), line);
+    if (s != std::string_view::npos && s < to) return s;
+    p = line;
+  }
+  return std::string_view::npos;
+}
+
+/// Parses one piece of `content` (offsets, lines and columns stay those of the whole buffer).
+void parse_piece(std::string_view content, const std::string& path, std::uint32_t file_index,
+                 std::size_t max_depth, std::size_t max_args, std::size_t max_directives,
+                 std::size_t depth, ahead_run::piece& piece) {
+  try {
+    parse_state st{content, path,        file_index, max_depth, max_args, max_directives,
+                   0,       piece.store, {},         {},        {}};
+    st.depth = depth;
+    st.stack.push_back({0, block_context::directives});
+    pegtl::memory_input<pegtl::tracking_mode::lazy, pegtl::eol::lf_crlf> in(piece.begin, piece.end,
+                                                                            path);
+    pegtl::parse<g::config_file, action, control>(in, st);
+    piece.top = std::move(st.open);
+    piece.directives = st.directives;
+    piece.ok = true;
+  } catch (...) {
+    // Not an error of the file yet: the serial parse reads this text if it gets there.
+  }
+}
+
+/// Splits a large buffer into pieces for other threads, or returns nullptr (small buffer,
+/// one core, no `server {` lines, threads unavailable).
+std::unique_ptr<ahead_run> plan_ahead(std::string_view content, const std::string& path,
+                                      std::uint32_t file_index, block_context context,
+                                      std::size_t max_depth, std::size_t max_args,
+                                      std::size_t max_directives, std::size_t start_depth,
+                                      std::size_t min_bytes) {
+  if (content.size() < min_bytes || context != block_context::directives) return nullptr;
+  const unsigned threads = std::min(std::thread::hardware_concurrency(), 4u);
+  if (threads < 2) return nullptr;
+  // The serial parse reads up to the first cut and after the last one; each other thread
+  // one piece in between.
+  const std::size_t last = server_line_before(content, content.size());
+  if (last == std::string_view::npos) return nullptr;
+  std::vector<std::size_t> cuts;
+  for (unsigned i = 1; i < threads; ++i) {
+    const std::size_t c = server_line_from(content, last / threads * i);
+    if (c >= last) break;
+    if (cuts.empty() || c > cuts.back()) cuts.push_back(c);
+  }
+  if (cuts.empty()) return nullptr;
+  cuts.push_back(last);
+  auto run = std::make_unique<ahead_run>();
+  run->at = content.data() + cuts.front();
+  run->resume = content.data() + last;
+  run->depth = start_depth + 1;  // statements of a top-level block (http, stream)
+  for (std::size_t i = 0; i + 1 < cuts.size(); ++i) {
+    auto p = std::make_unique<ahead_run::piece>();
+    p->begin = content.data() + cuts[i];
+    p->end = content.data() + cuts[i + 1];
+    run->pieces.push_back(std::move(p));
+  }
+  try {
+    for (auto& p : run->pieces) {
+      ahead_run::piece& piece = *p;
+      const std::size_t depth = run->depth;
+      run->threads.emplace_back([=, &path, &piece] {
+        parse_piece(content, path, file_index, max_depth, max_args, max_directives, depth, piece);
+      });
+    }
+  } catch (const std::system_error&) {
+    return nullptr;  // no threads to be had: the serial parse does it all (run joins what started)
+  }
+  return run;
+}
+
 }  // namespace
 
 namespace detail {
+
+std::size_t parallel_splices() {
+  return splices.load(std::memory_order_relaxed);
+}
 
 std::string unescape(std::string_view raw) {
   if (raw.find('\\') == std::string_view::npos) return std::string(raw);
@@ -408,14 +580,23 @@ list<directive> parse_in_context(std::string_view content, const std::string& pa
                                  std::uint32_t file_index, block_context context,
                                  std::size_t max_depth, std::size_t max_args,
                                  std::size_t max_directives, storage& store,
-                                 std::size_t start_depth) {
-  parse_state st{content, path, file_index, max_depth, max_args, max_directives, 0, store, {}, {}, {}};
+                                 std::size_t start_depth, std::size_t parallel_min_bytes) {
+  parse_state st{content, path,  file_index, max_depth, max_args, max_directives,
+                 0,       store, {},         {},        {}};
   st.depth = start_depth;
   st.stack.push_back({0, context});
+  std::unique_ptr<ahead_run> run =
+      plan_ahead(content, path, file_index, context, max_depth, max_args, max_directives,
+                 start_depth, parallel_min_bytes);
+  st.ahead = run.get();
   pegtl::memory_input<pegtl::tracking_mode::lazy, pegtl::eol::lf_crlf> in(content.data(),
-                                                                           content.size(), path);
+                                                                          content.size(), path);
   try {
     pegtl::parse<g::config_file, action, control>(in, st);
+  } catch (const retry_serially&) {
+    run.reset();
+    return parse_in_context(content, path, file_index, context, max_depth, max_args, max_directives,
+                            store, start_depth, std::string_view::npos);
   } catch (const pegtl::parse_error& e) {
     // Only raised by rules without a message; the control turns all others into input_error.
     const auto& pos = e.positions().front();
@@ -434,10 +615,10 @@ parsed_buffer parse_buffer(std::string_view content, const std::string& path,
   out.store = std::make_shared<storage>();
   out.content = out.store->adopt(std::string(content));
   const load_options defaults;
-  out.directives =
-      detail::parse_in_context(out.content, path, file_index, block_context::directives,
-                               defaults.max_depth, defaults.max_args_per_directive,
-                               defaults.max_directives, *out.store);
+  out.directives = detail::parse_in_context(
+      out.content, path, file_index, block_context::directives, defaults.max_depth,
+      defaults.max_args_per_directive, defaults.max_directives, *out.store, 0,
+      defaults.parallel_parse_min_bytes);
   return out;
 }
 

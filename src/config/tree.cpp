@@ -43,6 +43,17 @@ std::string_view storage::adopt(std::string text) {
   return *texts_.back();
 }
 
+void storage::absorb(storage&& other) {
+  for (auto& c : other.chunks_) chunks_.push_back(std::move(c));
+  for (auto& t : other.texts_) texts_.push_back(std::move(t));
+  reserved_ += other.reserved_;
+  other.chunks_.clear();
+  other.texts_.clear();
+  other.next_ = nullptr;
+  other.left_ = 0;
+  other.reserved_ = 0;
+}
+
 void* storage::allocate_bytes(std::size_t n, std::size_t align) {
   constexpr std::size_t chunk = std::size_t{1} << 20;
   auto pad = [&] {
@@ -156,7 +167,8 @@ std::vector<source_location> config::chain_of(const directive& d) const {
   std::vector<source_location> out;
   if (d.chain >= chains.size()) return out;
   for (const auto& f : chains[d.chain]) {
-    out.push_back({f.file < files.size() ? files[f.file].path : std::string("?"), f.line, f.column});
+    out.push_back(
+        {f.file < files.size() ? files[f.file].path : std::string("?"), f.line, f.column});
   }
   return out;
 }

@@ -131,6 +131,9 @@ class storage {
     std::uninitialized_copy(records, records + n, out);
     return {out, static_cast<std::uint32_t>(n)};
   }
+  /// Takes over everything `other` holds (records stay where they are; `other` ends empty).
+  /// Used to keep the trees parsed on other threads alive with the config's.
+  void absorb(storage&& other);
   /// Bytes held, for benchmarks.
   std::size_t bytes_reserved() const { return reserved_; }
 
