@@ -145,9 +145,9 @@ struct block_open : one<'{'> {};
 struct block_close : one<'}'> {};
 
 struct statement;
-/// Where a statement may start inside a block, the parser's state may take over a run of
-/// statements already parsed on other threads (src/config/parser.cpp splits large files);
-/// it decides through `splice_here(in, state)`, found by argument-dependent lookup.
+/// Where a statement may start (in a block or at a file's top level), the parser's state may take
+/// over a run of statements already parsed on other threads (src/config/parser.cpp splits large
+/// files); it decides through `splice_here(in, state)`, found by argument-dependent lookup.
 /// Otherwise it matches nothing and consumes nothing.
 struct statement_splice {
   using rule_t = statement_splice;
@@ -276,7 +276,8 @@ struct statement : sor<seq<at<lua_head>, lua_statement>, plain_statement> {};
 /// A `}`, `;` or `{` where a directive should start is `unexpected "X"`.
 struct end_of_file : eof {};
 /// A whole configuration file.
-struct config_file : seq<separators, star<statement, separators>, must<end_of_file>> {};
+struct config_file
+    : seq<separators, star<sor<statement_splice, statement>, separators>, must<end_of_file>> {};
 
 // ---------------------------------------------------------------------------
 // Messages at each must<> point, in nginx's words (ngx_conf_file.c; lua-nginx-module).

@@ -56,16 +56,25 @@ struct ahead_run {
   };
   const char* at = nullptr;
   const char* resume = nullptr;
-  std::size_t depth = 0;
+  std::size_t depth = 0;  ///< pieces parse as if this many blocks were open (see splice_here)
   std::vector<std::unique_ptr<piece>> pieces;
   std::vector<std::thread> threads;
+  /// Set once the pieces are of no use (the serial parse went past `at`, a piece failed,
+  /// the parse ended): they stop at their next statement.
+  std::atomic<bool> cancel{false};
 
   void join() {
     for (auto& t : threads)
       if (t.joinable()) t.join();
   }
-  ~ahead_run() { join(); }
+  ~ahead_run() {
+    cancel = true;
+    join();
+  }
 };
+
+/// Thrown inside a piece's parse when its run was cancelled.
+struct piece_cancelled {};
 
 /// Thrown when the pieces would take the buffer past max_directives: the buffer is parsed
 /// again without them, so that the error names the directive the serial parse stops at.
@@ -95,7 +104,8 @@ struct parse_state {
   const char* quote_start = nullptr;  ///< opening quote of the token being read
   std::size_t quote_line = 1;
   std::size_t lua_line = 1;  ///< line of the last `{` seen in a Lua body (the module's start_line)
-  ahead_run* ahead = nullptr;  ///< statements parsed ahead, not yet taken over
+  ahead_run* ahead = nullptr;                    ///< statements parsed ahead, not yet taken over
+  const std::atomic<bool>* cancelled = nullptr;  ///< a piece's parse: stop when set
 
   /// Line and byte column (1-based) of `p`, counted on from the previous call: actions run
   /// in text order, so the whole buffer is scanned about once (PEGTL's eager tracking paid
@@ -112,9 +122,11 @@ struct parse_state {
       lc_ptr = lc_line_start = buffer.data();
       lc_line = 1;
     }
-    if (p < lc_ptr) {
-      // Back to an earlier byte (an action at the start of a Lua body runs after the
-      // body's braces were seen): walk back over the distance only.
+    if (p < lc_ptr && p >= lc_line_start) {
+      lc_ptr = p;  // back within the current line (a quoted name read ahead by lua_head)
+    } else if (p < lc_ptr) {
+      // Back to an earlier line (an action at the start of a Lua body runs after the
+      // body's braces were seen): walk back over the distance, then to that line's start.
       for (const char* q = p; q < lc_ptr; ++q)
         if (*q == '\n') --lc_line;
       const char* start = p;
@@ -348,8 +360,12 @@ bool splice_here(Input& in, parse_state& st) {
   ahead_run* run = st.ahead;
   if (run == nullptr || in.current() != run->at) return false;
   st.ahead = nullptr;  // one chance: a later visit to the same byte is a different parse
-  if (st.stack.back().context != block_context::directives || st.depth != run->depth ||
+  // A piece that parsed with `depth` blocks open parses the same at any smaller depth
+  // (depth only matters to max_depth), so a file's top level (an included file of servers)
+  // takes pieces as well as an http block does.
+  if (st.stack.back().context != block_context::directives || st.depth > run->depth ||
       !st.pending.empty()) {
+    run->cancel = true;
     return false;
   }
   run->join();
@@ -378,6 +394,14 @@ template <typename Rule>
 struct control : pegtl::normal<Rule> {
   template <typename ParseInput>
   static void start(const ParseInput& in, parse_state& st) {
+    if constexpr (std::is_same_v<Rule, g::statement>) {
+      if (st.cancelled != nullptr && st.cancelled->load(std::memory_order_relaxed))
+        throw piece_cancelled{};
+      if (st.ahead != nullptr && in.current() > st.ahead->at) {
+        st.ahead->cancel = true;  // went past the cut without a statement starting there
+        st.ahead = nullptr;
+      }
+    }
     if constexpr (is_nesting<Rule>) {
       // Guard the recursion of block -> statement -> block before the stack runs out.
       if (++st.depth > st.max_depth) {
@@ -471,11 +495,12 @@ std::size_t server_line_before(std::string_view text, std::size_t to) {
 /// Parses one piece of `content` (offsets, lines and columns stay those of the whole buffer).
 void parse_piece(std::string_view content, const std::string& path, std::uint32_t file_index,
                  std::size_t max_depth, std::size_t max_args, std::size_t max_directives,
-                 std::size_t depth, ahead_run::piece& piece) {
+                 std::size_t depth, std::atomic<bool>& cancel, ahead_run::piece& piece) {
   try {
     parse_state st{content, path,        file_index, max_depth, max_args, max_directives,
                    0,       piece.store, {},         {},        {}};
     st.depth = depth;
+    st.cancelled = &cancel;
     st.stack.push_back({0, block_context::directives});
     pegtl::memory_input<pegtl::tracking_mode::lazy, pegtl::eol::lf_crlf> in(piece.begin, piece.end,
                                                                             path);
@@ -485,6 +510,8 @@ void parse_piece(std::string_view content, const std::string& path, std::uint32_
     piece.ok = true;
   } catch (...) {
     // Not an error of the file yet: the serial parse reads this text if it gets there.
+    // The other pieces are of no use now.
+    cancel = true;
   }
 }
 
@@ -513,7 +540,7 @@ std::unique_ptr<ahead_run> plan_ahead(std::string_view content, const std::strin
   auto run = std::make_unique<ahead_run>();
   run->at = content.data() + cuts.front();
   run->resume = content.data() + last;
-  run->depth = start_depth + 1;  // statements of a top-level block (http, stream)
+  run->depth = start_depth + 1;  // statements of a top-level block (http, stream) or shallower
   for (std::size_t i = 0; i + 1 < cuts.size(); ++i) {
     auto p = std::make_unique<ahead_run::piece>();
     p->begin = content.data() + cuts[i];
@@ -524,8 +551,10 @@ std::unique_ptr<ahead_run> plan_ahead(std::string_view content, const std::strin
     for (auto& p : run->pieces) {
       ahead_run::piece& piece = *p;
       const std::size_t depth = run->depth;
-      run->threads.emplace_back([=, &path, &piece] {
-        parse_piece(content, path, file_index, max_depth, max_args, max_directives, depth, piece);
+      std::atomic<bool>& cancel = run->cancel;
+      run->threads.emplace_back([=, &path, &piece, &cancel] {
+        parse_piece(content, path, file_index, max_depth, max_args, max_directives, depth, cancel,
+                    piece);
       });
     }
   } catch (const std::system_error&) {

@@ -144,3 +144,53 @@ TEST_CASE("limits hold across the pieces: max_directives and max_depth name the 
   CHECK(d.find("(max_depth)") != std::string::npos);
   CHECK(error_of(nested, 0, 10000000, 4) == d);
 }
+
+TEST_CASE("an included file of servers at its top level is split as well") {
+  std::string sites;
+  for (int i = 0; i < 12; ++i)
+    sites += "server {\n    listen 443 ssl;\n    server_name s" + std::to_string(i) +
+             ".example.com;\n}\n";
+  auto load_with = [&](std::size_t min_bytes) {
+    auto src = cfgns::make_memory_source(
+        {{"/etc/nginx/nginx.conf", "events {}\nhttp {\n    include sites.conf;\n}\n"},
+         {"/etc/nginx/sites.conf", sites}});
+    cfgns::load_options o;
+    o.parallel_parse_min_bytes = min_bytes;
+    return cfgns::load("/etc/nginx/nginx.conf", *src, o);
+  };
+  const std::size_t before = cfgns::detail::parallel_splices();
+  const cfgns::config par = load_with(0);
+  if (threads_available()) CHECK(cfgns::detail::parallel_splices() == before + 1);
+  const cfgns::config ser = load_with(serial);
+  CHECK(tree_diff(par.root, ser.root) == "");
+  REQUIRE(par.root.size() == 2);
+  CHECK(par.root[1].block.size() == 12);  // the include replaced by the file's servers
+}
+
+TEST_CASE("a cut hidden in a Lua long string does not make the parse slow or different") {
+  // Found by a break-it session: the piece after the hidden `server {` line reads Lua text
+  // as nginx statements; one long line of quoted `*_by_lua_block` names made every
+  // statement rescan its line for its column (quadratic, 13 s for 1.7 MB). Positions now
+  // move back within the line without a rescan, and pieces stop once the serial parse
+  // passes their cut.
+  std::string text = "http {\n    server { listen 1; }\n    server {\n        content_by_lua_block {\n"
+                     "            local s = [[\n";
+  for (int i = 0; i < 2000; ++i) text += "-- pad\n";
+  text += "    server {\n";
+  for (int i = 0; i < 40000; ++i) text += "a_by_lua_block 'q' {} ";
+  text += "\n]]\n        }\n    }\n    server { listen 2; }\n}\n";
+  const cfgns::config par = load_text(text, 0);
+  const cfgns::config ser = load_text(text, serial);
+  CHECK(tree_diff(par.root, ser.root) == "");
+  REQUIRE(ser.root.size() == 1);
+  CHECK(ser.root[0].block.size() == 3);
+  // The serial parse alone had the same cost on a line of such statements.
+  std::string line = "http {\n";
+  for (int i = 0; i < 40000; ++i) line += "a_by_lua_block 'q' {} ";
+  line += "\n}\n";
+  const cfgns::config one = load_text(line, serial);
+  REQUIRE(one.root[0].block.size() == 40000);
+  const cfgns::directive& last = one.root[0].block.back();
+  CHECK(last.line == 2);
+  CHECK(last.column == 39999 * 22 + 1);  // 22 bytes per statement, 1-based
+}
