@@ -94,6 +94,19 @@ model::assumed_versions choose_versions(const std::string& nginx_flag, const std
   return v;
 }
 
+void write_output(const std::string& path, const std::function<void(std::ostream&)>& write) {
+  if (path.empty() || path == "-") {
+    write(std::cout);
+    std::cout.flush();
+    return;
+  }
+  std::ofstream f(path, std::ios::binary | std::ios::trunc);
+  if (!f) throw usage_error("cannot write " + path + ": " + std::strerror(errno));
+  write(f);
+  f.flush();
+  if (!f) throw usage_error("cannot write " + path);
+}
+
 void write_output(const std::string& path, const std::string& text) {
   if (path.empty() || path == "-") {
     std::cout << text << std::flush;

@@ -2,7 +2,9 @@
 // Pieces shared by the subcommands that read configs: loading inputs, choosing the
 // assumed versions, writing output.
 
+#include <functional>
 #include <optional>
+#include <ostream>
 #include <string>
 
 #include "config/loader.hpp"
@@ -24,6 +26,9 @@ model::assumed_versions choose_versions(const std::string& nginx_flag, const std
 
 /// Writes `text` to `path` ("" or "-" = stdout). Throws usage_error when it cannot.
 void write_output(const std::string& path, const std::string& text);
+/// Lets `write` stream the output to `path` ("" or "-" = stdout) instead of building it in
+/// memory first (large reports). Throws usage_error when the file cannot be written.
+void write_output(const std::string& path, const std::function<void(std::ostream&)>& write);
 
 /// True when stdout (fd 1) / stderr (fd 2) is a terminal.
 bool is_tty(int fd);

@@ -158,13 +158,14 @@ int run_lint(const lint_args& a) {
   if (a.fix && a.fix_mode != "write") {
     // stdout holds the diff; the remaining findings are not printed over it.
   } else if (a.format == "json") {
-    write_output(a.output, report::render_json(rep));
+    write_output(a.output, [&](std::ostream& os) { report::write_json(rep, os); });
   } else if (a.format == "sarif") {
-    write_output(a.output, report::render_sarif(rep, current_dir()));
+    write_output(a.output, [&](std::ostream& os) { report::write_sarif(rep, current_dir(), os); });
   } else if (a.format == "github") {
-    write_output(a.output, report::render_github(rep, current_dir()));
+    write_output(a.output, [&](std::ostream& os) { report::write_github(rep, current_dir(), os); });
   } else {
-    write_output(a.output, report::render_text(rep, a.output.empty() && is_tty(1)));
+    const bool color = a.output.empty() && is_tty(1);
+    write_output(a.output, [&](std::ostream& os) { report::write_text(rep, color, os); });
   }
 
   if (a.fail_on == "never") return exit_ok;

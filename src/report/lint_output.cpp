@@ -1,6 +1,7 @@
 #include "report/lint_output.hpp"
 
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 namespace ngxtls::report {
 
@@ -14,9 +15,12 @@ std::size_t count(const lint_report& r, engine::severity s) {
 
 const char* color_of(engine::severity s) {
   switch (s) {
-    case engine::severity::error: return "\x1b[1;31m";
-    case engine::severity::warning: return "\x1b[1;33m";
-    case engine::severity::note: return "\x1b[1;36m";
+    case engine::severity::error:
+      return "\x1b[1;31m";
+    case engine::severity::warning:
+      return "\x1b[1;33m";
+    case engine::severity::note:
+      return "\x1b[1;36m";
   }
   return "";
 }
@@ -40,13 +44,15 @@ nlohmann::json location_json(const source_location& l) {
 
 }  // namespace
 
-std::string render_text(const lint_report& r, bool color) {
-  std::string out;
+void write_text(const lint_report& r, bool color, std::ostream& os) {
   const char* bold = color ? "\x1b[1m" : "";
   const char* reset = color ? "\x1b[0m" : "";
+  std::string out;
   for (const auto& f : r.findings) {
-    out += std::string(bold) + to_string(f.location) + reset + ": " + (color ? color_of(f.level) : "") +
-           to_string(f.level) + reset + " [" + f.rule + "] " + f.message + '\n';
+    out.clear();
+    out += std::string(bold) + to_string(f.location) + reset + ": " +
+           (color ? color_of(f.level) : "") + to_string(f.level) + reset + " [" + f.rule + "] " +
+           f.message + '\n';
     for (const auto& c : f.include_chain) out += "    included from " + to_string(c) + '\n';
     for (const auto& e : f.facts) {
       out += "    " + e.name + " = " + e.value + "  (" + e.origin;
@@ -54,38 +60,32 @@ std::string render_text(const lint_report& r, bool color) {
       out += ")\n";
     }
     if (!f.fix.empty()) out += "    fix:\n" + indent(f.fix, "      ");
+    os << out;
   }
-  out += "assumed nginx " + r.assumed.nginx.str() + " (" + r.assumed.nginx_source + "), OpenSSL " +
-         r.assumed.openssl.str() + " (" + r.assumed.openssl_source + ")\n";
-  out += std::to_string(count(r, engine::severity::error)) + " errors, " +
-         std::to_string(count(r, engine::severity::warning)) + " warnings, " +
-         std::to_string(count(r, engine::severity::note)) + " notes\n";
-  return out;
+  os << "assumed nginx " << r.assumed.nginx.str() << " (" << r.assumed.nginx_source << "), OpenSSL "
+     << r.assumed.openssl.str() << " (" << r.assumed.openssl_source << ")\n";
+  os << count(r, engine::severity::error) << " errors, " << count(r, engine::severity::warning)
+     << " warnings, " << count(r, engine::severity::note) << " notes\n";
 }
 
-std::string render_json(const lint_report& r) {
-  // Written one finding at a time (a 20 MB fleet config has thousands): the same text as
-  // one document dumped with indent 2 and keys sorted (nlohmann::json's order), without
-  // holding the whole document.
-  constexpr auto replace = nlohmann::json::error_handler_t::replace;  // config bytes need not be UTF-8
-  auto dump_at = [&](const nlohmann::json& j, int level) {
-    std::string text = j.dump(2, ' ', false, replace);
-    const std::string pad(static_cast<std::size_t>(2 * level), ' ');
-    std::string out;
-    out.reserve(text.size() + text.size() / 8);
-    for (char c : text) {
-      out += c;
-      if (c == '\n') out += pad;
-    }
-    return out;
-  };
+std::string render_text(const lint_report& r, bool color) {
+  std::ostringstream out;
+  write_text(r, color, out);
+  return std::move(out).str();
+}
+
+void write_json(const lint_report& r, std::ostream& os) {
+  // The same text as one document dumped with indent 2 and keys sorted (nlohmann::json's
+  // order), one finding at a time.
   nlohmann::json assumed = {{"nginx", r.assumed.nginx.str()},
                             {"nginx_source", r.assumed.nginx_source},
                             {"openssl", r.assumed.openssl.str()},
                             {"openssl_source", r.assumed.openssl_source}};
-  std::string out = "{\n  \"assumed\": " + dump_at(assumed, 1) + ",\n  \"findings\": ";
-  if (r.findings.empty()) out += "[]";
-  else out += "[\n";
+  os << "{\n  \"assumed\": " << dump_nested(assumed, 1) << ",\n  \"findings\": ";
+  if (r.findings.empty())
+    os << "[]";
+  else
+    os << "[\n";
   for (std::size_t i = 0; i < r.findings.size(); ++i) {
     const auto& f = r.findings[i];
     nlohmann::json j = nlohmann::json::object();
@@ -106,16 +106,20 @@ std::string render_json(const lint_report& r) {
     j["location"] = location_json(f.location);
     j["fix"] = f.fix;
     j["server"] = f.server;
-    out += "    " + dump_at(j, 2);
-    out += i + 1 < r.findings.size() ? ",\n" : "\n  ]";
+    os << "    " << dump_nested(j, 2) << (i + 1 < r.findings.size() ? ",\n" : "\n  ]");
   }
   nlohmann::json inputs = r.inputs;
   nlohmann::json summary = {{"error", count(r, engine::severity::error)},
                             {"warning", count(r, engine::severity::warning)},
                             {"note", count(r, engine::severity::note)}};
-  out += ",\n  \"inputs\": " + dump_at(inputs, 1) + ",\n  \"summary\": " + dump_at(summary, 1) +
-         "\n}\n";
-  return out;
+  os << ",\n  \"inputs\": " << dump_nested(inputs, 1)
+     << ",\n  \"summary\": " << dump_nested(summary, 1) << "\n}\n";
+}
+
+std::string render_json(const lint_report& r) {
+  std::ostringstream out;
+  write_json(r, out);
+  return std::move(out).str();
 }
 
 }  // namespace ngxtls::report

@@ -1,6 +1,7 @@
 #pragma once
 // Lint reports: human text and the JSON record documented in docs/lint-json.md.
 
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -11,19 +12,40 @@ namespace ngxtls::report {
 
 /// Everything a lint run reports.
 struct lint_report {
-  std::vector<std::string> inputs;          ///< configs linted, as given
-  model::assumed_versions assumed;          ///< versions the defaults were resolved for, and why
-  std::vector<engine::finding> findings;    ///< sorted by file, line, column, rule
+  std::vector<std::string> inputs;        ///< configs linted, as given
+  model::assumed_versions assumed;        ///< versions the defaults were resolved for, and why
+  std::vector<engine::finding> findings;  ///< sorted by file, line, column, rule
 };
 
 /// Text for a terminal: one block per finding (location, severity, rule, message, evidence,
 /// fix), then a summary line. `color` adds ANSI colors (only on a TTY).
 std::string render_text(const lint_report& r, bool color);
+/// render_text() written to `out` a finding at a time (a fleet can have 100,000s of findings).
+void write_text(const lint_report& r, bool color, std::ostream& out);
 
 /// The JSON record (docs/lint-json.md): top-level `findings` (each `rule`, `severity`,
 /// `message`, `location` {file, line, column}, `include_chain` [{file, line}], `evidence`
 /// [{name, value, origin, location?}], `fix`, `server`), `assumed` {nginx, nginx_source,
 /// openssl, openssl_source}, `summary` {error, warning, note}, `inputs`. Pretty-printed.
 std::string render_json(const lint_report& r);
+/// render_json() written to `out` a finding at a time: the same bytes, without holding the
+/// document (600,000 findings make 480 MB of JSON).
+void write_json(const lint_report& r, std::ostream& out);
+
+/// `value` pretty-printed by nlohmann::json with indent 2 as it appears nested `level` levels
+/// deep in a document (continuation lines indented by 2 * level more spaces). Invalid UTF-8
+/// in strings is replaced (config bytes need not be UTF-8).
+template <typename Json>
+std::string dump_nested(const Json& value, int level) {
+  const std::string text = value.dump(2, ' ', false, Json::error_handler_t::replace);
+  const std::string pad(static_cast<std::size_t>(2 * level), ' ');
+  std::string out;
+  out.reserve(text.size() + text.size() / 8);
+  for (char c : text) {
+    out += c;
+    if (c == '\n') out += pad;
+  }
+  return out;
+}
 
 }  // namespace ngxtls::report

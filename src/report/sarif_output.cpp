@@ -3,6 +3,8 @@
 #include <filesystem>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <sstream>
+#include <string_view>
 
 #include "engine/engine.hpp"
 
@@ -85,9 +87,44 @@ std::string what_it_flags(const std::string& doc) {
   return s;
 }
 
+/// One SARIF result for finding `f`; `index` maps rule ids to their place in tool.driver.rules.
+json result_of(const engine::finding& f, const std::map<std::string, std::size_t>& index,
+               const std::string& working_dir) {
+  json res = {{"ruleId", f.rule}};
+  if (auto it = index.find(f.rule); it != index.end()) res["ruleIndex"] = it->second;
+  res["level"] = sarif_level(f.level);
+  std::string text = f.message;
+  res["message"] = {{"text", text}};
+  res["locations"] =
+      json::array({{{"physicalLocation", physical_location(f.location, working_dir)}}});
+  if (!f.include_chain.empty()) {
+    json rel = json::array();
+    int id = 1;
+    for (const auto& inc : f.include_chain)
+      rel.push_back({{"id", id++},
+                     {"physicalLocation", physical_location(inc, working_dir)},
+                     {"message", {{"text", "included from here"}}}});
+    res["relatedLocations"] = rel;
+  }
+  json props = json::object();
+  if (!f.server.empty()) props["server"] = f.server;
+  if (!f.fix.empty()) props["fix"] = f.fix;
+  if (!f.facts.empty()) {
+    json ev = json::array();
+    for (const auto& e : f.facts) {
+      json je = {{"name", e.name}, {"value", e.value}, {"origin", e.origin}};
+      if (e.where) je["location"] = to_string(*e.where);
+      ev.push_back(je);
+    }
+    props["evidence"] = ev;
+  }
+  if (!props.empty()) res["properties"] = props;
+  return res;
+}
+
 }  // namespace
 
-std::string render_sarif(const lint_report& r, const std::string& working_dir) {
+void write_sarif(const lint_report& r, const std::string& working_dir, std::ostream& os) {
   json rules = json::array();
   std::map<std::string, std::size_t> index;
   for (const auto& rule : engine::all_rules()) {
@@ -100,39 +137,20 @@ std::string render_sarif(const lint_report& r, const std::string& working_dir) {
     jr["defaultConfiguration"] = {{"level", sarif_level(rule.level)}};
     rules.push_back(jr);
   }
-  json results = json::array();
-  for (const auto& f : r.findings) {
-    json res = {{"ruleId", f.rule}};
-    if (auto it = index.find(f.rule); it != index.end()) res["ruleIndex"] = it->second;
-    res["level"] = sarif_level(f.level);
-    std::string text = f.message;
-    res["message"] = {{"text", text}};
-    res["locations"] =
-        json::array({{{"physicalLocation", physical_location(f.location, working_dir)}}});
-    if (!f.include_chain.empty()) {
-      json rel = json::array();
-      int id = 1;
-      for (const auto& inc : f.include_chain)
-        rel.push_back({{"id", id++},
-                       {"physicalLocation", physical_location(inc, working_dir)},
-                       {"message", {{"text", "included from here"}}}});
-      res["relatedLocations"] = rel;
+  // The log is dumped with a marker where the results go; they are written one at a time
+  // in its place, indented as they would be in the document (runs[0].results[i]: level 4).
+  constexpr std::string_view marker = "ngxtls-results-go-here";
+  auto write_results = [&] {
+    if (r.findings.empty()) {
+      os << "[]";
+      return;
     }
-    json props = json::object();
-    if (!f.server.empty()) props["server"] = f.server;
-    if (!f.fix.empty()) props["fix"] = f.fix;
-    if (!f.facts.empty()) {
-      json ev = json::array();
-      for (const auto& e : f.facts) {
-        json je = {{"name", e.name}, {"value", e.value}, {"origin", e.origin}};
-        if (e.where) je["location"] = to_string(*e.where);
-        ev.push_back(je);
-      }
-      props["evidence"] = ev;
+    os << "[\n";
+    for (std::size_t i = 0; i < r.findings.size(); ++i) {
+      os << "        " << dump_nested(result_of(r.findings[i], index, working_dir), 4)
+         << (i + 1 < r.findings.size() ? ",\n" : "\n      ]");
     }
-    if (!props.empty()) res["properties"] = props;
-    results.push_back(res);
-  }
+  };
   json run = {{"tool",
                {{"driver",
                  {{"name", "ngxtls"},
@@ -146,7 +164,7 @@ std::string render_sarif(const lint_report& r, const std::string& working_dir) {
     if (base.back() != '/') base += '/';
     run["originalUriBaseIds"] = {{"SRCROOT", {{"uri", base}}}};
   }
-  run["results"] = results;
+  run["results"] = marker;
   run["properties"] = {{"assumed",
                         {{"nginx", r.assumed.nginx.str()},
                          {"nginx_source", r.assumed.nginx_source},
@@ -156,7 +174,18 @@ std::string render_sarif(const lint_report& r, const std::string& working_dir) {
               {"version", "2.1.0"},
               {"runs", json::array({run})}};
   // Config bytes are not always UTF-8 (nginx reads bytes): replace invalid sequences.
-  return log.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+  const std::string text = log.dump(2, ' ', false, nlohmann::json::error_handler_t::replace);
+  const std::string quoted = "\"" + std::string(marker) + "\"";
+  const std::size_t at = text.find(quoted);
+  os << std::string_view(text).substr(0, at);
+  write_results();
+  os << std::string_view(text).substr(at + quoted.size()) << "\n";
+}
+
+std::string render_sarif(const lint_report& r, const std::string& working_dir) {
+  std::ostringstream out;
+  write_sarif(r, working_dir, out);
+  return std::move(out).str();
 }
 
 namespace {
@@ -192,9 +221,10 @@ std::string escape_property(const std::string& s) {
 
 }  // namespace
 
-std::string render_github(const lint_report& r, const std::string& working_dir) {
+void write_github(const lint_report& r, const std::string& working_dir, std::ostream& os) {
   std::string out;
   for (const auto& f : r.findings) {
+    out.clear();
     const char* cmd = f.level == engine::severity::error     ? "error"
                       : f.level == engine::severity::warning ? "warning"
                                                              : "notice";
@@ -208,8 +238,14 @@ std::string render_github(const lint_report& r, const std::string& working_dir) 
     std::string body = f.message;
     if (!f.fix.empty()) body += "\nFix:\n" + f.fix;
     out += "::" + escape_data(body) + "\n";
+    os << out;
   }
-  return out;
+}
+
+std::string render_github(const lint_report& r, const std::string& working_dir) {
+  std::ostringstream out;
+  write_github(r, working_dir, out);
+  return std::move(out).str();
 }
 
 }  // namespace ngxtls::report

@@ -22,6 +22,8 @@ inline constexpr const char* rule_help_uri_base =
 /// `originalUriBaseIds` as a file:// URI of `working_dir`), others absolute file:// URIs;
 /// an empty `working_dir` makes every URI absolute. Pretty-printed JSON.
 std::string render_sarif(const lint_report& r, const std::string& working_dir);
+/// render_sarif() written to `out` a result at a time (the same bytes, without the document).
+void write_sarif(const lint_report& r, const std::string& working_dir, std::ostream& out);
 
 /// GitHub Actions workflow commands, one line per finding:
 /// `::error file=F,line=L,col=C,title=RULE::MESSAGE` (`warning`, and `notice` for notes),
@@ -29,5 +31,7 @@ std::string render_sarif(const lint_report& r, const std::string& working_dir);
 /// (GitHub matches annotations to repository paths). Values are escaped as the Actions
 /// toolkit does (% CR LF in data; also : and , in properties).
 std::string render_github(const lint_report& r, const std::string& working_dir);
+/// render_github() written to `out` a line at a time.
+void write_github(const lint_report& r, const std::string& working_dir, std::ostream& out);
 
 }  // namespace ngxtls::report
