@@ -43,10 +43,11 @@ int run_parse(const parse_args& a) {
     throw;
   }
   if (a.format == "crossplane") {
-    std::cout << report::render_crossplane(cfg, a.single_file);
+    report::write_crossplane(cfg, a.single_file, std::cout);
   } else {
-    std::cout << report::render_tree_json(cfg, a.single_file);
+    report::write_tree_json(cfg, a.single_file, std::cout);
   }
+  std::cout.flush();
   return exit_ok;
 }
 

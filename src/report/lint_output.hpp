@@ -32,13 +32,13 @@ std::string render_json(const lint_report& r);
 /// document (600,000 findings make 480 MB of JSON).
 void write_json(const lint_report& r, std::ostream& out);
 
-/// `value` pretty-printed by nlohmann::json with indent 2 as it appears nested `level` levels
-/// deep in a document (continuation lines indented by 2 * level more spaces). Invalid UTF-8
-/// in strings is replaced (config bytes need not be UTF-8).
+/// `value` pretty-printed by nlohmann::json with indent `step` as it appears nested `level`
+/// levels deep in a document (continuation lines indented by step * level more spaces).
+/// Invalid UTF-8 in strings is replaced (config bytes need not be UTF-8).
 template <typename Json>
-std::string dump_nested(const Json& value, int level) {
-  const std::string text = value.dump(2, ' ', false, Json::error_handler_t::replace);
-  const std::string pad(static_cast<std::size_t>(2 * level), ' ');
+std::string dump_nested(const Json& value, int level, int step = 2) {
+  const std::string text = value.dump(step, ' ', false, Json::error_handler_t::replace);
+  const std::string pad(static_cast<std::size_t>(step * level), ' ');
   std::string out;
   out.reserve(text.size() + text.size() / 8);
   for (char c : text) {

@@ -1,6 +1,10 @@
 #include "report/parse_output.hpp"
 
 #include <nlohmann/json.hpp>
+#include <sstream>
+#include <string_view>
+
+#include "report/lint_output.hpp"
 
 namespace ngxtls::report {
 
@@ -31,10 +35,45 @@ void strip_if_parentheses(std::vector<std::string>& args) {
   if (!args.empty() && args.front().empty()) args.erase(args.begin());
 }
 
-ojson crossplane_directives(const config::config& cfg, config::list<config::directive> ds,
-                            bool with_includes) {
-  ojson out = ojson::array();
-  for (const auto& d : ds) {
+/// Streams a document whose last member is written by `hole` (a large array): `j` holds
+/// `marker` in that member's place and is dumped as at `level` with indent 1, the marker is
+/// replaced by what `hole` writes. rfind: config strings before it may hold anything.
+template <typename Hole>
+void write_with_hole(std::ostream& os, const ojson& j, int level, Hole&& hole) {
+  static constexpr std::string_view quoted = "\"ngxtls:block\"";
+  const std::string text = dump_nested(j, level, 1);
+  const std::size_t at = text.rfind(quoted);
+  os << std::string_view(text).substr(0, at);
+  hole();
+  os << std::string_view(text).substr(at + quoted.size());
+}
+
+/// An array at `level` (indent 1) whose items `item(i, level + 1)` writes, as nlohmann
+/// prints it: `[]`, or one item per line.
+template <typename Item>
+void write_array(std::ostream& os, std::size_t n, int level, Item&& item) {
+  if (n == 0) {
+    os << "[]";
+    return;
+  }
+  os << "[\n";
+  for (std::size_t i = 0; i < n; ++i) {
+    os << std::string(static_cast<std::size_t>(level + 1), ' ');
+    item(i, level + 1);
+    os << (i + 1 < n ? ",\n" : "\n");
+  }
+  os << std::string(static_cast<std::size_t>(level), ' ') << ']';
+}
+
+constexpr const char* block_marker = "ngxtls:block";
+
+/// crossplane directives of `ds`, each written as at `level`: a directive at a time, so
+/// a 20 MB config is never one JSON document in memory.
+void write_crossplane_directives(std::ostream& os, const config::config& cfg,
+                                 config::list<config::directive> ds, bool with_includes,
+                                 int level) {
+  write_array(os, ds.size(), level, [&](std::size_t i, int at) {
+    const config::directive& d = ds[i];
     ojson j;
     j["directive"] = d.name;
     j["line"] = d.line;
@@ -51,10 +90,14 @@ ojson crossplane_directives(const config::config& cfg, config::list<config::dire
       const auto it = inc.find(&d);
       j["includes"] = it == inc.end() ? std::vector<std::uint32_t>() : it->second;
     }
-    if (d.has_block) j["block"] = crossplane_directives(cfg, d.block, with_includes);
-    out.push_back(std::move(j));
-  }
-  return out;
+    if (!d.has_block) {
+      os << dump_nested(j, at, 1);
+      return;
+    }
+    j["block"] = block_marker;
+    write_with_hole(os, j, at,
+                    [&] { write_crossplane_directives(os, cfg, d.block, with_includes, at + 1); });
+  });
 }
 
 const char* quote_name(config::quote_style q) {
@@ -68,9 +111,11 @@ const char* quote_name(config::quote_style q) {
   }
 }
 
-ojson tree_directives(const config::config& cfg, config::list<config::directive> ds) {
-  ojson out = ojson::array();
-  for (const auto& d : ds) {
+/// Our tree's directives of `ds`, each written as at `level` (see write_crossplane_directives).
+void write_tree_directives(std::ostream& os, const config::config& cfg,
+                           config::list<config::directive> ds, int level) {
+  write_array(os, ds.size(), level, [&](std::size_t i, int at) {
+    const config::directive& d = ds[i];
     ojson j;
     j["name"] = d.name;
     j["file"] = d.file;
@@ -79,45 +124,59 @@ ojson tree_directives(const config::config& cfg, config::list<config::directive>
     j["chain"] = d.chain;
     ojson args = ojson::array();
     const std::vector<config::line_column> positions = cfg.argument_positions(d);
-    for (std::size_t i = 0; i < d.args.size(); ++i) {
-      const auto& a = d.args[i];
-      const config::line_column at = positions[i];
+    for (std::size_t k = 0; k < d.args.size(); ++k) {
+      const auto& a = d.args[k];
+      const config::line_column pos = positions[k];
       args.push_back(ojson{{"value", a.value()},
                            {"raw", a.raw()},
                            {"quote", quote_name(a.quote())},
-                           {"line", at.line},
-                           {"column", at.column}});
+                           {"line", pos.line},
+                           {"column", pos.column}});
     }
     j["args"] = std::move(args);
     if (d.file < cfg.files.size()) {
       const auto& inc = cfg.files[d.file].includes;
-      if (const auto it = inc.find(&d); it != inc.end() && !it->second.empty()) j["includes"] = it->second;
+      if (const auto it = inc.find(&d); it != inc.end() && !it->second.empty())
+        j["includes"] = it->second;
     }
-    if (d.has_block) j["block"] = tree_directives(cfg, d.block);
+    // A lua block has no block, so `block` is always the last member when present.
     if (d.lua_body()) j["lua_body"] = *d.lua_body();
-    out.push_back(std::move(j));
-  }
-  return out;
+    if (!d.has_block) {
+      os << dump_nested(j, at, 1);
+      return;
+    }
+    j["block"] = block_marker;
+    write_with_hole(os, j, at, [&] { write_tree_directives(os, cfg, d.block, at + 1); });
+  });
 }
 
 }  // namespace
 
-std::string render_crossplane(const config::config& cfg, bool single_file) {
+void write_crossplane(const config::config& cfg, bool single_file, std::ostream& os) {
   ojson root;
   root["status"] = "ok";
   root["errors"] = ojson::array();
-  ojson files = ojson::array();
+  root["config"] = block_marker;
   const std::size_t n = single_file ? std::min<std::size_t>(1, cfg.files.size()) : cfg.files.size();
-  for (std::size_t i = 0; i < n; ++i) {
-    ojson f;
-    f["file"] = cfg.files[i].path;
-    f["status"] = "ok";
-    f["errors"] = ojson::array();
-    f["parsed"] = crossplane_directives(cfg, cfg.files[i].parsed, !single_file);
-    files.push_back(std::move(f));
-  }
-  root["config"] = std::move(files);
-  return dump(root);
+  write_with_hole(os, root, 0, [&] {
+    write_array(os, n, 1, [&](std::size_t i, int at) {
+      ojson f;
+      f["file"] = cfg.files[i].path;
+      f["status"] = "ok";
+      f["errors"] = ojson::array();
+      f["parsed"] = block_marker;
+      write_with_hole(os, f, at, [&] {
+        write_crossplane_directives(os, cfg, cfg.files[i].parsed, !single_file, at + 1);
+      });
+    });
+  });
+  os << "\n";
+}
+
+std::string render_crossplane(const config::config& cfg, bool single_file) {
+  std::ostringstream out;
+  write_crossplane(cfg, single_file, out);
+  return std::move(out).str();
 }
 
 std::string render_crossplane_error(const input_error& e) {
@@ -136,7 +195,7 @@ std::string render_crossplane_error(const input_error& e) {
   return dump(root);
 }
 
-std::string render_tree_json(const config::config& cfg, bool single_file) {
+void write_tree_json(const config::config& cfg, bool single_file, std::ostream& os) {
   ojson root;
   root["conf_prefix"] = cfg.conf_prefix;
   ojson files = ojson::array();
@@ -151,9 +210,18 @@ std::string render_tree_json(const config::config& cfg, bool single_file) {
     chains.push_back(std::move(chain));
   }
   root["chains"] = std::move(chains);
-  root["directives"] =
-      tree_directives(cfg, single_file && !cfg.files.empty() ? cfg.files[0].parsed : cfg.root);
-  return dump(root);
+  root["directives"] = block_marker;
+  write_with_hole(os, root, 0, [&] {
+    write_tree_directives(os, cfg,
+                          single_file && !cfg.files.empty() ? cfg.files[0].parsed : cfg.root, 1);
+  });
+  os << "\n";
+}
+
+std::string render_tree_json(const config::config& cfg, bool single_file) {
+  std::ostringstream out;
+  write_tree_json(cfg, single_file, out);
+  return std::move(out).str();
 }
 
 }  // namespace ngxtls::report
