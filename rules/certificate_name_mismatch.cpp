@@ -68,7 +68,7 @@ void check(const engine::context& ctx, std::vector<engine::finding>& out) {
     std::vector<std::string> sans;
     bool any = false;
     for (const auto& c : certificates_of(ctx, s)) {
-      const auto* chain = read_chain(ctx, c.path);
+      const auto* chain = c.chain;
       if (!chain) continue;
       any = true;
       for (const auto& n : chain->front().dns_names) sans.push_back(lower(n));

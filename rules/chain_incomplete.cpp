@@ -49,7 +49,7 @@ void check(const engine::context& ctx, std::vector<engine::finding>& out) {
   for (const auto& s : ctx.model().servers) {
     if (!s.has_ssl) continue;
     for (const auto& c : certificates_of(ctx, s)) {
-      const auto* chain = read_chain(ctx, c.path);
+      const auto* chain = c.chain;
       if (!chain) continue;
       const auto& leaf = chain->front();
       std::string problem;

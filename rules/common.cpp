@@ -164,6 +164,7 @@ std::vector<certificate_ref> certificates_uncached(const engine::context& ctx, c
     certificate_ref r;
     r.arg = occ.args[0];
     r.path = ctx.resolve(r.arg);
+    r.chain = read_chain(ctx, r.path);
     r.cert = &occ;
     if (keys && i < keys->values.size() && !keys->values[i].args.empty() && !dynamic_path(keys->values[i].args[0])) {
       r.key = &keys->values[i];

@@ -80,6 +80,9 @@ struct certificate_ref {
   const model::occurrence* cert = nullptr;    ///< the ssl_certificate occurrence
   const model::occurrence* key = nullptr;     ///< its ssl_certificate_key, or null
   std::string key_path;                       ///< resolved key path, or ""
+  /// read_chain(path), looked up once per run: the certificate rules ask for it per server,
+  /// and each lookup took the file-facts lock.
+  const std::vector<tls::certificate_info>* chain = nullptr;
 };
 /// The certificates of a TLS server whose paths are static (no `$variable`, no `data:`).
 /// Computed once per engine run (shared by the certificate rules); the reference lives as

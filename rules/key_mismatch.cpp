@@ -45,7 +45,7 @@ void check(const engine::context& ctx, std::vector<engine::finding>& out) {
     if (!s.has_ssl) continue;
     const bool has_password_file = s.get("ssl_password_file") != nullptr;
     for (const auto& c : certificates_of(ctx, s)) {
-      if (!c.key || !read_chain(ctx, c.path)) continue;
+      if (!c.key || !c.chain) continue;
       const auto& l = ctx.files().key_match(c.path, c.key_path);
       if (!l.facts || !*l.facts) continue;  // matched, or unreadable (file-not-inspected)
       const std::string& reason = **l.facts;

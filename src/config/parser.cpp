@@ -102,7 +102,6 @@ struct parse_state {
   std::size_t name_offset = 0;
   std::size_t depth = 0;
   const char* quote_start = nullptr;  ///< opening quote of the token being read
-  std::size_t quote_line = 1;
   std::size_t lua_line = 1;  ///< line of the last `{` seen in a Lua body (the module's start_line)
   ahead_run* ahead = nullptr;                    ///< statements parsed ahead, not yet taken over
   const std::atomic<bool>* cancelled = nullptr;  ///< a piece's parse: stop when set
@@ -411,8 +410,7 @@ struct control : pegtl::normal<Rule> {
                     " (max_depth)");
       }
     } else if constexpr (std::is_same_v<Rule, g::dq_word> || std::is_same_v<Rule, g::sq_word>) {
-      st.quote_start = in.current();
-      st.quote_line = st.pos(in.current()).line;
+      st.quote_start = in.current();  // its line is worked out if the quote stays open
     }
   }
   template <typename ParseInput>
@@ -439,7 +437,7 @@ struct control : pegtl::normal<Rule> {
       if constexpr (std::is_same_v<Rule, g::dq_close> || std::is_same_v<Rule, g::sq_close>) {
         // An unclosed quote: nginx reads on to the end of the file, which may not fit.
         const std::size_t s = st.offset(st.quote_start) + 1;
-        st.check_length(s, st.buffer.size() - 1, st.quote_line, *st.quote_start, std::string::npos);
+        st.check_length(s, st.buffer.size() - 1, 0, *st.quote_start, std::string::npos);
       }
       if constexpr (std::is_same_v<Rule, g::lua_block_close> ||
                     std::is_same_v<Rule, g::lua_brace_close>) {

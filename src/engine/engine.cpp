@@ -2,11 +2,11 @@
 
 #include <algorithm>
 #include <atomic>
-#include <exception>
-#include <thread>
 #include <cstring>
-#include <string_view>
+#include <exception>
 #include <filesystem>
+#include <string_view>
+#include <thread>
 #include <tuple>
 
 #include "engine/file_facts.hpp"
@@ -48,6 +48,16 @@ finding context::make(const std::string& rule, severity level, std::string messa
 
 namespace {
 
+// Where `needle` occurs in `hay` at or after `from`, or npos. memmem (glibc's two-way
+// search): string_view::find hunts the first byte with memchr, and the `n` of the
+// suppression marker is on every other line of a config.
+std::size_t find_text(std::string_view hay, std::string_view needle, std::size_t from = 0) {
+  if (from > hay.size()) return std::string_view::npos;
+  const void* p = ::memmem(hay.data() + from, hay.size() - from, needle.data(), needle.size());
+  return p == nullptr ? std::string_view::npos
+                      : static_cast<std::size_t>(static_cast<const char*>(p) - hay.data());
+}
+
 // The lines of one file that hold a suppression comment, found once per file and run: a
 // lookup per finding must not rescan the file (thousands of findings on a 20 MB config),
 // and an index of every line start cost 12 MB there.
@@ -57,9 +67,9 @@ class line_index {
     constexpr std::string_view marker = "ngxtls: ignore";
     std::uint32_t line = 1;
     std::size_t counted = 0;  // newlines before `counted` are in `line`
-    for (std::size_t pos = content.find(marker); pos != std::string_view::npos;
-         pos = content.find(marker, pos)) {
-      for (const char* p = content.data() + counted, *e = content.data() + pos;
+    for (std::size_t pos = find_text(content, marker); pos != std::string_view::npos;
+         pos = find_text(content, marker, pos)) {
+      for (const char *p = content.data() + counted, *e = content.data() + pos;
            (p = static_cast<const char*>(std::memchr(p, '\n', static_cast<std::size_t>(e - p))));) {
         ++line;
         ++p;
@@ -98,8 +108,12 @@ std::vector<std::pair<std::string, std::uint32_t>> suppression_ids(std::string_v
   while (i < rest.size()) {
     while (i < rest.size() && (rest[i] == ' ' || rest[i] == ',' || rest[i] == '\t')) ++i;
     std::size_t j = i;
-    while (j < rest.size() && rest[j] != ' ' && rest[j] != ',' && rest[j] != '\t' && rest[j] != '\r') ++j;
-    if (j > i) out.emplace_back(std::string(rest.substr(i, j - i)), static_cast<std::uint32_t>(base + i + 1));
+    while (j < rest.size() && rest[j] != ' ' && rest[j] != ',' && rest[j] != '\t' &&
+           rest[j] != '\r')
+      ++j;
+    if (j > i)
+      out.emplace_back(std::string(rest.substr(i, j - i)),
+                       static_cast<std::uint32_t>(base + i + 1));
     i = j;
   }
   return out;
@@ -139,26 +153,29 @@ constexpr const char* unused_suppression_id = "unused-suppression";
 
 // Suppression comments that silenced nothing: a note each, so stale ones get removed
 // (issue 7). Only rules that ran count: a comment for a deselected rule is not stale.
-void report_unused(const model::model& m, const lint_options& opts, const std::set<std::string>& ran,
-                   const std::set<suppression_use>& used, std::vector<finding>& out) {
+void report_unused(const model::model& m, const lint_options& opts,
+                   const std::set<std::string>& ran, const std::set<suppression_use>& used,
+                   std::vector<finding>& out) {
   if (!m.cfg || !ran.count(unused_suppression_id)) return;
   std::set<std::string> seen_files;
   for (const auto& file : m.cfg->files) {
     if (!seen_files.insert(file.path).second) continue;
     std::string_view content = file.content;
-    if (content.find("ngxtls: ignore") == std::string_view::npos) continue;  // the usual case
+    if (find_text(content, "ngxtls: ignore") == std::string_view::npos) continue;  // the usual case
     std::uint32_t n = 0;
     std::size_t start = 0;
     while (start <= content.size()) {
       ++n;
       auto nl = content.find('\n', start);
-      std::string_view line = content.substr(start, nl == std::string_view::npos ? std::string_view::npos : nl - start);
+      std::string_view line =
+          content.substr(start, nl == std::string_view::npos ? std::string_view::npos : nl - start);
       for (const auto& [id, col] : suppression_ids(line)) {
         std::string message;
         if (!find_rule(id))
           message = "suppression names no rule \"" + id + "\" (see `ngxtls rules`)";
         else if (ran.count(id) && !used.count({file.path, n, id}))
-          message = "suppression of " + id + " matches no finding on this line or the next: remove it";
+          message =
+              "suppression of " + id + " matches no finding on this line or the next: remove it";
         else
           continue;
         finding f;
@@ -227,8 +244,10 @@ std::vector<finding> run(const model::model& m, const lint_options& opts, unsign
   auto key = [](const finding& f) {
     return std::tie(f.location.file, f.location.line, f.location.column, f.rule, f.message);
   };
-  std::stable_sort(out.begin(), out.end(), [&](const finding& a, const finding& b) { return key(a) < key(b); });
-  out.erase(std::unique(out.begin(), out.end(), [&](const finding& a, const finding& b) { return key(a) == key(b); }),
+  std::stable_sort(out.begin(), out.end(),
+                   [&](const finding& a, const finding& b) { return key(a) < key(b); });
+  out.erase(std::unique(out.begin(), out.end(),
+                        [&](const finding& a, const finding& b) { return key(a) == key(b); }),
             out.end());
   return out;
 }

@@ -9,14 +9,19 @@ namespace ngxtls::model {
 
 std::string to_string(origin o, bool stream_context) {
   switch (o) {
-    case origin::server: return "server";
-    case origin::inherited: return stream_context ? "stream" : "http";
-    case origin::nginx_default: return "default";
+    case origin::server:
+      return "server";
+    case origin::inherited:
+      return stream_context ? "stream" : "http";
+    case origin::nginx_default:
+      return "default";
   }
   return "?";
 }
 
-values_view setting::args() const { return values.empty() ? values_view() : values.back().args; }
+values_view setting::args() const {
+  return values.empty() ? values_view() : values.back().args;
+}
 
 std::string_view setting::first() const {
   const auto a = args();
@@ -29,16 +34,8 @@ const config::directive* setting::where() const {
 
 namespace {
 
-/// FNV-1a of a directive name. Rules look names up millions of times on large fleets; a
-/// binary search over integers with one final compare beats one over strings that share
-/// their "ssl_" prefix.
 std::uint64_t name_key(std::string_view name) {
-  std::uint64_t h = 1469598103934665603ull;
-  for (unsigned char c : name) {
-    h ^= c;
-    h *= 1099511628211ull;
-  }
-  return h;
+  return setting_key(name);
 }
 
 void sort_by_key(setting_list& l) {
@@ -47,8 +44,14 @@ void sort_by_key(setting_list& l) {
 }
 
 const setting* find_in(const setting_list& l, std::string_view name, std::uint64_t key) {
-  auto it = std::lower_bound(l.begin(), l.end(), key,
-                             [](const named_setting& e, std::uint64_t k) { return e.key < k; });
+  auto it = l.begin();
+  if (l.size() <= 16) {
+    // A server's own few settings: a straight scan over keys beats the branches of a search.
+    while (it != l.end() && it->key < key) ++it;
+  } else {
+    it = std::lower_bound(l.begin(), l.end(), key,
+                          [](const named_setting& e, std::uint64_t k) { return e.key < k; });
+  }
   for (; it != l.end() && it->key == key; ++it)
     if (it->name == name) return &it->value;
   return nullptr;
@@ -60,12 +63,9 @@ const setting* find_in(const setting_list& l, std::string_view name) {
 
 }  // namespace
 
-const setting* server::get(std::string_view name) const {
-  const std::uint64_t key = name_key(name);
+const setting* server::get(std::string_view name, std::uint64_t key) const {
   if (const setting* s = find_in(own, name, key)) return s;
-  if (!outer) return nullptr;
-  if (const setting* s = find_in(outer->inherited, name, key)) return s;
-  return find_in(outer->defaults, name, key);
+  return outer ? find_in(outer->effective, name, key) : nullptr;
 }
 
 std::vector<std::pair<std::string_view, const setting*>> server::settings() const {
@@ -78,8 +78,7 @@ std::vector<std::pair<std::string_view, const setting*>> server::settings() cons
       if (!find_in(own, e.name) && !find_in(outer->inherited, e.name))
         out.emplace_back(e.name, &e.value);
   }
-  std::sort(out.begin(), out.end(),
-            [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
   return out;
 }
 
@@ -110,18 +109,12 @@ const std::vector<std::string_view>* default_text(std::string_view d, const vers
     return &now;
   }
   static const std::map<std::string_view, list> fixed = {
-      {"ssl_session_tickets", {"on"}},
-      {"ssl_session_cache", {"none"}},
-      {"ssl_session_timeout", {"5m"}},
-      {"ssl_ciphers", {"HIGH:!aNULL:!MD5"}},
-      {"ssl_prefer_server_ciphers", {"off"}},
-      {"ssl_stapling", {"off"}},
-      {"ssl_stapling_verify", {"off"}},
-      {"ssl_early_data", {"off"}},
-      {"ssl_verify_client", {"off"}},
-      {"ssl_verify_depth", {"1"}},
-      {"ssl_ecdh_curve", {"auto"}},
-      {"ssl_buffer_size", {"16k"}},
+      {"ssl_session_tickets", {"on"}},        {"ssl_session_cache", {"none"}},
+      {"ssl_session_timeout", {"5m"}},        {"ssl_ciphers", {"HIGH:!aNULL:!MD5"}},
+      {"ssl_prefer_server_ciphers", {"off"}}, {"ssl_stapling", {"off"}},
+      {"ssl_stapling_verify", {"off"}},       {"ssl_early_data", {"off"}},
+      {"ssl_verify_client", {"off"}},         {"ssl_verify_depth", {"1"}},
+      {"ssl_ecdh_curve", {"auto"}},           {"ssl_buffer_size", {"16k"}},
       {"ssl_reject_handshake", {"off"}},
   };
   if (auto it = fixed.find(d); it != fixed.end()) return &it->second;
@@ -159,7 +152,8 @@ setting_list collect(config::list<config::directive> block, origin from) {
 }
 
 bool all_digits(std::string_view s) {
-  return !s.empty() && std::all_of(s.begin(), s.end(), [](unsigned char c) { return std::isdigit(c); });
+  return !s.empty() &&
+         std::all_of(s.begin(), s.end(), [](unsigned char c) { return std::isdigit(c); });
 }
 
 int to_port(std::string_view s) {
@@ -197,12 +191,18 @@ listen_directive parse_listen(const config::directive& d, context_kind ctx) {
   }
   for (std::size_t i = 1; i < d.args.size(); ++i) {
     const std::string_view f = d.args[i].value();
-    if (f == "ssl") l.ssl = true;
-    else if (f == "default_server" || f == "default") l.default_server = true;
-    else if (f == "reuseport") l.reuseport = true;
-    else if (f == "quic") l.quic = true;
-    else if (f == "http2") l.http2 = true;
-    else if (f == "proxy_protocol") l.proxy_protocol = true;
+    if (f == "ssl")
+      l.ssl = true;
+    else if (f == "default_server" || f == "default")
+      l.default_server = true;
+    else if (f == "reuseport")
+      l.reuseport = true;
+    else if (f == "quic")
+      l.quic = true;
+    else if (f == "http2")
+      l.http2 = true;
+    else if (f == "proxy_protocol")
+      l.proxy_protocol = true;
   }
   return l;
 }
@@ -217,11 +217,11 @@ const setting_list& defaults_for(const version& nginx) {
   auto& slot = cache[nginx];
   if (slot) return slot->second;
   slot = std::make_unique<std::pair<std::vector<config::argument>, setting_list>>();
-  const char* names[] = {"ssl_protocols", "ssl_session_tickets", "ssl_session_cache",
-                         "ssl_session_timeout", "ssl_ciphers", "ssl_prefer_server_ciphers",
-                         "ssl_stapling", "ssl_stapling_verify", "ssl_early_data",
-                         "ssl_verify_client", "ssl_verify_depth", "ssl_ecdh_curve",
-                         "ssl_buffer_size", "ssl_reject_handshake"};
+  const char* names[] = {"ssl_protocols",       "ssl_session_tickets", "ssl_session_cache",
+                         "ssl_session_timeout", "ssl_ciphers",         "ssl_prefer_server_ciphers",
+                         "ssl_stapling",        "ssl_stapling_verify", "ssl_early_data",
+                         "ssl_verify_client",   "ssl_verify_depth",    "ssl_ecdh_curve",
+                         "ssl_buffer_size",     "ssl_reject_handshake"};
   std::vector<std::pair<std::size_t, std::size_t>> ranges;
   auto& args = slot->first;
   for (const char* k : names) {
@@ -233,10 +233,10 @@ const setting_list& defaults_for(const version& nginx) {
   for (std::size_t i = 0; i < std::size(names); ++i) {
     if (!default_text(names[i], nginx)) continue;
     setting st;
-    st.values.push_back({values_view(config::list<config::argument>(
-                             args.data() + ranges[i].first,
-                             static_cast<std::uint32_t>(ranges[i].second))),
-                         nullptr});
+    st.values.push_back(
+        {values_view(config::list<config::argument>(args.data() + ranges[i].first,
+                                                    static_cast<std::uint32_t>(ranges[i].second))),
+         nullptr});
     slot->second.push_back({name_key(names[i]), names[i], std::move(st)});
   }
   sort_by_key(slot->second);
@@ -252,7 +252,8 @@ server make_server(const config::directive& sd, context_kind ctx,
   s.own = collect(sd.block, origin::server);
   s.outer = outer;
   for (const auto& d : sd.block) {
-    if (d.name == "listen") s.listens.push_back(parse_listen(d, ctx));
+    if (d.name == "listen")
+      s.listens.push_back(parse_listen(d, ctx));
     else if (d.name == "server_name")
       for (const auto& a : d.args) s.names.emplace_back(a.value());
   }
@@ -277,6 +278,10 @@ void add_context(const config::directive& block_dir, context_kind ctx, model& m)
   shared->inherited = collect(block_dir.block, origin::inherited);
   for (const auto& e : defaults_for(m.versions.nginx))
     if (!find_in(shared->inherited, e.name)) shared->defaults.push_back(e);
+  shared->effective = shared->inherited;
+  shared->effective.insert(shared->effective.end(), shared->defaults.begin(),
+                           shared->defaults.end());
+  sort_by_key(shared->effective);
   const std::shared_ptr<const context_settings> outer = shared;
   for (const auto& d : block_dir.block)
     if (d.name == "server" && d.has_block)
@@ -290,13 +295,17 @@ model build(const config::config& cfg, const assumed_versions& versions) {
   m.cfg = &cfg;
   m.versions = versions;
   for (const auto& d : cfg.root) {
-    if (d.name == "http" && d.has_block) add_context(d, context_kind::http, m);
-    else if (d.name == "stream" && d.has_block) add_context(d, context_kind::stream, m);
+    if (d.name == "http" && d.has_block)
+      add_context(d, context_kind::http, m);
+    else if (d.name == "stream" && d.has_block)
+      add_context(d, context_kind::stream, m);
     else if (d.name == "worker_processes" && !d.args.empty()) {
       m.worker_processes_where = &d;
       const std::string_view v = d.args[0].value();
-      if (v == "auto") m.worker_processes = 0;
-      else if (all_digits(v) && v.size() < 6) m.worker_processes = std::stoi(std::string(v));
+      if (v == "auto")
+        m.worker_processes = 0;
+      else if (all_digits(v) && v.size() < 6)
+        m.worker_processes = std::stoi(std::string(v));
     }
   }
   // Group listens into sockets in config order.
@@ -357,9 +366,12 @@ std::optional<std::uint64_t> shared_cache_bytes(const setting* cache) {
     if (size.empty()) return std::nullopt;
     std::uint64_t mult = 1;
     char unit = static_cast<char>(std::tolower(static_cast<unsigned char>(size.back())));
-    if (unit == 'k') mult = 1024;
-    else if (unit == 'm') mult = 1024 * 1024;
-    else if (unit == 'g') mult = 1024ull * 1024 * 1024;
+    if (unit == 'k')
+      mult = 1024;
+    else if (unit == 'm')
+      mult = 1024 * 1024;
+    else if (unit == 'g')
+      mult = 1024ull * 1024 * 1024;
     if (mult != 1) size.pop_back();
     if (!all_digits(size) || size.size() > 12) return std::nullopt;
     return std::stoull(size) * mult;
@@ -367,6 +379,8 @@ std::optional<std::uint64_t> shared_cache_bytes(const setting* cache) {
   return std::nullopt;
 }
 
-bool is_on(const setting* s) { return s && s->first() == "on"; }
+bool is_on(const setting* s) {
+  return s && s->first() == "on";
+}
 
 }  // namespace ngxtls::model
