@@ -86,7 +86,7 @@ void write_json(const lint_report& r, std::ostream& os) {
     os << "[]";
   else
     os << "[\n";
-  for (std::size_t i = 0; i < r.findings.size(); ++i) {
+  write_in_order(r.findings.size(), os, [&](std::size_t i) {
     const auto& f = r.findings[i];
     nlohmann::json j = nlohmann::json::object();
     nlohmann::json& chain = j["include_chain"] = nlohmann::json::array();
@@ -106,8 +106,8 @@ void write_json(const lint_report& r, std::ostream& os) {
     j["location"] = location_json(f.location);
     j["fix"] = f.fix;
     j["server"] = f.server;
-    os << "    " << dump_nested(j, 2) << (i + 1 < r.findings.size() ? ",\n" : "\n  ]");
-  }
+    return "    " + dump_nested(j, 2) + (i + 1 < r.findings.size() ? ",\n" : "\n  ]");
+  });
   nlohmann::json inputs = r.inputs;
   nlohmann::json summary = {{"error", count(r, engine::severity::error)},
                             {"warning", count(r, engine::severity::warning)},

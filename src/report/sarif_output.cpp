@@ -146,10 +146,10 @@ void write_sarif(const lint_report& r, const std::string& working_dir, std::ostr
       return;
     }
     os << "[\n";
-    for (std::size_t i = 0; i < r.findings.size(); ++i) {
-      os << "        " << dump_nested(result_of(r.findings[i], index, working_dir), 4)
-         << (i + 1 < r.findings.size() ? ",\n" : "\n      ]");
-    }
+    write_in_order(r.findings.size(), os, [&](std::size_t i) {
+      return "        " + dump_nested(result_of(r.findings[i], index, working_dir), 4) +
+             (i + 1 < r.findings.size() ? ",\n" : "\n      ]");
+    });
   };
   json run = {{"tool",
                {{"driver",
