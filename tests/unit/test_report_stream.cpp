@@ -1,0 +1,62 @@
+// Lint reports are written a finding at a time, rendered on several threads in batches
+// (report::write_in_order). Order and content must not depend on the threads or batches.
+
+#include <doctest/doctest.h>
+
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+
+#include "report/lint_output.hpp"
+#include "report/sarif_output.hpp"
+
+using namespace ngxtls;
+
+namespace {
+
+/// A report of `n` findings whose message and line encode their index.
+report::lint_report numbered(std::size_t n) {
+  report::lint_report r;
+  r.inputs.push_back("/etc/nginx/nginx.conf");
+  for (std::size_t i = 0; i < n; ++i) {
+    engine::finding f;
+    f.rule = "weak-ciphers";
+    f.level = engine::severity::warning;
+    f.message = "finding " + std::to_string(i);
+    f.location = {"/etc/nginx/nginx.conf", static_cast<std::uint32_t>(i + 1), 5};
+    f.fix = "ssl_ciphers HIGH;\n";
+    r.findings.push_back(f);
+  }
+  return r;
+}
+
+}  // namespace
+
+TEST_CASE("write_in_order keeps item order across threads and batches of 4096") {
+  for (std::size_t n : {0u, 1u, 63u, 64u, 4095u, 4096u, 4097u, 10001u}) {
+    std::ostringstream out;
+    report::write_in_order(n, out, [](std::size_t i) { return std::to_string(i) + ","; });
+    std::string expected;
+    for (std::size_t i = 0; i < n; ++i) expected += std::to_string(i) + ",";
+    CHECK(out.str() == expected);
+  }
+}
+
+TEST_CASE("JSON and SARIF of 9,000 findings list them in order, each once") {
+  const report::lint_report r = numbered(9000);
+  const auto j = nlohmann::json::parse(report::render_json(r));
+  REQUIRE(j["findings"].size() == 9000);
+  CHECK(j["summary"]["warning"] == 9000);
+  const auto s = nlohmann::json::parse(report::render_sarif(r, "/etc/nginx"));
+  REQUIRE(s["runs"][0]["results"].size() == 9000);
+  for (std::size_t i = 0; i < 9000; i += 997) {
+    CHECK(j["findings"][i]["message"] == "finding " + std::to_string(i));
+    CHECK(j["findings"][i]["location"]["line"] == i + 1);
+    CHECK(s["runs"][0]["results"][i]["message"]["text"] == "finding " + std::to_string(i));
+  }
+  CHECK(j["findings"][8999]["message"] == "finding 8999");
+  // Streaming gives the bytes of one document dumped whole (nlohmann's indent 2, keys sorted).
+  const report::lint_report small = numbered(3);
+  nlohmann::json whole = nlohmann::json::parse(report::render_json(small));
+  CHECK(report::render_json(small) == whole.dump(2) + "\n");
+}
