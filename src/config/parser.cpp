@@ -215,6 +215,11 @@ struct parse_state {
     d.column = name_column;
     d.offset = static_cast<std::uint32_t>(name_offset);
     if (lua_body) {
+      if (lua_body->size() > argument::max_bytes) {
+        fail(name_line, name_column,
+             "the body of \"" + name_text() + "\" is longer than " +
+                 std::to_string(argument::max_bytes) + " bytes");
+      }
       d.lua = true;
       pending.push_back(argument::literal(*lua_body));
       d.args = store.copy(pending.data() + 1, nargs + 1);

@@ -8,22 +8,23 @@ namespace ngxtls::config {
 std::string_view argument::raw() const {
   if (unescaped_) {
     raw_header h;
-    std::memcpy(&h, data_ - sizeof(raw_header), sizeof h);
+    std::memcpy(&h, data_.get<char>() - sizeof(raw_header), sizeof h);
     return {h.raw, h.size};
   }
-  if (quote_ == quote_style::none) return value();
-  return {data_ - 1, size_ + 2};
+  if (quote() == quote_style::none) return value();
+  return {data_.get<char>() - 1, std::size_t{size_} + 2};
 }
 
 argument argument_builder::make(std::string_view raw, std::string_view value, quote_style quote,
                                 storage& store) {
+  if (value.size() > argument::max_bytes) throw std::length_error("argument longer than 512 MiB");
   argument a;
-  a.quote_ = quote;
+  a.quote_ = static_cast<std::uint32_t>(quote);
   a.size_ = static_cast<std::uint32_t>(value.size());
   const std::size_t inner = quote == quote_style::none ? 0 : 1;
   if (value.size() + 2 * inner == raw.size() &&
       (value.empty() || value.data() == raw.data() + inner)) {
-    a.data_ = raw.data() + inner;
+    a.data_ = detail::split_pointer(raw.data() + inner);
     return a;
   }
   // The escapes changed the bytes: keep the value in storage after a header saying
@@ -32,8 +33,8 @@ argument argument_builder::make(std::string_view raw, std::string_view value, qu
   const raw_header h{raw.data(), static_cast<std::uint32_t>(raw.size())};
   std::memcpy(p, &h, sizeof h);
   if (!value.empty()) std::memcpy(p + sizeof h, value.data(), value.size());
-  a.data_ = p + sizeof h;
-  a.unescaped_ = true;
+  a.data_ = detail::split_pointer(p + sizeof h);
+  a.unescaped_ = 1;
   return a;
 }
 

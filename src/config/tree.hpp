@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -24,52 +25,76 @@ namespace ngxtls::config {
 /// How an argument was written. nginx strips the quotes; crossplane output and --fix need them.
 enum class quote_style : std::uint8_t { none, single_quote, double_quote };
 
+namespace detail {
+/// A pointer kept as two 32-bit halves: records holding one pack to 4-byte alignment
+/// (a 12-byte list, a 12-byte argument) instead of padding to 16 (issue 6: a 20 MB config
+/// has 300,000 directives and a million arguments).
+struct split_pointer {
+  std::uint32_t lo = 0, hi = 0;
+  split_pointer() = default;
+  explicit split_pointer(const void* p) {
+    const auto v = reinterpret_cast<std::uintptr_t>(p);
+    lo = static_cast<std::uint32_t>(v);
+    hi = static_cast<std::uint32_t>(static_cast<std::uint64_t>(v) >> 32);
+  }
+  template <typename T>
+  const T* get() const {
+    return reinterpret_cast<const T*>(
+        static_cast<std::uintptr_t>((static_cast<std::uint64_t>(hi) << 32) | lo));
+  }
+};
+}  // namespace detail
+
 /// A read-only run of `n` records (arguments of a directive, children of a block).
-/// Cheap to copy; points into a `storage`.
+/// Cheap to copy (12 bytes); points into a `storage`.
 template <typename T>
 class list {
  public:
   list() = default;
   list(const T* first, std::uint32_t count) : p_(first), n_(count) {}
-  const T* begin() const { return p_; }
-  const T* end() const { return p_ + n_; }
-  const T* data() const { return p_; }
+  const T* begin() const { return p_.get<T>(); }
+  const T* end() const { return begin() + n_; }
+  const T* data() const { return begin(); }
   std::size_t size() const { return n_; }
   bool empty() const { return n_ == 0; }
-  const T& operator[](std::size_t i) const { return p_[i]; }
-  const T& front() const { return p_[0]; }
-  const T& back() const { return p_[n_ - 1]; }
+  const T& operator[](std::size_t i) const { return begin()[i]; }
+  const T& front() const { return begin()[0]; }
+  const T& back() const { return begin()[n_ - 1]; }
 
  private:
-  const T* p_ = nullptr;
+  detail::split_pointer p_;
   std::uint32_t n_ = 0;
 };
 
-/// One argument of a directive (16 bytes). `value()` is what nginx sees after its
+/// One argument of a directive (12 bytes). `value()` is what nginx sees after its
 /// unescaping (ngx_conf_read_token: quotes removed, \" \' \\ reduced, \t \r \n expanded);
 /// `raw()` is the bytes as written, quotes and backslashes included.
 class argument {
  public:
   argument() = default;
   /// An argument whose value is `bytes` as written unquoted (built-in defaults, tests).
+  /// Longest value an argument holds (its size field has 29 bits): above max_file_bytes.
+  static constexpr std::size_t max_bytes = (std::size_t{1} << 29) - 1;
+  /// Throws std::length_error when `bytes` is longer than max_bytes.
   static argument literal(std::string_view bytes) {
+    if (bytes.size() > max_bytes) throw std::length_error("argument longer than 512 MiB");
     argument a;
-    a.data_ = bytes.data();
+    a.data_ = detail::split_pointer(bytes.data());
     a.size_ = static_cast<std::uint32_t>(bytes.size());
     return a;
   }
   /// The unescaped value; a view into the file's bytes or the config's storage.
-  std::string_view value() const { return {data_, size_}; }
+  std::string_view value() const { return {data_.get<char>(), std::size_t{size_}}; }
   /// The bytes as written (a view into the file's bytes; for a built-in default, the value).
   std::string_view raw() const;
-  quote_style quote() const { return quote_; }
+  quote_style quote() const { return static_cast<quote_style>(quote_); }
 
  private:
   friend struct argument_builder;
-  const char* data_ = nullptr;
-  std::uint32_t size_ = 0;
-  quote_style quote_ = quote_style::none;
-  bool unescaped_ = false;  ///< value lives in storage, after a raw_header
+  detail::split_pointer data_;
+  std::uint32_t size_ : 29 = 0;  ///< values are at most a file (max_file_bytes: 256 MiB)
+  std::uint32_t quote_ : 2 = 0;
+  std::uint32_t unescaped_ : 1 = 0;  ///< value lives in storage, after a raw_header
 };
 
 /// Kept in storage just before an unescaped value: where its raw bytes are.
@@ -78,21 +103,25 @@ struct raw_header {
   std::uint32_t size;
 };
 
-/// One directive: a name, its arguments and an optional block (72 bytes; checked below).
+/// One directive: a name, its arguments and an optional block (64 bytes; checked below).
 /// In the expanded tree (`config::root`) `include` directives are replaced by the
 /// directives of the files they name, each stamped with the include chain that brought it in.
 struct directive {
-  std::string_view name;    ///< unescaped, as written (a UTF-8 BOM before the first directive stays part of it)
-  list<argument> args;      ///< for a `*_by_lua_block` directive, one more record past the end holds the body
-  list<directive> block;    ///< children, when has_block
+  std::string_view
+      name;  ///< unescaped, as written (a UTF-8 BOM before the first directive stays part of it)
+  list<argument>
+      args;  ///< for a `*_by_lua_block` directive, one more record past the end holds the body
+  list<directive> block;     ///< children, when has_block
   std::uint32_t file = 0;    ///< index into config::files
   std::uint32_t line = 0;    ///< 1-based line of the name
   std::uint32_t offset = 0;  ///< byte offset of the name's first byte in the file
   std::uint32_t chain = 0;   ///< index into config::chains; 0 = reached without any include
-  std::uint32_t column = 0;  ///< 1-based byte column of the name (kept: a minified one-line file makes it costly to work out)
+  std::uint32_t column = 0;  ///< 1-based byte column of the name (kept: a minified one-line file
+                             ///< makes it costly to work out)
   bool has_block = false;    ///< true for `name args { ... }`, even when the block is empty
   bool lua = false;          ///< a `*_by_lua_block` directive (see lua_body())
-  bool include_below = false;  ///< the block holds an `include` at some depth (loader: what to copy)
+  bool include_below =
+      false;  ///< the block holds an `include` at some depth (loader: what to copy)
 
   /// `*_by_lua_block` bodies are not nginx syntax: the body between the braces is kept
   /// verbatim (DESIGN, Syntax tree), `block` stays empty and `has_block` is false.
@@ -105,7 +134,7 @@ struct directive {
 
 static_assert(std::is_trivially_copyable_v<argument> && std::is_trivially_copyable_v<directive>,
               "tree records live in storage and are never destroyed one by one");
-static_assert(sizeof(argument) == 16 && sizeof(directive) <= 72,
+static_assert(sizeof(argument) == 12 && sizeof(directive) <= 64,
               "tree records are sized for 20 MB configs (issue 6): keep them small");
 
 /// Append-only memory for tree records, unescaped values and file contents. Nothing in
@@ -163,7 +192,8 @@ struct include_frame {
 
 /// One source file as read.
 struct source_file {
-  std::string path;          ///< absolute or as given on the command line; "-" never appears (stdin dumps use the dump's paths)
+  std::string path;  ///< absolute or as given on the command line; "-" never appears (stdin dumps
+                     ///< use the dump's paths)
   std::string_view content;  ///< the bytes read (kept in the config's storage)
   list<directive> parsed;    ///< this file's own tree: include directives kept
   /// For each `include` directive of `parsed`: the files it named (config::files indices).
@@ -183,10 +213,10 @@ line_column locate(std::string_view content, std::size_t offset, std::uint32_t f
 /// Copies share the (immutable) storage.
 struct config {
   std::shared_ptr<storage> store = std::make_shared<storage>();
-  std::string conf_prefix;                        ///< directory include paths and ssl_* files resolve against
-  std::vector<source_file> files;                 ///< files[0] is the main file; each file read once
-  std::vector<std::vector<include_frame>> chains; ///< chains[0] is empty; outermost include first
-  list<directive> root;                           ///< expanded tree (includes inlined at every site)
+  std::string conf_prefix;         ///< directory include paths and ssl_* files resolve against
+  std::vector<source_file> files;  ///< files[0] is the main file; each file read once
+  std::vector<std::vector<include_frame>> chains;  ///< chains[0] is empty; outermost include first
+  list<directive> root;  ///< expanded tree (includes inlined at every site)
 
   /// The location of a directive, as file:line:col.
   source_location where(const directive& d) const;
@@ -202,7 +232,7 @@ struct config {
 /// parse_buffer()'s result: the directives of one buffer and the storage they live in.
 struct parsed_buffer {
   std::shared_ptr<storage> store;
-  std::string_view content;   ///< a copy of the parsed bytes, in `store`
+  std::string_view content;  ///< a copy of the parsed bytes, in `store`
   list<directive> directives;
 
   const directive* begin() const { return directives.begin(); }
