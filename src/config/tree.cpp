@@ -1,18 +1,117 @@
 #include "config/tree.hpp"
 
+#include <sys/mman.h>
+
 #include <algorithm>
 #include <cstring>
+#include <iterator>
+#include <map>
+#include <mutex>
+#include <new>
 
 namespace ngxtls::config {
+
+namespace detail {
+
+namespace {
+
+// The region: reserved PROT_NONE once, blocks committed (read/write) when handed out and
+// decommitted when given back, so a freed block faults instead of being read stale.
+// Blocks are multiples of 64 KiB; freed ones are reused first-fit and merged with free
+// neighbours (the fuzzer and the tests load and drop configs millions of times).
+constexpr std::size_t granule = std::size_t{1} << 16;
+
+struct region {
+  std::mutex mu;
+  std::size_t top = granule;                       // offset 0 is never handed out: it means "none"
+  std::map<std::size_t, std::size_t> free_blocks;  // offset -> bytes
+
+  region() {
+    void* p = ::mmap(nullptr, region_bytes, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+                     -1, 0);
+    if (p == MAP_FAILED) throw std::bad_alloc();
+    region_base = static_cast<std::byte*>(p);
+  }
+
+  std::byte* take(std::size_t bytes) {
+    bytes = (bytes + granule - 1) / granule * granule;
+    std::size_t off = 0;
+    {
+      const std::lock_guard<std::mutex> lock(mu);
+      for (auto it = free_blocks.begin(); it != free_blocks.end(); ++it) {
+        if (it->second < bytes) continue;
+        off = it->first;
+        if (it->second > bytes) free_blocks.emplace(off + bytes, it->second - bytes);
+        free_blocks.erase(it);
+        break;
+      }
+      if (off == 0) {
+        if (bytes > region_bytes - top)
+          throw std::length_error("the configuration needs more than 4 GiB of memory");
+        off = top;
+        top += bytes;
+      }
+    }
+    std::byte* p = region_base + off;
+    if (::mprotect(p, bytes, PROT_READ | PROT_WRITE) != 0) {
+      give_back(p, bytes);
+      throw std::bad_alloc();
+    }
+    return p;
+  }
+
+  void give_back(std::byte* p, std::size_t bytes) {
+    bytes = (bytes + granule - 1) / granule * granule;
+    ::madvise(p, bytes, MADV_DONTNEED);
+    ::mprotect(p, bytes, PROT_NONE);
+    std::size_t off = static_cast<std::size_t>(p - region_base);
+    const std::lock_guard<std::mutex> lock(mu);
+    auto next = free_blocks.lower_bound(off);
+    if (next != free_blocks.end() && next->first == off + bytes) {
+      bytes += next->second;
+      next = free_blocks.erase(next);
+    }
+    if (next != free_blocks.begin()) {
+      auto prev = std::prev(next);
+      if (prev->first + prev->second == off) {
+        off = prev->first;
+        bytes += prev->second;
+        free_blocks.erase(prev);
+      }
+    }
+    if (off + bytes == top)
+      top = off;
+    else
+      free_blocks.emplace(off, bytes);
+  }
+};
+
+// Never destroyed: storages with static lifetime (model defaults) give blocks back at exit.
+region& the_region() {
+  static region* r = new region;
+  return *r;
+}
+
+}  // namespace
+
+std::uint32_t region_offset(const void* p) {
+  if (p == nullptr) return 0;
+  const auto* b = static_cast<const std::byte*>(p);
+  if (region_base == nullptr || b < region_base || b > region_base + (region_bytes - 1))
+    throw std::logic_error("tree record made from memory outside any storage");
+  return static_cast<std::uint32_t>(b - region_base);
+}
+
+}  // namespace detail
 
 std::string_view argument::raw() const {
   if (unescaped_) {
     raw_header h;
-    std::memcpy(&h, data_.get<char>() - sizeof(raw_header), sizeof h);
-    return {h.raw, h.size};
+    std::memcpy(&h, detail::region_at(off_) - sizeof(raw_header), sizeof h);
+    return {detail::region_at(h.raw), h.size};
   }
   if (quote() == quote_style::none) return value();
-  return {data_.get<char>() - 1, std::size_t{size_} + 2};
+  return {detail::region_at(off_) - 1, std::size_t{size_} + 2};
 }
 
 argument argument_builder::make(std::string_view raw, std::string_view value, quote_style quote,
@@ -24,32 +123,44 @@ argument argument_builder::make(std::string_view raw, std::string_view value, qu
   const std::size_t inner = quote == quote_style::none ? 0 : 1;
   if (value.size() + 2 * inner == raw.size() &&
       (value.empty() || value.data() == raw.data() + inner)) {
-    a.data_ = detail::split_pointer(raw.data() + inner);
+    a.off_ = detail::region_offset(raw.data() + inner);
     return a;
   }
   // The escapes changed the bytes: keep the value in storage after a header saying
   // where the raw bytes are (raw() reads it back).
   char* p = store.allocate<char>(sizeof(raw_header) + value.size());
-  const raw_header h{raw.data(), static_cast<std::uint32_t>(raw.size())};
+  const raw_header h{detail::region_offset(raw.data()), static_cast<std::uint32_t>(raw.size())};
   std::memcpy(p, &h, sizeof h);
   if (!value.empty()) std::memcpy(p + sizeof h, value.data(), value.size());
-  a.data_ = detail::split_pointer(p + sizeof h);
+  a.off_ = detail::region_offset(p + sizeof h);
   a.unescaped_ = 1;
   return a;
 }
 
+storage::~storage() {
+  for (const block& b : blocks_) detail::the_region().give_back(b.at, b.bytes);
+}
+
+std::byte* storage::take_block(std::size_t bytes) {
+  blocks_.reserve(blocks_.size() + 1);
+  std::byte* p = detail::the_region().take(bytes);
+  blocks_.push_back({p, bytes});
+  reserved_ += bytes;
+  return p;
+}
+
 std::string_view storage::adopt(std::string text) {
-  texts_.push_back(std::make_unique<std::string>(std::move(text)));
-  reserved_ += texts_.back()->capacity();
-  return *texts_.back();
+  // An empty file still gets a real address: parsers compare pointers into it.
+  std::byte* p =
+      text.empty() ? static_cast<std::byte*>(allocate_bytes(1, 1)) : take_block(text.size());
+  std::memcpy(p, text.data(), text.size());
+  return {reinterpret_cast<const char*>(p), text.size()};
 }
 
 void storage::absorb(storage&& other) {
-  for (auto& c : other.chunks_) chunks_.push_back(std::move(c));
-  for (auto& t : other.texts_) texts_.push_back(std::move(t));
+  blocks_.insert(blocks_.end(), other.blocks_.begin(), other.blocks_.end());
   reserved_ += other.reserved_;
-  other.chunks_.clear();
-  other.texts_.clear();
+  other.blocks_.clear();
   other.next_ = nullptr;
   other.left_ = 0;
   other.reserved_ = 0;
@@ -63,16 +174,11 @@ void* storage::allocate_bytes(std::size_t n, std::size_t align) {
   };
   if (next_ == nullptr || pad() + n > left_) {
     if (n + align > chunk / 4) {
-      // Large runs get their own block, so the current chunk's tail is not wasted.
-      chunks_.push_back(std::make_unique_for_overwrite<std::byte[]>(n + align));
-      reserved_ += n + align;
-      std::byte* b = chunks_.back().get();
-      const auto addr = reinterpret_cast<std::uintptr_t>(b);
-      return b + (align - addr % align) % align;
+      // Large runs get their own block, so the current chunk's tail is not wasted
+      // (blocks are 64 KiB aligned: no padding needed).
+      return take_block(n);
     }
-    chunks_.push_back(std::make_unique_for_overwrite<std::byte[]>(chunk));
-    reserved_ += chunk;
-    next_ = chunks_.back().get();
+    next_ = take_block(chunk);
     left_ = chunk;
   }
   const std::size_t p = pad();

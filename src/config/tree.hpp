@@ -26,33 +26,33 @@ namespace ngxtls::config {
 enum class quote_style : std::uint8_t { none, single_quote, double_quote };
 
 namespace detail {
-/// A pointer kept as two 32-bit halves: records holding one pack to 4-byte alignment
-/// (a 12-byte list, a 12-byte argument) instead of padding to 16 (issue 6: a 20 MB config
-/// has 300,000 directives and a million arguments).
-struct split_pointer {
-  std::uint32_t lo = 0, hi = 0;
-  split_pointer() = default;
-  explicit split_pointer(const void* p) {
-    const auto v = reinterpret_cast<std::uintptr_t>(p);
-    lo = static_cast<std::uint32_t>(v);
-    hi = static_cast<std::uint32_t>(static_cast<std::uint64_t>(v) >> 32);
-  }
-  template <typename T>
-  const T* get() const {
-    return reinterpret_cast<const T*>(
-        static_cast<std::uintptr_t>((static_cast<std::uint64_t>(hi) << 32) | lo));
-  }
-};
+/// Every tree record, argument value and file's bytes of every config lives in one
+/// reserved address range (4 GiB, committed as used), so records refer to each other by
+/// 32-bit offsets from its base: a list and an argument are 8 bytes, a directive 44
+/// (issue 6: a 20 MB config has 360,000 directives and 800,000 arguments).
+/// Null until the first storage takes memory; never changes after.
+inline std::byte* region_base = nullptr;
+/// Size of the range, bytes.
+inline constexpr std::size_t region_bytes = std::size_t{1} << 32;
+/// Offset of `p` from region_base; 0 for null. Throws std::logic_error when `p` is not in
+/// the range (a record or value made from memory no storage owns).
+std::uint32_t region_offset(const void* p);
+/// Address of offset `off` (0 is never handed out, so it stands for "none").
+inline const char* region_at(std::uint32_t off) {
+  return reinterpret_cast<const char*>(region_base) + off;
+}
 }  // namespace detail
 
 /// A read-only run of `n` records (arguments of a directive, children of a block).
-/// Cheap to copy (12 bytes); points into a `storage`.
+/// Cheap to copy (8 bytes); points into a `storage`.
 template <typename T>
 class list {
  public:
   list() = default;
-  list(const T* first, std::uint32_t count) : p_(first), n_(count) {}
-  const T* begin() const { return p_.get<T>(); }
+  /// `first` must point into a storage (or be null with `count` 0); throws std::logic_error
+  /// otherwise.
+  list(const T* first, std::uint32_t count) : off_(detail::region_offset(first)), n_(count) {}
+  const T* begin() const { return reinterpret_cast<const T*>(detail::region_at(off_)); }
   const T* end() const { return begin() + n_; }
   const T* data() const { return begin(); }
   std::size_t size() const { return n_; }
@@ -62,52 +62,98 @@ class list {
   const T& back() const { return begin()[n_ - 1]; }
 
  private:
-  detail::split_pointer p_;
+  std::uint32_t off_ = 0;
   std::uint32_t n_ = 0;
 };
 
-/// One argument of a directive (12 bytes). `value()` is what nginx sees after its
+/// One argument of a directive (8 bytes). `value()` is what nginx sees after its
 /// unescaping (ngx_conf_read_token: quotes removed, \" \' \\ reduced, \t \r \n expanded);
 /// `raw()` is the bytes as written, quotes and backslashes included.
 class argument {
  public:
   argument() = default;
-  /// An argument whose value is `bytes` as written unquoted (built-in defaults, tests).
   /// Longest value an argument holds (its size field has 29 bits): above max_file_bytes.
   static constexpr std::size_t max_bytes = (std::size_t{1} << 29) - 1;
-  /// Throws std::length_error when `bytes` is longer than max_bytes.
+  /// An argument whose value is `bytes` as written unquoted (built-in defaults, Lua bodies).
+  /// `bytes` must live in a storage. Throws std::length_error when `bytes` is longer than
+  /// max_bytes, std::logic_error when it is not in a storage.
   static argument literal(std::string_view bytes) {
     if (bytes.size() > max_bytes) throw std::length_error("argument longer than 512 MiB");
     argument a;
-    a.data_ = detail::split_pointer(bytes.data());
+    a.off_ = detail::region_offset(bytes.data());
     a.size_ = static_cast<std::uint32_t>(bytes.size());
     return a;
   }
   /// The unescaped value; a view into the file's bytes or the config's storage.
-  std::string_view value() const { return {data_.get<char>(), std::size_t{size_}}; }
+  std::string_view value() const { return {detail::region_at(off_), std::size_t{size_}}; }
   /// The bytes as written (a view into the file's bytes; for a built-in default, the value).
   std::string_view raw() const;
   quote_style quote() const { return static_cast<quote_style>(quote_); }
 
  private:
   friend struct argument_builder;
-  detail::split_pointer data_;
+  std::uint32_t off_ = 0;
   std::uint32_t size_ : 29 = 0;  ///< values are at most a file (max_file_bytes: 256 MiB)
   std::uint32_t quote_ : 2 = 0;
   std::uint32_t unescaped_ : 1 = 0;  ///< value lives in storage, after a raw_header
 };
 
+/// A directive's name (8 bytes): a view into a storage, used like a std::string_view.
+class name_ref {
+ public:
+  name_ref() = default;
+  /// `s` must live in a storage (the file's bytes or an unescaped copy); throws
+  /// std::logic_error otherwise, std::length_error when longer than argument::max_bytes.
+  name_ref(std::string_view s) : off_(detail::region_offset(s.data())) {  // NOLINT: implicit
+    if (s.size() > argument::max_bytes) throw std::length_error("name longer than 512 MiB");
+    size_ = static_cast<std::uint32_t>(s.size());
+  }
+  std::string_view view() const { return {detail::region_at(off_), size_}; }
+  operator std::string_view() const { return view(); }  // NOLINT: used as a string_view
+  const char* data() const { return detail::region_at(off_); }
+  std::size_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
+  const char* begin() const { return data(); }
+  const char* end() const { return data() + size_; }
+  char front() const { return data()[0]; }
+  char back() const { return data()[size_ - 1]; }
+  char operator[](std::size_t i) const { return data()[i]; }
+  std::string_view substr(std::size_t pos, std::size_t n = std::string_view::npos) const {
+    return view().substr(pos, n);
+  }
+  bool starts_with(std::string_view p) const { return view().starts_with(p); }
+  bool ends_with(std::string_view p) const { return view().ends_with(p); }
+  std::size_t find(std::string_view p, std::size_t pos = 0) const { return view().find(p, pos); }
+  std::size_t find(char c, std::size_t pos = 0) const { return view().find(c, pos); }
+  std::size_t rfind(char c, std::size_t pos = std::string_view::npos) const {
+    return view().rfind(c, pos);
+  }
+  std::size_t rfind(std::string_view p, std::size_t pos = std::string_view::npos) const {
+    return view().rfind(p, pos);
+  }
+  friend bool operator==(name_ref a, name_ref b) { return a.view() == b.view(); }
+  friend bool operator==(name_ref a, std::string_view b) { return a.view() == b; }
+  friend bool operator==(name_ref a, const char* b) { return a.view() == b; }
+  friend bool operator==(name_ref a, const std::string& b) { return a.view() == b; }
+  friend auto operator<=>(name_ref a, name_ref b) { return a.view() <=> b.view(); }
+  friend auto operator<=>(name_ref a, std::string_view b) { return a.view() <=> b; }
+
+ private:
+  std::uint32_t off_ = 0;
+  std::uint32_t size_ = 0;
+};
+
 /// Kept in storage just before an unescaped value: where its raw bytes are.
 struct raw_header {
-  const char* raw;
+  std::uint32_t raw;  ///< region offset (detail::region_at)
   std::uint32_t size;
 };
 
-/// One directive: a name, its arguments and an optional block (64 bytes; checked below).
+/// One directive: a name, its arguments and an optional block (44 bytes; checked below).
 /// In the expanded tree (`config::root`) `include` directives are replaced by the
 /// directives of the files they name, each stamped with the include chain that brought it in.
 struct directive {
-  std::string_view
+  name_ref
       name;  ///< unescaped, as written (a UTF-8 BOM before the first directive stays part of it)
   list<argument>
       args;  ///< for a `*_by_lua_block` directive, one more record past the end holds the body
@@ -116,12 +162,13 @@ struct directive {
   std::uint32_t line = 0;    ///< 1-based line of the name
   std::uint32_t offset = 0;  ///< byte offset of the name's first byte in the file
   std::uint32_t chain = 0;   ///< index into config::chains; 0 = reached without any include
-  std::uint32_t column = 0;  ///< 1-based byte column of the name (kept: a minified one-line file
-                             ///< makes it costly to work out)
-  bool has_block = false;    ///< true for `name args { ... }`, even when the block is empty
-  bool lua = false;          ///< a `*_by_lua_block` directive (see lua_body())
-  bool include_below =
-      false;  ///< the block holds an `include` at some depth (loader: what to copy)
+  /// 1-based byte column of the name (kept: a minified one-line file makes it costly to
+  /// work out); 29 bits hold any column of a max_file_bytes file.
+  std::uint32_t column : 29 = 0;
+  bool has_block : 1 = false;      ///< true for `name args { ... }`, even when the block is empty
+  bool lua : 1 = false;            ///< a `*_by_lua_block` directive (see lua_body())
+  bool include_below : 1 = false;  ///< the block holds an `include` at some depth (loader: what
+                                   ///< to copy)
 
   /// `*_by_lua_block` bodies are not nginx syntax: the body between the braces is kept
   /// verbatim (DESIGN, Syntax tree), `block` stays empty and `has_block` is false.
@@ -134,19 +181,24 @@ struct directive {
 
 static_assert(std::is_trivially_copyable_v<argument> && std::is_trivially_copyable_v<directive>,
               "tree records live in storage and are never destroyed one by one");
-static_assert(sizeof(argument) == 12 && sizeof(directive) <= 64,
+static_assert(sizeof(argument) == 8 && sizeof(directive) == 44,
               "tree records are sized for 20 MB configs (issue 6): keep them small");
 
-/// Append-only memory for tree records, unescaped values and file contents. Nothing in
-/// it moves or is freed before the storage itself. Not thread-safe while being filled.
+/// Append-only memory for tree records, unescaped values and file contents, taken from the
+/// region (detail::region_base) in blocks. Nothing in it moves or is freed before the
+/// storage itself. Not thread-safe while being filled.
 class storage {
  public:
   storage() = default;
   storage(const storage&) = delete;
   storage& operator=(const storage&) = delete;
-  /// Keeps `text` for the storage's lifetime; returns a view of its bytes (stable address).
+  /// Gives its blocks back to the region.
+  ~storage();
+  /// A copy of `text`'s bytes kept for the storage's lifetime (stable address); `text` is
+  /// freed. Throws std::length_error when the region is full (more than 4 GiB held).
   std::string_view adopt(std::string text);
-  /// Room for `n` objects of trivially destructible `T`, uninitialised.
+  /// Room for `n` objects of trivially destructible `T`, uninitialised. Throws
+  /// std::length_error when the region is full.
   template <typename T>
   T* allocate(std::size_t n) {
     static_assert(std::is_trivially_destructible_v<T>);
@@ -167,12 +219,16 @@ class storage {
   std::size_t bytes_reserved() const { return reserved_; }
 
  private:
+  struct block {
+    std::byte* at;
+    std::size_t bytes;
+  };
   void* allocate_bytes(std::size_t n, std::size_t align);
-  std::vector<std::unique_ptr<std::byte[]>> chunks_;
+  std::byte* take_block(std::size_t bytes);
+  std::vector<block> blocks_;
   std::byte* next_ = nullptr;
   std::size_t left_ = 0;
   std::size_t reserved_ = 0;
-  std::vector<std::unique_ptr<std::string>> texts_;
 };
 
 /// Builds arguments (the parser; nothing else makes them from file bytes).

@@ -208,40 +208,37 @@ listen_directive parse_listen(const config::directive& d, context_kind ctx) {
   return l;
 }
 
-/// The defaulted directives, as settings, for one nginx version; argument records point at
-/// default_text()'s static strings and live as long as the process (one set per version).
+/// The defaulted directives, as settings, for one nginx version; argument records and their
+/// bytes are copied from default_text() into a storage that lives as long as the process
+/// (tree records must live in one: config::detail::region_offset), one set per version.
 const setting_list& defaults_for(const version& nginx) {
   static std::mutex mu;
-  static std::map<version, std::unique_ptr<std::pair<std::vector<config::argument>, setting_list>>>
-      cache;
+  static config::storage store;
+  static std::map<version, std::unique_ptr<setting_list>> cache;
   const std::lock_guard<std::mutex> lock(mu);
   auto& slot = cache[nginx];
-  if (slot) return slot->second;
-  slot = std::make_unique<std::pair<std::vector<config::argument>, setting_list>>();
+  if (slot) return *slot;
+  slot = std::make_unique<setting_list>();
   const char* names[] = {"ssl_protocols",       "ssl_session_tickets", "ssl_session_cache",
                          "ssl_session_timeout", "ssl_ciphers",         "ssl_prefer_server_ciphers",
                          "ssl_stapling",        "ssl_stapling_verify", "ssl_early_data",
                          "ssl_verify_client",   "ssl_verify_depth",    "ssl_ecdh_curve",
                          "ssl_buffer_size",     "ssl_reject_handshake"};
-  std::vector<std::pair<std::size_t, std::size_t>> ranges;
-  auto& args = slot->first;
   for (const char* k : names) {
     const auto* text = default_text(k, nginx);
-    ranges.emplace_back(args.size(), text ? text->size() : 0);
-    if (text)
-      for (auto t : *text) args.push_back(config::argument::literal(t));
-  }
-  for (std::size_t i = 0; i < std::size(names); ++i) {
-    if (!default_text(names[i], nginx)) continue;
+    if (!text) continue;
+    std::vector<config::argument> args;
+    for (auto t : *text) {
+      char* bytes = store.allocate<char>(std::max<std::size_t>(t.size(), 1));
+      std::copy(t.begin(), t.end(), bytes);
+      args.push_back(config::argument::literal({bytes, t.size()}));
+    }
     setting st;
-    st.values.push_back(
-        {values_view(config::list<config::argument>(args.data() + ranges[i].first,
-                                                    static_cast<std::uint32_t>(ranges[i].second))),
-         nullptr});
-    slot->second.push_back({name_key(names[i]), names[i], std::move(st)});
+    st.values.push_back({values_view(store.copy(args.data(), args.size())), nullptr});
+    slot->push_back({name_key(k), k, std::move(st)});
   }
-  sort_by_key(slot->second);
-  return slot->second;
+  sort_by_key(*slot);
+  return *slot;
 }
 
 server make_server(const config::directive& sd, context_kind ctx,
