@@ -75,11 +75,11 @@ bool openssl_differs(const model::model& m);
 /// One certificate file of a server, paired with its key file by position (nginx pairs the
 /// n-th ssl_certificate with the n-th ssl_certificate_key, ngx_ssl_certificates).
 struct certificate_ref {
-  std::string arg;                            ///< as written
-  std::string path;                           ///< resolved against the conf prefix
-  const model::occurrence* cert = nullptr;    ///< the ssl_certificate occurrence
-  const model::occurrence* key = nullptr;     ///< its ssl_certificate_key, or null
-  std::string key_path;                       ///< resolved key path, or ""
+  std::string_view arg;                     ///< as written (a view into the config)
+  std::string path;                         ///< resolved against the conf prefix
+  const model::occurrence* cert = nullptr;  ///< the ssl_certificate occurrence
+  const model::occurrence* key = nullptr;   ///< its ssl_certificate_key, or null
+  std::string key_path;                     ///< resolved key path, or ""
   /// read_chain(path), looked up once per run: the certificate rules ask for it per server,
   /// and each lookup took the file-facts lock.
   const std::vector<tls::certificate_info>* chain = nullptr;
@@ -87,11 +87,13 @@ struct certificate_ref {
 /// The certificates of a TLS server whose paths are static (no `$variable`, no `data:`).
 /// Computed once per engine run (shared by the certificate rules); the reference lives as
 /// long as the run's context.
-const std::vector<certificate_ref>& certificates_of(const engine::context& ctx, const model::server& s);
+const std::vector<certificate_ref>& certificates_of(const engine::context& ctx,
+                                                    const model::server& s);
 
 /// The leaf and chain of a certificate file when it could be read, else null (a missing or
 /// unreadable file is reported by `file-not-inspected`).
-const std::vector<tls::certificate_info>* read_chain(const engine::context& ctx, const std::string& path);
+const std::vector<tls::certificate_info>* read_chain(const engine::context& ctx,
+                                                     const std::string& path);
 
 /// The `server_name` directive of a server (first one), or null.
 const config::directive* server_name_directive(const model::server& s);

@@ -54,8 +54,10 @@ void check(const engine::context& ctx, std::vector<engine::finding>& out) {
                         "ssl_certificate_key \"" + c.key_path + "\" for \"" + c.path +
                             "\": " + reason + ": nginx will not start",
                         c.key->where);
-      f.facts.push_back({"ssl_certificate", c.arg, "server", ctx.where(c.cert->where)});
-      f.facts.push_back({"ssl_certificate_key", std::string(c.key->args[0]), "server", ctx.where(c.key->where)});
+      f.facts.push_back(
+          {"ssl_certificate", std::string(c.arg), "server", ctx.where(c.cert->where)});
+      f.facts.push_back(
+          {"ssl_certificate_key", std::string(c.key->args[0]), "server", ctx.where(c.key->where)});
       f.fix =
           "# pair each certificate with its own key, in the same order:\nssl_certificate     "
           "cert.pem;\n"

@@ -1,6 +1,8 @@
 // weak-ciphers: ssl_ciphers (as the installed libssl expands it) allowing NULL, anonymous,
 // export-grade, RC4, DES/3DES or MD5 suites, or key exchange without forward secrecy.
 
+#include <algorithm>
+#include <cctype>
 #include <map>
 #include <mutex>
 #include <set>
@@ -60,27 +62,54 @@ ngx_ssl_ciphers (src/event/ngx_event_openssl.c) fails the config when no cipher 
 RFC 7465 (no RC4), Sweet32 (CVE-2016-2183), Mozilla Server Side TLS.
 )";
 
+// The weakness of one suite, or "" when none.
+std::string weakness(const tls::cipher_info& c);
+
+// A cipher string as the linked libssl expands it, with its suites sorted into what the
+// rule reports. Worked out once per distinct string: thousands of servers share a few.
 struct expansion {
   std::vector<tls::cipher_info> ciphers;
   std::string error;
+  std::string weak_what;              // the weaknesses found, ", "-joined ("" = none)
+  std::vector<std::string> weak_all;  // the weak suites, grouped by weakness
+  std::vector<std::string> non_fs;    // static RSA key exchange
+  std::vector<std::string> cbc;       // not AEAD
+
+  void classify() {
+    std::map<std::string, std::vector<std::string>> weak;
+    for (const auto& c : ciphers) {
+      // PSK suites need a PSK callback, which nginx never sets: they are never negotiated.
+      if (c.kx.find("PSK") != std::string::npos || c.auth == "PSK") continue;
+      if (auto w = weakness(c); !w.empty())
+        weak[w].push_back(c.name);
+      else if (c.kx == "RSA")
+        non_fs.push_back(c.name);
+      if (!c.aead) cbc.push_back(c.name);
+    }
+    for (const auto& [w, list] : weak) {
+      weak_what += (weak_what.empty() ? "" : ", ") + w;
+      weak_all.insert(weak_all.end(), list.begin(), list.end());
+    }
+  }
 };
 
 const expansion& expand(const std::string& spec) {
   static std::map<std::string, expansion> cache;
-  static std::mutex mu;  // engine::run runs rules on several threads (fleets: one rule per model at a time)
+  static std::mutex
+      mu;  // engine::run runs rules on several threads (fleets: one rule per model at a time)
   const std::lock_guard<std::mutex> lock(mu);
   auto it = cache.find(spec);
   if (it != cache.end()) return it->second;
   expansion e;
   try {
     e.ciphers = tls::expand_cipher_string(spec);
+    e.classify();
   } catch (const std::exception& ex) {
     e.error = ex.what();
   }
   return cache.emplace(spec, std::move(e)).first->second;
 }
 
-// The weakness of one suite, or "" when none.
 std::string weakness(const tls::cipher_info& c) {
   if (c.enc == "None" || c.enc.rfind("None", 0) == 0) return "NULL encryption";
   if (c.auth == "None") return "no authentication (aNULL)";
@@ -103,13 +132,13 @@ const model::occurrence* conf_command(const model::server& s, const std::string&
   const auto* st = s.get("ssl_conf_command");
   if (!st) return nullptr;
   const model::occurrence* found = nullptr;
+  auto lower = [](char ch) { return std::tolower(static_cast<unsigned char>(ch)); };
   for (const auto& o : st->values) {
     if (o.args.size() < 2) continue;
-    std::string n(o.args[0]);
-    for (auto& ch : n) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-    std::string want = name;
-    for (auto& ch : want) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-    if (n == want) found = &o;
+    const std::string_view n = o.args[0];
+    if (n.size() == name.size() && std::equal(n.begin(), n.end(), name.begin(),
+                                              [&](char a, char b) { return lower(a) == lower(b); }))
+      found = &o;
   }
   return found;
 }
@@ -172,26 +201,13 @@ void check(const engine::context& ctx, std::vector<engine::finding>& out) {
       out.push_back(std::move(f));
       continue;
     }
-    std::map<std::string, std::vector<std::string>> weak;
-    std::vector<std::string> non_fs, cbc;
-    for (const auto& c : e.ciphers) {
-      // PSK suites need a PSK callback, which nginx never sets: they are never negotiated.
-      if (c.kx.find("PSK") != std::string::npos || c.auth == "PSK") continue;
-      if (auto w = weakness(c); !w.empty())
-        weak[w].push_back(c.name);
-      else if (c.kx == "RSA")
-        non_fs.push_back(c.name);
-      if (!c.aead) cbc.push_back(c.name);
-    }
-    if (!weak.empty()) {
-      std::string what, names;
-      std::vector<std::string> all;
-      for (const auto& [w, list] : weak) {
-        what += (what.empty() ? "" : ", ") + w;
-        all.insert(all.end(), list.begin(), list.end());
-      }
-      auto f = ctx.make(id, engine::severity::warning,
-                        source + " allows " + what + " suites: " + join_names(all) + caveat, at);
+    const auto& non_fs = e.non_fs;
+    const auto& cbc = e.cbc;
+    const bool weak = !e.weak_all.empty();
+    if (weak) {
+      auto f = ctx.make(
+          id, engine::severity::warning,
+          source + " allows " + e.weak_what + " suites: " + join_names(e.weak_all) + caveat, at);
       evidence(f);
       f.fix =
           "ssl_ciphers "
@@ -210,7 +226,7 @@ void check(const engine::context& ctx, std::vector<engine::finding>& out) {
           "ECDHE-RSA-AES256-GCM-SHA384:ECDHE-ECDSA-CHACHA20-POLY1305:ECDHE-RSA-CHACHA20-POLY1305;";
       out.push_back(std::move(f));
     }
-    if (weak.empty() && non_fs.empty() && !cbc.empty() &&
+    if (!weak && non_fs.empty() && !cbc.empty() &&
         !model::is_on(s.get("ssl_prefer_server_ciphers"))) {
       auto f = ctx.make(id, engine::severity::note,
                         "ssl_prefer_server_ciphers is off, so clients may pick the CBC suites " +

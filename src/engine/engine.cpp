@@ -228,6 +228,9 @@ std::vector<finding> run(const model::model& m, const lint_options& opts, unsign
     for (unsigned t = 1; t < threads; ++t) pool.emplace_back(worker);
     worker();
   }
+  std::size_t found_total = 0;
+  for (const auto& found : results) found_total += found.size();
+  out.reserve(found_total);
   for (std::size_t i = 0; i < selected.size(); ++i) {
     if (errors[i]) std::rethrow_exception(errors[i]);
     const rule& r = *selected[i];
@@ -239,13 +242,32 @@ std::vector<finding> run(const model::model& m, const lint_options& opts, unsign
         f.level = it->second;
       out.push_back(std::move(f));
     }
+    std::vector<finding>().swap(found);  // moved-from records still held their full size
   }
   report_unused(m, opts, ran, used, out);
   auto key = [](const finding& f) {
     return std::tie(f.location.file, f.location.line, f.location.column, f.rule, f.message);
   };
-  std::stable_sort(out.begin(), out.end(),
-                   [&](const finding& a, const finding& b) { return key(a) < key(b); });
+  // Sort positions, then move each finding once: a stable sort of the records themselves
+  // moved every one several times and took a buffer of half of them.
+  std::vector<std::size_t> order(out.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::size_t a, std::size_t b) { return key(out[a]) < key(out[b]); });
+  // Position k takes the finding at order[k]: follow each cycle of the permutation once.
+  for (std::size_t start = 0; start < order.size(); ++start) {
+    if (order[start] == start) continue;
+    finding held = std::move(out[start]);
+    std::size_t k = start;
+    while (order[k] != start) {
+      const std::size_t from = order[k];
+      out[k] = std::move(out[from]);
+      order[k] = k;
+      k = from;
+    }
+    out[k] = std::move(held);
+    order[k] = k;
+  }
   out.erase(std::unique(out.begin(), out.end(),
                         [&](const finding& a, const finding& b) { return key(a) == key(b); }),
             out.end());

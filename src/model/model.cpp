@@ -139,6 +139,10 @@ bool tracked(std::string_view name) {
 /// Occurrences of the tracked directives of one block, by name in config order, sorted.
 setting_list collect(config::list<config::directive> block, origin from) {
   setting_list out;
+  // Sized up front: growing by doubling left a server's list up to half empty.
+  std::size_t n = 0;
+  for (const auto& d : block) n += !d.has_block && tracked(d.name);
+  out.reserve(n);
   for (const auto& d : block) {
     if (d.has_block || !tracked(d.name)) continue;
     auto it = std::find_if(out.begin(), out.end(), [&](const auto& e) { return e.name == d.name; });
@@ -249,6 +253,9 @@ server make_server(const config::directive& sd, context_kind ctx,
   s.where = &sd;
   s.own = collect(sd.block, origin::server);
   s.outer = outer;
+  std::size_t listens = 0;
+  for (const auto& d : sd.block) listens += d.name == "listen";
+  s.listens.reserve(std::max<std::size_t>(listens, 1));
   for (const auto& d : sd.block) {
     if (d.name == "listen")
       s.listens.push_back(parse_listen(d, ctx));
@@ -304,6 +311,12 @@ model build(const config::config& cfg, const assumed_versions& versions) {
   model m;
   m.cfg = &cfg;
   m.versions = versions;
+  // Every context's servers in one allocation (a second context grew the first's by doubling).
+  std::size_t servers = 0;
+  for (const auto& d : cfg.root)
+    if ((d.name == "http" || d.name == "stream") && d.has_block)
+      for (const auto& c : d.block) servers += c.name == "server" && c.has_block;
+  m.servers.reserve(servers);
   for (const auto& d : cfg.root) {
     if (d.name == "http" && d.has_block)
       add_context(d, context_kind::http, m);

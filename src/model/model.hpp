@@ -101,6 +101,81 @@ struct occurrence {
   const config::directive* where = nullptr;  ///< null for a built-in default
 };
 
+/// The occurrences of one setting, in config order. Nearly every setting has exactly one,
+/// kept inline: a std::vector cost a heap block per setting (issue 6: 15,000 servers).
+/// The part of std::vector's interface the rules use; `occurrence` is trivially copyable.
+class occurrence_list {
+ public:
+  occurrence_list() = default;
+  occurrence_list(const occurrence_list& o) { append(o.begin(), o.end()); }
+  occurrence_list(occurrence_list&& o) noexcept { steal(o); }
+  occurrence_list& operator=(const occurrence_list& o) {
+    if (this != &o) {
+      clear();
+      append(o.begin(), o.end());
+    }
+    return *this;
+  }
+  occurrence_list& operator=(occurrence_list&& o) noexcept {
+    if (this != &o) {
+      release();
+      steal(o);
+    }
+    return *this;
+  }
+  ~occurrence_list() { release(); }
+
+  const occurrence* begin() const { return cap_ > 1 ? many_ : &one_; }
+  const occurrence* end() const { return begin() + size_; }
+  std::size_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
+  const occurrence& operator[](std::size_t i) const { return begin()[i]; }
+  const occurrence& front() const { return begin()[0]; }
+  const occurrence& back() const { return begin()[size_ - 1]; }
+  /// Appends `o` (the second occurrence moves every one to the heap).
+  void push_back(const occurrence& o) {
+    if (size_ == cap_) grow();
+    (cap_ > 1 ? many_ : &one_)[size_++] = o;
+  }
+  /// Removes every occurrence (heap storage is kept).
+  void clear() { size_ = 0; }
+
+ private:
+  void grow() {
+    const std::uint32_t cap = cap_ * 2;
+    auto* p = new occurrence[cap];
+    std::copy(begin(), end(), p);
+    release();
+    many_ = p;
+    cap_ = cap;
+  }
+  void append(const occurrence* first, const occurrence* last) {
+    for (; first != last; ++first) push_back(*first);
+  }
+  void release() {
+    if (cap_ > 1) delete[] many_;
+    one_ = {};
+    cap_ = 1;
+  }
+  void steal(occurrence_list& o) {
+    if (o.cap_ > 1)
+      many_ = o.many_;
+    else
+      one_ = o.one_;
+    size_ = o.size_;
+    cap_ = o.cap_;
+    o.one_ = {};
+    o.size_ = 0;
+    o.cap_ = 1;
+  }
+  union {
+    occurrence one_{};  ///< the only occurrence while cap_ == 1
+    occurrence* many_;  ///< heap array of cap_ occurrences when cap_ > 1
+  };
+  std::uint32_t size_ = 0;
+  std::uint32_t cap_ = 1;
+};
+
 /// The effective value of one directive in one server, with its origin.
 /// Directives that may repeat (ssl_certificate, ssl_session_ticket_key, ssl_conf_command)
 /// keep every occurrence in order; nginx's merge takes the server's list when the server
@@ -108,7 +183,7 @@ struct occurrence {
 /// ngx_conf_merge_array, nginx src/http/modules/ngx_http_ssl_module.c).
 struct setting {
   origin from = origin::nginx_default;
-  std::vector<occurrence> values;  ///< last occurrence wins for single-valued directives
+  occurrence_list values;  ///< last occurrence wins for single-valued directives
   /// The arguments of the last occurrence (empty when unset and without default).
   values_view args() const;
   /// First argument or "" .
