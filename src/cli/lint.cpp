@@ -44,8 +44,8 @@ struct lint_args {
   std::string config_file;
   std::string baseline;
   bool strict_files = false;
-  bool fix = false;          ///< --fix given
-  std::string fix_mode;      ///< "" (print the diff) or "write"
+  bool fix = false;      ///< --fix given
+  std::string fix_mode;  ///< "" (print the diff) or "write"
 };
 
 std::optional<engine::project_config> project(const std::string& explicit_path) {
@@ -65,7 +65,8 @@ std::string current_dir() {
 
 void check_rule_ids(const std::vector<std::string>& ids, const char* flag) {
   for (const auto& id : ids)
-    if (!engine::find_rule(id)) throw usage_error(std::string(flag) + ": unknown rule \"" + id + "\" (see `ngxtls rules`)");
+    if (!engine::find_rule(id))
+      throw usage_error(std::string(flag) + ": unknown rule \"" + id + "\" (see `ngxtls rules`)");
 }
 
 int run_lint(const lint_args& a) {
@@ -77,8 +78,10 @@ int run_lint(const lint_args& a) {
   opts.strict_files = a.strict_files || (pc && pc->strict_files.value_or(false));
   check_rule_ids(a.select, "--select");
   check_rule_ids(a.ignore, "--ignore");
-  if (!a.select.empty()) opts.select = std::set<std::string>(a.select.begin(), a.select.end());
-  else if (pc && pc->select) opts.select = pc->select;
+  if (!a.select.empty())
+    opts.select = std::set<std::string>(a.select.begin(), a.select.end());
+  else if (pc && pc->select)
+    opts.select = pc->select;
   if (pc) opts.ignore = pc->ignore;
   opts.ignore.insert(a.ignore.begin(), a.ignore.end());
   if (pc) opts.severity_overrides = pc->severity_overrides;
@@ -93,10 +96,14 @@ int run_lint(const lint_args& a) {
     fleet = true;
   }
   if (paths.empty()) throw usage_error("lint: name a config file, or - for stdin");
-  if (std::count(paths.begin(), paths.end(), "-") > 1) throw usage_error("lint: stdin (-) can be read once");
+  if (std::count(paths.begin(), paths.end(), "-") > 1)
+    throw usage_error("lint: stdin (-) can be read once");
 
   config::load_options lo;
   if (!a.conf_prefix.empty()) lo.conf_prefix = a.conf_prefix;
+  // Large files are mapped and their pages dropped after the parse (peak memory, issue 6);
+  // not when --fix=write rewrites them in place while they are still read.
+  if (!(a.fix && a.fix_mode == "write")) lo.map_min_bytes = config::lint_map_min_bytes;
   // Configs and models live side by side: models point into their configs.
   std::vector<std::unique_ptr<config::config>> configs;
   std::vector<std::unique_ptr<model::model>> models;
@@ -125,7 +132,8 @@ int run_lint(const lint_args& a) {
     opts.baseline = base_model.get();
   }
   if (fleet)
-    for (std::size_t i = 0; i < models.size(); ++i) opts.fleet.push_back({paths[i], models[i].get()});
+    for (std::size_t i = 0; i < models.size(); ++i)
+      opts.fleet.push_back({paths[i], models[i].get()});
 
   std::string diff;
   std::size_t fixed = 0;
@@ -136,10 +144,12 @@ int run_lint(const lint_args& a) {
       auto result = engine::apply_fixes(*configs[i], found);
       diff += result.diff;
       fixed += result.applied;
-      for (const auto& c : result.conflicts) std::cerr << "ngxtls: not fixed (overlaps another fix): " << c << '\n';
+      for (const auto& c : result.conflicts)
+        std::cerr << "ngxtls: not fixed (overlaps another fix): " << c << '\n';
       if (a.fix_mode == "write") {
         for (const auto& [path, text] : result.files) {
-          if (path == "<stdin>" || configs[i]->files.empty()) throw usage_error("--fix=write needs files, not stdin");
+          if (path == "<stdin>" || configs[i]->files.empty())
+            throw usage_error("--fix=write needs files, not stdin");
           write_output(path, text);
         }
       }
@@ -179,24 +189,37 @@ int run_lint(const lint_args& a) {
 
 void register_lint(CLI::App& app, std::function<int()>& run) {
   auto a = std::make_shared<lint_args>();
-  auto* sub = app.add_subcommand("lint", "Lint nginx TLS configuration: resumption, ticket keys, stapling");
+  auto* sub =
+      app.add_subcommand("lint", "Lint nginx TLS configuration: resumption, ticket keys, stapling");
   sub->add_option("paths", a->paths, "nginx.conf files, saved `nginx -T` dumps, or - for stdin");
-  sub->add_option("--conf-prefix", a->conf_prefix, "nginx's conf prefix (default: the main file's directory)");
-  sub->add_option("--nginx-version", a->nginx_version, "nginx version to assume (e.g. 1.22.1)")->take_last();
-  sub->add_option("--openssl-version", a->openssl_version, "OpenSSL version to assume (e.g. 3.0.19)")->take_last();
+  sub->add_option("--conf-prefix", a->conf_prefix,
+                  "nginx's conf prefix (default: the main file's directory)");
+  sub->add_option("--nginx-version", a->nginx_version, "nginx version to assume (e.g. 1.22.1)")
+      ->take_last();
+  sub->add_option("--openssl-version", a->openssl_version,
+                  "OpenSSL version to assume (e.g. 3.0.19)")
+      ->take_last();
   sub->add_flag("--fleet", a->fleet, "the configs are instances serving the same names");
-  sub->add_option("--format", a->format, "output format")->check(CLI::IsMember({"text", "json", "sarif", "github"}));
+  sub->add_option("--format", a->format, "output format")
+      ->check(CLI::IsMember({"text", "json", "sarif", "github"}));
   sub->add_option("-o,--output", a->output, "write the report to FILE");
   sub->add_option("--fail-on", a->fail_on, "exit 1 on findings at or above this severity")
       ->check(CLI::IsMember({"error", "warning", "note", "never"}));
   // One value per occurrence, so `--select ID conf` does not take the config path as a rule id.
-  sub->add_option("--select", a->select, "only these rule ids")->delimiter(',')->allow_extra_args(false)->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
-  sub->add_option("--ignore", a->ignore, "skip these rule ids")->delimiter(',')->allow_extra_args(false)->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  sub->add_option("--select", a->select, "only these rule ids")
+      ->delimiter(',')
+      ->allow_extra_args(false)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  sub->add_option("--ignore", a->ignore, "skip these rule ids")
+      ->delimiter(',')
+      ->allow_extra_args(false)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   sub->add_option("--config", a->config_file, ".ngxtls.toml to use (default: found in . or above)");
   sub->add_option("--baseline", a->baseline, "the config deployed before this one (key rotation)");
   sub->add_flag("--strict-files", a->strict_files, "missing certificate and key files are errors");
   auto* fix = sub->add_option("--fix", a->fix_mode,
-                              "print a unified diff of the mechanical fixes (patch -p1), or apply them with --fix=write")
+                              "print a unified diff of the mechanical fixes (patch -p1), or apply "
+                              "them with --fix=write")
                   ->expected(0, 1)
                   ->check(CLI::IsMember({"", "print", "write"}));
   sub->callback([a, fix, &run] {

@@ -1,11 +1,31 @@
+#include <unistd.h>
+
+#include <csignal>
 #include <cstdio>
+#include <cstring>
 #include <iostream>
 #include <string>
 
 #include "base/error.hpp"
 #include "cli/commands.hpp"
 
+namespace {
+
+// lint maps large config files (load_options::map_min_bytes): a file that shrinks while
+// mapped raises SIGBUS on the pages past its new end. Report it as the input error it is.
+extern "C" void on_sigbus(int) {
+  static const char msg[] =
+      "ngxtls: error: a configuration file shrank while it was being read; run again\n";
+  (void)!::write(2, msg, sizeof msg - 1);
+  ::_exit(ngxtls::cli::exit_input);
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
+  struct sigaction sa {};
+  sa.sa_handler = on_sigbus;
+  ::sigaction(SIGBUS, &sa, nullptr);
   CLI::App app{"ngxtls: audit and probe nginx TLS configuration"};
   app.set_version_flag("--version", std::string("ngxtls ") + NGXTLS_VERSION);
   app.require_subcommand(1);
@@ -25,7 +45,8 @@ int main(int argc, char** argv) {
       names += (names.empty() ? "" : ", ") + sub->get_name();
     }
     if (!known) {
-      std::cerr << "ngxtls: error: unknown command \"" << argv[1] << "\" (commands: " << names << ")\n";
+      std::cerr << "ngxtls: error: unknown command \"" << argv[1] << "\" (commands: " << names
+                << ")\n";
       return ngxtls::cli::exit_input;
     }
   }
@@ -39,7 +60,8 @@ int main(int argc, char** argv) {
     return run ? run() : ngxtls::cli::exit_input;
   } catch (const ngxtls::input_error& e) {
     std::cerr << "ngxtls: error: " << e.what() << '\n';
-    for (const auto& f : e.include_chain()) std::cerr << "  included from " << ngxtls::to_string(f) << '\n';
+    for (const auto& f : e.include_chain())
+      std::cerr << "  included from " << ngxtls::to_string(f) << '\n';
     return ngxtls::cli::exit_input;
   } catch (const ngxtls::usage_error& e) {
     std::cerr << "ngxtls: error: " << e.what() << '\n';

@@ -13,6 +13,7 @@
 #include <cstring>
 #include <filesystem>
 #include <set>
+#include <stdexcept>
 #include <utility>
 
 #include "config/parse_internal.hpp"
@@ -103,6 +104,29 @@ class disk_source final : public file_source {
     return out;
   }
 
+  std::optional<std::string_view> map(const std::string& path, const source_location& from,
+                                      storage& store, std::size_t min_bytes) override {
+    struct stat sb {};
+    if (::stat(path.c_str(), &sb) != 0 || !S_ISREG(sb.st_mode)) return std::nullopt;
+    if (static_cast<std::size_t>(sb.st_size) < min_bytes) return std::nullopt;
+    if (static_cast<std::size_t>(sb.st_size) > max_bytes_) throw too_big(path, from);
+    const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) return std::nullopt;
+    struct stat fb {};
+    std::optional<std::string_view> out;
+    if (::fstat(fd, &fb) == 0 && S_ISREG(fb.st_mode) &&
+        static_cast<std::size_t>(fb.st_size) >= min_bytes &&
+        static_cast<std::size_t>(fb.st_size) <= max_bytes_) {
+      try {
+        out = store.map_file(fd, static_cast<std::size_t>(fb.st_size));
+      } catch (const std::system_error&) {
+        out.reset();  // read() instead
+      }
+    }
+    ::close(fd);
+    return out;
+  }
+
   std::vector<std::string> glob(const std::string& pattern) override {
     glob_t g{};
     const int rc = ::glob(pattern.c_str(), 0, nullptr, &g);
@@ -136,6 +160,14 @@ class memory_source final : public file_source {
     if (it == files_.end()) throw input_error(from, syscall_failed("open()", path, ENOENT));
     return it->second;
   }
+  // A copy in `store`, parsed as a mapped file is (names interned, kept values copied), so
+  // tests and the fuzzer reach that path without files; nothing to drop afterwards.
+  std::optional<std::string_view> map(const std::string& path, const source_location&,
+                                      storage& store, std::size_t min_bytes) override {
+    auto it = files_.find(normalize(path));
+    if (it == files_.end() || it->second.size() < min_bytes) return std::nullopt;
+    return store.adopt(it->second);
+  }
   std::vector<std::string> glob(const std::string& pattern) override {
     std::vector<std::string> out;
     const std::string p = normalize(pattern);
@@ -164,6 +196,11 @@ class overlay_source final : public file_source {
     return base_.read(path, from);
   }
   std::vector<std::string> glob(const std::string& pattern) override { return base_.glob(pattern); }
+  std::optional<std::string_view> map(const std::string& path, const source_location& from,
+                                      storage& store, std::size_t min_bytes) override {
+    if (path == name_ && !taken_) return std::nullopt;  // in memory already
+    return base_.map(path, from, store, min_bytes);
+  }
 
  private:
   std::string name_;
@@ -181,19 +218,26 @@ class loader {
     cfg_.conf_prefix = options_.conf_prefix ? *options_.conf_prefix : directory_of(main_path);
     if (cfg_.conf_prefix.empty() && !options_.conf_prefix) cfg_.conf_prefix = ".";
     cfg_.chains.emplace_back();
-    const std::uint32_t main = file_index(main_path, {main_path, 0, 0}, block_context::directives);
-    active_.push_back(main);
-    cfg_.root = expand(cfg_.files[main].parsed, 0, block_context::directives);
-    active_.pop_back();
+    try {
+      const std::uint32_t main =
+          file_index(main_path, {main_path, 0, 0}, block_context::directives);
+      active_.push_back(main);
+      cfg_.root = expand(cfg_.files[main].parsed, 0, block_context::directives);
+      active_.pop_back();
+    } catch (const std::length_error& e) {
+      // Storage's address range is full (docs/limits.md): too much input, not a bug.
+      throw input_error({main_path, 0, 0}, e.what());
+    }
     return std::move(cfg_);
   }
 
  private:
   list<directive> parse(std::string_view content, const std::string& path, std::uint32_t index,
-                        block_context context) {
+                        block_context context, bool detach) {
     return detail::parse_in_context(content, path, index, context, options_.max_depth,
                                     options_.max_args_per_directive, options_.max_directives,
-                                    *cfg_.store, block_depth_, options_.parallel_parse_min_bytes);
+                                    *cfg_.store, block_depth_, options_.parallel_parse_min_bytes,
+                                    detach);
   }
 
   /// The index of `path` in cfg_.files, reading and parsing it on first use. A file is
@@ -204,7 +248,9 @@ class loader {
     if (auto it = index_.find(key); it != index_.end()) {
       if (checked_.insert({it->second, context}).second) {
         // Only for its errors: the tree (kept in storage) is the first one.
-        parse(cfg_.files[it->second].content, cfg_.files[it->second].path, it->second, context);
+        const source_file& f = cfg_.files[it->second];
+        parse(f.content, f.path, it->second, context, false);
+        cfg_.store->release_pages(f.content);
       }
       return it->second;
     }
@@ -212,19 +258,31 @@ class loader {
       throw input_error(from, "more than " + std::to_string(options_.max_included_files) +
                                   " configuration files (max_included_files)");
     }
-    std::string content = source_.read(path, from);
-    if (content.size() > options_.max_file_bytes) {
-      throw input_error(from, "\"" + path + "\" is larger than the limit of " +
-                                  std::to_string(options_.max_file_bytes) +
-                                  " bytes (max_file_bytes)");
-    }
     const auto index = static_cast<std::uint32_t>(cfg_.files.size());
     source_file f;
     f.path = path;
-    f.content = cfg_.store->adopt(std::move(content));
+    const std::optional<std::string_view> mapped =
+        options_.map_min_bytes == std::string_view::npos
+            ? std::nullopt
+            : source_.map(path, from, *cfg_.store, options_.map_min_bytes);
+    if (mapped && mapped->size() <= options_.max_file_bytes) {
+      f.content = *mapped;
+    } else {
+      std::string content = source_.read(path, from);
+      if (content.size() > options_.max_file_bytes) {
+        throw input_error(from, "\"" + path + "\" is larger than the limit of " +
+                                    std::to_string(options_.max_file_bytes) +
+                                    " bytes (max_file_bytes)");
+      }
+      f.content = cfg_.store->adopt(std::move(content));
+    }
     // Parsed inside the blocks open at the include site, so that the parser's recursion
     // and expand()'s together stay within max_depth levels (stack overflow under ASan).
-    f.parsed = parse(f.content, f.path, index, context);
+    f.parsed = parse(f.content, f.path, index, context, mapped.has_value());
+    // memmem: string_view::find hunts the marker's first byte, and `n` is everywhere.
+    f.suppressions = ::memmem(f.content.data(), f.content.size(), suppression_marker.data(),
+                              suppression_marker.size()) != nullptr;
+    if (mapped) cfg_.store->release_pages(f.content);
     cfg_.files.push_back(std::move(f));
     index_.emplace(key, index);
     checked_.insert({index, context});
@@ -315,8 +373,8 @@ class loader {
       }
       if (paths.size() > options_.max_glob_matches) {
         throw input_error(site,
-                          "include \"" + pattern + "\" matches " +
-                              std::to_string(paths.size()) + " files, more than the limit of " +
+                          "include \"" + pattern + "\" matches " + std::to_string(paths.size()) +
+                              " files, more than the limit of " +
                               std::to_string(options_.max_glob_matches) + " (max_glob_matches)",
                           site_chain);
       }
@@ -460,6 +518,42 @@ bool named_by(const std::string& path, const std::vector<std::string>& patterns)
   return false;
 }
 
+/// For a regular file of at least `min_bytes`: whether it is an `nginx -T` dump, judged by
+/// looks_like_dump() on its first 64 KiB; nullopt when that cannot tell (small, unreadable,
+/// or no complete line that decides in the first 64 KiB).
+std::optional<bool> large_file_is_dump(const std::string& path, std::size_t min_bytes) {
+  if (min_bytes == std::string_view::npos) return std::nullopt;
+  struct stat sb {};
+  if (::stat(path.c_str(), &sb) != 0 || !S_ISREG(sb.st_mode)) return std::nullopt;
+  if (static_cast<std::size_t>(sb.st_size) < min_bytes) return std::nullopt;
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) return std::nullopt;
+  std::string head(std::size_t{64} << 10, '\0');
+  std::size_t got = 0;
+  while (got < head.size()) {
+    const ssize_t n = ::read(fd, head.data() + got, head.size() - got);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    got += static_cast<std::size_t>(n);
+  }
+  ::close(fd);
+  head.resize(got);
+  // Only complete lines decide: drop a partial last one.
+  const std::size_t last = head.rfind('\n');
+  if (last == std::string::npos) return std::nullopt;
+  head.resize(last + 1);
+  std::size_t pos = 0;
+  while (pos < head.size()) {
+    const std::size_t eol = head.find('\n', pos);
+    std::string_view line(head.data() + pos, eol - pos);
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    if (!line.empty() && line.substr(0, 7) != "nginx: ")
+      return looks_like_dump(std::string_view(head).substr(0, eol + 1));
+    pos = eol + 1;
+  }
+  return std::nullopt;  // only blank and "nginx: " lines so far
+}
+
 }  // namespace
 
 std::unique_ptr<file_source> make_disk_source() {
@@ -484,6 +578,10 @@ config load_buffer(std::string content, const std::string& name, file_source& so
 
 config load_file(const std::string& main_path, const load_options& options) {
   disk_source source(options.max_file_bytes);
+  // A large plain config is mapped by the loader, not read here: its first lines tell
+  // whether it is a saved `nginx -T` dump.
+  if (std::optional<bool> dump = large_file_is_dump(main_path, options.map_min_bytes))
+    if (!*dump) return load(main_path, source, options);
   // Read once; a saved `nginx -T` dump is loaded as a dump.
   std::string content = source.read(main_path, {main_path, 0, 0});
   if (looks_like_dump(content)) return load_dump(content, main_path, options);

@@ -23,24 +23,40 @@ class file_source {
   /// not a regular file, unreadable or over the size limit; message as nginx's
   /// `open() "PATH" failed (2: No such file or directory)` where nginx has one.
   virtual std::string read(const std::string& path, const source_location& from) = 0;
-  /// Paths matching a glob pattern, sorted bytewise (nginx sorts glob results); empty when none match.
+  /// Paths matching a glob pattern, sorted bytewise (nginx sorts glob results); empty when none
+  /// match.
   virtual std::vector<std::string> glob(const std::string& pattern) = 0;
+  /// The file's bytes mapped into `store` (storage::map_file) instead of read, or nullopt
+  /// when this source does not map `path` (not a regular file of at least `min_bytes`, any
+  /// error: read() then reports it in its usual words). Throws input_error when the file is
+  /// larger than the source's limit.
+  virtual std::optional<std::string_view> map(const std::string& path, const source_location& from,
+                                              storage& store, std::size_t min_bytes) {
+    (void)path, (void)from, (void)store, (void)min_bytes;
+    return std::nullopt;
+  }
 };
 
 /// The real filesystem.
 std::unique_ptr<file_source> make_disk_source();
-/// An in-memory map of absolute path -> content; globs match against its keys.
+/// An in-memory map of absolute path -> content; globs match against its keys. With
+/// load_options::map_min_bytes set, its files load as mapped ones do (names interned, kept
+/// values copied), from a copy.
 std::unique_ptr<file_source> make_memory_source(std::map<std::string, std::string> files);
+
+/// map_min_bytes as `ngxtls lint` sets it (1 MiB: the parallel parse's threshold too).
+inline constexpr std::size_t lint_map_min_bytes = std::size_t{1} << 20;
 
 /// Options for loading a configuration.
 struct load_options {
-  /// nginx's conf prefix: relative include paths resolve against it. Default: the main file's directory.
+  /// nginx's conf prefix: relative include paths resolve against it. Default: the main file's
+  /// directory.
   std::optional<std::string> conf_prefix;
   /// Do not follow includes (crossplane's --single-file).
   bool single_file = false;
   /// Limits (DESIGN / issue 6): each hit is an input_error that names the limit.
   std::size_t max_file_bytes = 256u << 20;
-  std::size_t max_depth = 256;          ///< block nesting, in one file and across includes
+  std::size_t max_depth = 256;  ///< block nesting, in one file and across includes
   std::size_t max_include_depth = 64;
   std::size_t max_included_files = 100000;
   /// Directives in the expanded tree: a file included twice by a file included twice ...
@@ -55,6 +71,12 @@ struct load_options {
   /// A file of at least this many bytes is parsed on up to 4 threads (cut at `server {`
   /// lines; the tree and errors are the same as a serial parse). npos: never.
   std::size_t parallel_parse_min_bytes = 1u << 20;
+  /// Files of at least this many bytes are mapped, not read, and their pages dropped once
+  /// parsed (issue 6: the 20 MB config's bytes were a third of lint's peak memory). Names are
+  /// interned and the values rules read (values_kept()) copied, so lint reads back few pages.
+  /// Off by default (npos): a mapped file must not shrink while the config lives (SIGBUS),
+  /// so only `ngxtls lint` without --fix=write turns it on (lint_map_min_bytes).
+  std::size_t map_min_bytes = std::string_view::npos;
 };
 
 /// Parses one buffer (copied into the result's storage) into a per-file tree. `file_index`

@@ -82,6 +82,46 @@ struct retry_serially {};
 
 std::atomic<std::size_t> splices{0};
 
+/// One copy in storage of each distinct directive name of a parse (load_options::map_min_bytes):
+/// names then point there, not into the file, and reading them (the model and every rule
+/// do) reads no page of a mapped file back.
+class name_interner {
+ public:
+  std::string_view intern(std::string_view name, storage& store) {
+    if (slots_.empty()) slots_.resize(256);
+    const std::size_t h = std::hash<std::string_view>{}(name);
+    std::size_t at = h & (slots_.size() - 1);
+    for (; slots_[at].data != nullptr; at = (at + 1) & (slots_.size() - 1)) {
+      const slot& e = slots_[at];
+      if (e.hash == h && std::string_view(e.data, e.size) == name) return {e.data, e.size};
+    }
+    char* p = store.allocate<char>(std::max<std::size_t>(name.size(), 1));
+    if (!name.empty()) std::memcpy(p, name.data(), name.size());
+    slots_[at] = {h, p, name.size()};
+    if (++count_ * 2 > slots_.size()) grow();
+    return {p, name.size()};
+  }
+
+ private:
+  struct slot {
+    std::size_t hash = 0;
+    const char* data = nullptr;
+    std::size_t size = 0;
+  };
+  void grow() {
+    std::vector<slot> old(slots_.size() * 2);
+    old.swap(slots_);
+    for (const slot& e : old) {
+      if (e.data == nullptr) continue;
+      std::size_t at = e.hash & (slots_.size() - 1);
+      while (slots_[at].data != nullptr) at = (at + 1) & (slots_.size() - 1);
+      slots_[at] = e;
+    }
+  }
+  std::vector<slot> slots_;
+  std::size_t count_ = 0;
+};
+
 /// Everything the actions and the control share while one buffer is parsed.
 struct parse_state {
   std::string_view buffer;
@@ -105,6 +145,10 @@ struct parse_state {
   std::size_t lua_line = 1;  ///< line of the last `{` seen in a Lua body (the module's start_line)
   ahead_run* ahead = nullptr;                    ///< statements parsed ahead, not yet taken over
   const std::atomic<bool>* cancelled = nullptr;  ///< a piece's parse: stop when set
+  /// Names interned and values_kept() values copied into storage: the buffer is a mapped
+  /// file whose pages the loader drops after the parse.
+  bool detach = false;
+  name_interner names{};
 
   /// Line and byte column (1-based) of `p`, counted on from the previous call: actions run
   /// in text order, so the whole buffer is scanned about once (PEGTL's eager tracking paid
@@ -209,7 +253,14 @@ struct parse_state {
                " directives after expanding includes (max_directives)");
     }
     directive d;
-    d.name = pending.front().value();
+    if (detach) {
+      d.name = names.intern(pending.front().value(), store);
+      if (values_kept(d.name))
+        for (std::size_t i = 1; i < pending.size(); ++i)
+          pending[i] = argument_builder::detach(pending[i], store);
+    } else {
+      d.name = pending.front().value();
+    }
     d.file = file_index;
     d.line = name_line;
     d.column = name_column;
@@ -498,11 +549,13 @@ std::size_t server_line_before(std::string_view text, std::size_t to) {
 /// Parses one piece of `content` (offsets, lines and columns stay those of the whole buffer).
 void parse_piece(std::string_view content, const std::string& path, std::uint32_t file_index,
                  std::size_t max_depth, std::size_t max_args, std::size_t max_directives,
-                 std::size_t depth, std::atomic<bool>& cancel, ahead_run::piece& piece) {
+                 std::size_t depth, bool detach, std::atomic<bool>& cancel,
+                 ahead_run::piece& piece) {
   try {
     parse_state st{content, path,        file_index, max_depth, max_args, max_directives,
                    0,       piece.store, {},         {},        {}};
     st.depth = depth;
+    st.detach = detach;
     st.cancelled = &cancel;
     st.stack.push_back({0, block_context::directives});
     pegtl::memory_input<pegtl::tracking_mode::lazy, pegtl::eol::lf_crlf> in(piece.begin, piece.end,
@@ -524,7 +577,7 @@ std::unique_ptr<ahead_run> plan_ahead(std::string_view content, const std::strin
                                       std::uint32_t file_index, block_context context,
                                       std::size_t max_depth, std::size_t max_args,
                                       std::size_t max_directives, std::size_t start_depth,
-                                      std::size_t min_bytes) {
+                                      std::size_t min_bytes, bool detach) {
   if (content.size() < min_bytes || context != block_context::directives) return nullptr;
   const unsigned threads = std::min(std::thread::hardware_concurrency(), 4u);
   if (threads < 2) return nullptr;
@@ -556,8 +609,8 @@ std::unique_ptr<ahead_run> plan_ahead(std::string_view content, const std::strin
       const std::size_t depth = run->depth;
       std::atomic<bool>& cancel = run->cancel;
       run->threads.emplace_back([=, &path, &piece, &cancel] {
-        parse_piece(content, path, file_index, max_depth, max_args, max_directives, depth, cancel,
-                    piece);
+        parse_piece(content, path, file_index, max_depth, max_args, max_directives, depth, detach,
+                    cancel, piece);
       });
     }
   } catch (const std::system_error&) {
@@ -612,14 +665,16 @@ list<directive> parse_in_context(std::string_view content, const std::string& pa
                                  std::uint32_t file_index, block_context context,
                                  std::size_t max_depth, std::size_t max_args,
                                  std::size_t max_directives, storage& store,
-                                 std::size_t start_depth, std::size_t parallel_min_bytes) {
+                                 std::size_t start_depth, std::size_t parallel_min_bytes,
+                                 bool detach) {
   parse_state st{content, path,  file_index, max_depth, max_args, max_directives,
                  0,       store, {},         {},        {}};
   st.depth = start_depth;
+  st.detach = detach;
   st.stack.push_back({0, context});
   std::unique_ptr<ahead_run> run =
       plan_ahead(content, path, file_index, context, max_depth, max_args, max_directives,
-                 start_depth, parallel_min_bytes);
+                 start_depth, parallel_min_bytes, detach);
   st.ahead = run.get();
   pegtl::memory_input<pegtl::tracking_mode::lazy, pegtl::eol::lf_crlf> in(content.data(),
                                                                           content.size(), path);
@@ -628,7 +683,7 @@ list<directive> parse_in_context(std::string_view content, const std::string& pa
   } catch (const retry_serially&) {
     run.reset();
     return parse_in_context(content, path, file_index, context, max_depth, max_args, max_directives,
-                            store, start_depth, std::string_view::npos);
+                            store, start_depth, std::string_view::npos, detach);
   } catch (const pegtl::parse_error& e) {
     // Only raised by rules without a message; the control turns all others into input_error.
     const auto& pos = e.positions().front();

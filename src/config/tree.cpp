@@ -1,13 +1,16 @@
 #include "config/tree.hpp"
 
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstring>
 #include <iterator>
 #include <map>
 #include <mutex>
 #include <new>
+#include <system_error>
 
 namespace ngxtls::config {
 
@@ -54,16 +57,21 @@ struct region {
     }
     std::byte* p = region_base + off;
     if (::mprotect(p, bytes, PROT_READ | PROT_WRITE) != 0) {
-      give_back(p, bytes);
+      give_back(p, bytes, false);
       throw std::bad_alloc();
     }
     return p;
   }
 
-  void give_back(std::byte* p, std::size_t bytes) {
+  void give_back(std::byte* p, std::size_t bytes, bool mapped) {
     bytes = (bytes + granule - 1) / granule * granule;
-    ::madvise(p, bytes, MADV_DONTNEED);
-    ::mprotect(p, bytes, PROT_NONE);
+    if (mapped) {
+      // Back to a reservation: the file mapping goes, anonymous PROT_NONE takes its place.
+      ::mmap(p, bytes, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED, -1, 0);
+    } else {
+      ::madvise(p, bytes, MADV_DONTNEED);
+      ::mprotect(p, bytes, PROT_NONE);
+    }
     std::size_t off = static_cast<std::size_t>(p - region_base);
     const std::lock_guard<std::mutex> lock(mu);
     auto next = free_blocks.lower_bound(off);
@@ -137,8 +145,22 @@ argument argument_builder::make(std::string_view raw, std::string_view value, qu
   return a;
 }
 
+argument argument_builder::detach(const argument& a, storage& store) {
+  if (a.unescaped_) return a;  // in storage already
+  const std::string_view raw = a.raw();
+  const std::string_view value = a.value();
+  char* p = store.allocate<char>(sizeof(raw_header) + value.size());
+  const raw_header h{detail::region_offset(raw.data()), static_cast<std::uint32_t>(raw.size())};
+  std::memcpy(p, &h, sizeof h);
+  if (!value.empty()) std::memcpy(p + sizeof h, value.data(), value.size());
+  argument out = a;
+  out.off_ = detail::region_offset(p + sizeof h);
+  out.unescaped_ = 1;
+  return out;
+}
+
 storage::~storage() {
-  for (const block& b : blocks_) detail::the_region().give_back(b.at, b.bytes);
+  for (const block& b : blocks_) detail::the_region().give_back(b.at, b.bytes, b.mapped);
 }
 
 std::byte* storage::take_block(std::size_t bytes) {
@@ -149,17 +171,44 @@ std::byte* storage::take_block(std::size_t bytes) {
   return p;
 }
 
+std::string_view storage::map_file(int fd, std::size_t size) {
+  if (size == 0) return adopt({});
+  std::byte* p = take_block(size);
+  if (::mmap(p, size, PROT_READ, MAP_PRIVATE | MAP_FIXED, fd, 0) == MAP_FAILED) {
+    const int err = errno;
+    // The block keeps its anonymous read-write pages; it goes back with the storage.
+    throw std::system_error(err, std::generic_category(), "mmap");
+  }
+  blocks_.back().mapped = true;
+  used_ += size;
+  return {reinterpret_cast<const char*>(p), size};
+}
+
+void storage::release_pages(std::string_view view) {
+  const auto* b = reinterpret_cast<const std::byte*>(view.data());
+  for (const block& k : blocks_) {
+    if (!k.mapped || b < k.at || b + view.size() > k.at + k.bytes) continue;
+    const std::size_t page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+    const std::size_t len = (view.size() + page - 1) / page * page;
+    ::madvise(const_cast<std::byte*>(b), len, MADV_DONTNEED);
+    return;
+  }
+}
+
 std::string_view storage::adopt(std::string text) {
   // An empty file still gets a real address: parsers compare pointers into it.
   std::byte* p =
       text.empty() ? static_cast<std::byte*>(allocate_bytes(1, 1)) : take_block(text.size());
   std::memcpy(p, text.data(), text.size());
+  used_ += text.size();
   return {reinterpret_cast<const char*>(p), text.size()};
 }
 
 void storage::absorb(storage&& other) {
   blocks_.insert(blocks_.end(), other.blocks_.begin(), other.blocks_.end());
   reserved_ += other.reserved_;
+  used_ += other.used_;
+  other.used_ = 0;
   other.blocks_.clear();
   other.next_ = nullptr;
   other.left_ = 0;
@@ -176,6 +225,7 @@ void* storage::allocate_bytes(std::size_t n, std::size_t align) {
     if (n + align > chunk / 4) {
       // Large runs get their own block, so the current chunk's tail is not wasted
       // (blocks are 64 KiB aligned: no padding needed).
+      used_ += n;
       return take_block(n);
     }
     next_ = take_block(chunk);
@@ -185,6 +235,7 @@ void* storage::allocate_bytes(std::size_t n, std::size_t align) {
   std::byte* out = next_ + p;
   next_ += p + n;
   left_ -= p + n;
+  used_ += p + n;
   return out;
 }
 

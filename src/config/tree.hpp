@@ -197,6 +197,16 @@ class storage {
   /// A copy of `text`'s bytes kept for the storage's lifetime (stable address); `text` is
   /// freed. Throws std::length_error when the region is full (more than 4 GiB held).
   std::string_view adopt(std::string text);
+  /// The first `size` bytes of the regular file open as `fd`, mapped read-only (MAP_PRIVATE)
+  /// instead of read: its pages can be dropped after the parse (release_pages) and are read
+  /// again from the page cache when touched. Throws std::length_error when the region is
+  /// full, std::system_error when mmap fails. The file must not shrink while mapped (a
+  /// page past its end raises SIGBUS; the CLI reports that as an input error).
+  std::string_view map_file(int fd, std::size_t size);
+  /// Drops the resident pages of `view`, a map_file() result: memory the tree no longer
+  /// reads (names are interned, the values rules read are copied) leaves the process's RSS.
+  /// Does nothing for bytes that are not a file mapping (they would read back as zeros).
+  void release_pages(std::string_view view);
   /// Room for `n` objects of trivially destructible `T`, uninitialised. Throws
   /// std::length_error when the region is full.
   template <typename T>
@@ -215,13 +225,16 @@ class storage {
   /// Takes over everything `other` holds (records stay where they are; `other` ends empty).
   /// Used to keep the trees parsed on other threads alive with the config's.
   void absorb(storage&& other);
-  /// Bytes held, for benchmarks.
+  /// Bytes of the blocks held (committed address range, not all of it touched), for benchmarks.
   std::size_t bytes_reserved() const { return reserved_; }
+  /// Bytes handed out (records, values, file contents, alignment padding), for benchmarks.
+  std::size_t bytes_used() const { return used_; }
 
  private:
   struct block {
     std::byte* at;
     std::size_t bytes;
+    bool mapped = false;  ///< a file mapping (map_file), not anonymous memory
   };
   void* allocate_bytes(std::size_t n, std::size_t align);
   std::byte* take_block(std::size_t bytes);
@@ -229,6 +242,7 @@ class storage {
   std::byte* next_ = nullptr;
   std::size_t left_ = 0;
   std::size_t reserved_ = 0;
+  std::size_t used_ = 0;
 };
 
 /// Builds arguments (the parser; nothing else makes them from file bytes).
@@ -237,6 +251,9 @@ struct argument_builder {
   /// is `value`: when `value` is not inside `raw`, it is copied into `store` after a raw_header.
   static argument make(std::string_view raw, std::string_view value, quote_style quote,
                        storage& store);
+  /// `a` with its value copied into `store` (after a raw_header), when it is still a view
+  /// into the file's bytes: the file's pages can then be dropped (storage::release_pages).
+  static argument detach(const argument& a, storage& store);
 };
 
 /// One include site on the way to a directive: the `include` directive's location.
@@ -246,12 +263,18 @@ struct include_frame {
   std::uint32_t column = 0;
 };
 
+/// What starts a suppression comment (`# ngxtls: ignore RULE`, docs/user-guide.md).
+inline constexpr std::string_view suppression_marker = "ngxtls: ignore";
+
 /// One source file as read.
 struct source_file {
   std::string path;  ///< absolute or as given on the command line; "-" never appears (stdin dumps
                      ///< use the dump's paths)
   std::string_view content;  ///< the bytes read (kept in the config's storage)
   list<directive> parsed;    ///< this file's own tree: include directives kept
+  /// The file holds suppression_marker (worked out while its bytes were resident, so that
+  /// the rules need not read a mapped file back to look for comments).
+  bool suppressions = false;
   /// For each `include` directive of `parsed`: the files it named (config::files indices).
   std::unordered_map<const directive*, std::vector<std::uint32_t>> includes;
 };

@@ -57,7 +57,8 @@ inline config::load_options fuzz_options() {
 /// dump when it looks like one. Returns true when it loaded, false on input_error (bad input
 /// is expected); any other exception propagates, and is a finding.
 inline bool load_framed(std::string_view input) {
-  // Twice: split for the parallel parse wherever a `server {` line allows it, and serially.
+  // Twice: split for the parallel parse wherever a `server {` line allows it (and loaded as
+  // a mapped file is), and serially (read).
   // Both must give the same tree or the same error (src/config/parser.cpp, ahead_run).
   struct outcome {
     std::optional<config::config> cfg;
@@ -67,6 +68,9 @@ inline bool load_framed(std::string_view input) {
     outcome out;
     config::load_options o = fuzz_options();
     o.parallel_parse_min_bytes = parallel_min_bytes;
+    // The split parse also loads files as mapped ones (names interned, kept values copied):
+    // the tree must not change either way.
+    o.map_min_bytes = parallel_min_bytes;
     try {
       auto source = config::make_memory_source(split_files(input));
       out.cfg = config::load(std::string(main_path), *source, o);
