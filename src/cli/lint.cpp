@@ -158,6 +158,11 @@ int run_lint(const lint_args& a) {
     rep.findings.insert(rep.findings.end(), std::make_move_iterator(found.begin()),
                         std::make_move_iterator(found.end()));
   }
+  // A mapped file edited in place during the run would mix two versions in the results
+  // (files of 1 MiB or more are mapped, see load_options::map_min_bytes).
+  for (const auto& c : configs)
+    if (auto changed = c->changed_file())
+      throw input_error({*changed, 0, 0}, "the file changed while it was being read; run again");
   if (a.fix) {
     if (a.fix_mode != "write") write_output(a.output, diff);
     std::cerr << "ngxtls: " << fixed << (fixed == 1 ? " finding" : " findings")

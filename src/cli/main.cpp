@@ -1,5 +1,6 @@
 #include <unistd.h>
 
+#include <atomic>
 #include <csignal>
 #include <cstdio>
 #include <cstring>
@@ -14,6 +15,11 @@ namespace {
 // lint maps large config files (load_options::map_min_bytes): a file that shrinks while
 // mapped raises SIGBUS on the pages past its new end. Report it as the input error it is.
 extern "C" void on_sigbus(int) {
+  // Parse threads can fault at once: one reports, the others wait for the exit.
+  static std::atomic_flag reported = ATOMIC_FLAG_INIT;
+  if (reported.test_and_set()) {
+    for (;;) ::pause();
+  }
   static const char msg[] =
       "ngxtls: error: a configuration file shrank while it was being read; run again\n";
   (void)!::write(2, msg, sizeof msg - 1);

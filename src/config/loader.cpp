@@ -104,8 +104,8 @@ class disk_source final : public file_source {
     return out;
   }
 
-  std::optional<std::string_view> map(const std::string& path, const source_location& from,
-                                      storage& store, std::size_t min_bytes) override {
+  std::optional<mapped_bytes> map(const std::string& path, const source_location& from,
+                                  storage& store, std::size_t min_bytes) override {
     struct stat sb {};
     if (::stat(path.c_str(), &sb) != 0 || !S_ISREG(sb.st_mode)) return std::nullopt;
     if (static_cast<std::size_t>(sb.st_size) < min_bytes) return std::nullopt;
@@ -113,12 +113,12 @@ class disk_source final : public file_source {
     const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
     if (fd < 0) return std::nullopt;
     struct stat fb {};
-    std::optional<std::string_view> out;
+    std::optional<mapped_bytes> out;
     if (::fstat(fd, &fb) == 0 && S_ISREG(fb.st_mode) &&
         static_cast<std::size_t>(fb.st_size) >= min_bytes &&
         static_cast<std::size_t>(fb.st_size) <= max_bytes_) {
       try {
-        out = store.map_file(fd, static_cast<std::size_t>(fb.st_size));
+        out = mapped_bytes{store.map_file(fd, static_cast<std::size_t>(fb.st_size)), stamp_of(fb)};
       } catch (const std::system_error&) {
         out.reset();  // read() instead
       }
@@ -162,11 +162,11 @@ class memory_source final : public file_source {
   }
   // A copy in `store`, parsed as a mapped file is (names interned, kept values copied), so
   // tests and the fuzzer reach that path without files; nothing to drop afterwards.
-  std::optional<std::string_view> map(const std::string& path, const source_location&,
-                                      storage& store, std::size_t min_bytes) override {
+  std::optional<mapped_bytes> map(const std::string& path, const source_location&, storage& store,
+                                  std::size_t min_bytes) override {
     auto it = files_.find(normalize(path));
     if (it == files_.end() || it->second.size() < min_bytes) return std::nullopt;
-    return store.adopt(it->second);
+    return mapped_bytes{store.adopt(it->second), std::nullopt};
   }
   std::vector<std::string> glob(const std::string& pattern) override {
     std::vector<std::string> out;
@@ -196,8 +196,8 @@ class overlay_source final : public file_source {
     return base_.read(path, from);
   }
   std::vector<std::string> glob(const std::string& pattern) override { return base_.glob(pattern); }
-  std::optional<std::string_view> map(const std::string& path, const source_location& from,
-                                      storage& store, std::size_t min_bytes) override {
+  std::optional<mapped_bytes> map(const std::string& path, const source_location& from,
+                                  storage& store, std::size_t min_bytes) override {
     if (path == name_ && !taken_) return std::nullopt;  // in memory already
     return base_.map(path, from, store, min_bytes);
   }
@@ -261,12 +261,13 @@ class loader {
     const auto index = static_cast<std::uint32_t>(cfg_.files.size());
     source_file f;
     f.path = path;
-    const std::optional<std::string_view> mapped =
+    const std::optional<file_source::mapped_bytes> mapped =
         options_.map_min_bytes == std::string_view::npos
             ? std::nullopt
             : source_.map(path, from, *cfg_.store, options_.map_min_bytes);
-    if (mapped && mapped->size() <= options_.max_file_bytes) {
-      f.content = *mapped;
+    if (mapped && mapped->bytes.size() <= options_.max_file_bytes) {
+      f.content = mapped->bytes;
+      f.mapped = mapped->stamp;
     } else {
       std::string content = source_.read(path, from);
       if (content.size() > options_.max_file_bytes) {

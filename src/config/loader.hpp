@@ -26,12 +26,18 @@ class file_source {
   /// Paths matching a glob pattern, sorted bytewise (nginx sorts glob results); empty when none
   /// match.
   virtual std::vector<std::string> glob(const std::string& pattern) = 0;
+  /// A file's bytes as map() gives them, with the file's stamp when they are a mapping of a
+  /// file on disk (nullopt for the memory source's copies).
+  struct mapped_bytes {
+    std::string_view bytes;
+    std::optional<file_stamp> stamp;
+  };
   /// The file's bytes mapped into `store` (storage::map_file) instead of read, or nullopt
   /// when this source does not map `path` (not a regular file of at least `min_bytes`, any
   /// error: read() then reports it in its usual words). Throws input_error when the file is
   /// larger than the source's limit.
-  virtual std::optional<std::string_view> map(const std::string& path, const source_location& from,
-                                              storage& store, std::size_t min_bytes) {
+  virtual std::optional<mapped_bytes> map(const std::string& path, const source_location& from,
+                                          storage& store, std::size_t min_bytes) {
     (void)path, (void)from, (void)store, (void)min_bytes;
     return std::nullopt;
   }

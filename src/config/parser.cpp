@@ -87,6 +87,10 @@ std::atomic<std::size_t> splices{0};
 /// do) reads no page of a mapped file back.
 class name_interner {
  public:
+  /// Distinct names kept at most: a file of a million distinct unknown names would make the
+  /// table outgrow the bytes it saves; names past the limit stay views into the file.
+  static constexpr std::size_t max_names = 4096;
+
   std::string_view intern(std::string_view name, storage& store) {
     if (slots_.empty()) slots_.resize(256);
     const std::size_t h = std::hash<std::string_view>{}(name);
@@ -95,6 +99,7 @@ class name_interner {
       const slot& e = slots_[at];
       if (e.hash == h && std::string_view(e.data, e.size) == name) return {e.data, e.size};
     }
+    if (count_ >= max_names) return name;
     char* p = store.allocate<char>(std::max<std::size_t>(name.size(), 1));
     if (!name.empty()) std::memcpy(p, name.data(), name.size());
     slots_[at] = {h, p, name.size()};
@@ -253,7 +258,8 @@ struct parse_state {
                " directives after expanding includes (max_directives)");
     }
     directive d;
-    if (detach) {
+    if (detach && stack.back().context != block_context::key_value) {
+      // Keys of map, geo, types... are not names lint reads: they stay in the file.
       d.name = names.intern(pending.front().value(), store);
       if (values_kept(d.name))
         for (std::size_t i = 1; i < pending.size(); ++i)

@@ -1,6 +1,7 @@
 #include "config/tree.hpp"
 
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -319,6 +320,24 @@ source_location config::where(const directive& d, const argument& a) const {
   if (d.file >= files.size()) return {"?", d.line, 0};
   const auto lc = arg_position(files[d.file].content, d, a);
   return {files[d.file].path, lc.line, lc.column};
+}
+
+file_stamp stamp_of(const struct stat& sb) {
+  return {static_cast<std::uint64_t>(sb.st_dev), static_cast<std::uint64_t>(sb.st_ino),
+          static_cast<std::uint64_t>(sb.st_size),
+          static_cast<std::int64_t>(sb.st_mtim.tv_sec) * 1000000000 + sb.st_mtim.tv_nsec};
+}
+
+std::optional<std::string> config::changed_file() const {
+  for (const source_file& f : files) {
+    if (!f.mapped) continue;
+    struct stat sb {};
+    if (::stat(f.path.c_str(), &sb) != 0) continue;  // gone: the mapping holds the old inode
+    const file_stamp now = stamp_of(sb);
+    if (now.device != f.mapped->device || now.inode != f.mapped->inode) continue;  // replaced
+    if (now != *f.mapped) return f.path;
+  }
+  return std::nullopt;
 }
 
 std::vector<source_location> config::chain_of(const directive& d) const {

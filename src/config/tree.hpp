@@ -20,6 +20,8 @@
 
 #include "base/error.hpp"
 
+struct stat;  // <sys/stat.h>
+
 namespace ngxtls::config {
 
 /// How an argument was written. nginx strips the quotes; crossplane output and --fix need them.
@@ -266,6 +268,18 @@ struct include_frame {
 /// What starts a suppression comment (`# ngxtls: ignore RULE`, docs/user-guide.md).
 inline constexpr std::string_view suppression_marker = "ngxtls: ignore";
 
+/// Identity and version of a file on disk when it was mapped (load_options::map_min_bytes):
+/// a mapping reads the file's current bytes, so an edit in place during the run would mix
+/// two versions. Zero in every field for files that were not mapped.
+struct file_stamp {
+  std::uint64_t device = 0, inode = 0, size = 0;
+  std::int64_t mtime_ns = 0;
+  bool operator==(const file_stamp&) const = default;
+};
+
+/// The stamp of a file from its stat() (st_dev, st_ino, st_size, st_mtim).
+file_stamp stamp_of(const struct stat& sb);
+
 /// One source file as read.
 struct source_file {
   std::string path;  ///< absolute or as given on the command line; "-" never appears (stdin dumps
@@ -275,6 +289,8 @@ struct source_file {
   /// The file holds suppression_marker (worked out while its bytes were resident, so that
   /// the rules need not read a mapped file back to look for comments).
   bool suppressions = false;
+  /// Set when the file was mapped from disk rather than read (see file_stamp).
+  std::optional<file_stamp> mapped;
   /// For each `include` directive of `parsed`: the files it named (config::files indices).
   std::unordered_map<const directive*, std::vector<std::uint32_t>> includes;
 };
@@ -306,6 +322,11 @@ struct config {
   std::vector<line_column> argument_positions(const directive& d) const;
   /// The include chain of a directive as locations, outermost first.
   std::vector<source_location> chain_of(const directive& d) const;
+  /// The first mapped file whose bytes on disk changed in place (same inode, another size or
+  /// modification time) since it was mapped, or nullopt. The run's results then mix two
+  /// versions of the file: lint reports it instead (a file replaced by rename is fine: the
+  /// mapping keeps the old one).
+  std::optional<std::string> changed_file() const;
 };
 
 /// parse_buffer()'s result: the directives of one buffer and the storage they live in.
