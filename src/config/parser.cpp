@@ -258,8 +258,8 @@ struct parse_state {
                " directives after expanding includes (max_directives)");
     }
     directive d;
-    if (detach && stack.back().context != block_context::key_value) {
-      // Keys of map, geo, types... are not names lint reads: they stay in the file.
+    if (detach) {
+      // Keys of map, geo, types... too: rules that walk every block read their names.
       d.name = names.intern(pending.front().value(), store);
       if (values_kept(d.name))
         for (std::size_t i = 1; i < pending.size(); ++i)
