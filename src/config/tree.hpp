@@ -5,7 +5,10 @@
 // The tree is compact for large fleets (issue 6: a 20 MB config): names and arguments
 // are views into the file's bytes, unescaped copies exist only for the few tokens whose
 // escapes change them, and every record lives in one append-only `storage` owned by the
-// config, so records are trivially copyable and never freed one by one.
+// config, so records are trivially copyable and never freed one by one. Records refer to
+// each other by 32-bit offsets into the one address range all storages share. For a file
+// that `lint` maps (load_options::map_min_bytes) names and the values rules read are
+// copies instead, so that the file's pages can be dropped after the parse.
 
 #include <cstddef>
 #include <cstdint>
@@ -284,7 +287,7 @@ file_stamp stamp_of(const struct stat& sb);
 struct source_file {
   std::string path;  ///< absolute or as given on the command line; "-" never appears (stdin dumps
                      ///< use the dump's paths)
-  std::string_view content;  ///< the bytes read (kept in the config's storage)
+  std::string_view content;  ///< the bytes read, or mapped (kept in the config's storage)
   list<directive> parsed;    ///< this file's own tree: include directives kept
   /// The file holds suppression_marker (worked out while its bytes were resident, so that
   /// the rules need not read a mapped file back to look for comments).
