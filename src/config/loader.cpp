@@ -519,9 +519,31 @@ bool named_by(const std::string& path, const std::vector<std::string>& patterns)
   return false;
 }
 
+/// Whether `text` starts like an `nginx -T` dump: decided by its first line that is not blank
+/// and not one of nginx's own "nginx: ..." lines (a dump starts with a file marker), or
+/// nullopt when there is no such line.
+std::optional<bool> dump_verdict(std::string_view text) {
+  std::size_t pos = 0;
+  while (pos < text.size()) {
+    std::size_t eol = text.find('\n', pos);
+    const std::size_t end = eol == std::string_view::npos ? text.size() : eol;
+    std::string_view line = text.substr(pos, end - pos);
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    // Skip blank lines and nginx's own "syntax is ok" / "test is successful" lines.
+    const bool skip = line.empty() || line.substr(0, 7) == "nginx: ";
+    if (!skip) {
+      return line.size() > marker_prefix.size() + 1 &&
+             line.substr(0, marker_prefix.size()) == marker_prefix && line.back() == ':';
+    }
+    if (eol == std::string_view::npos) break;
+    pos = eol + 1;
+  }
+  return std::nullopt;
+}
+
 /// For a regular file of at least `min_bytes`: whether it is an `nginx -T` dump, judged by
-/// looks_like_dump() on its first 64 KiB; nullopt when that cannot tell (small, unreadable,
-/// or no complete line that decides in the first 64 KiB).
+/// dump_verdict() on the complete lines of its first 64 KiB; nullopt when that cannot tell
+/// (small, unreadable, or only blank and "nginx: " lines there).
 std::optional<bool> large_file_is_dump(const std::string& path, std::size_t min_bytes) {
   if (min_bytes == std::string_view::npos) return std::nullopt;
   struct stat sb {};
@@ -543,16 +565,7 @@ std::optional<bool> large_file_is_dump(const std::string& path, std::size_t min_
   const std::size_t last = head.rfind('\n');
   if (last == std::string::npos) return std::nullopt;
   head.resize(last + 1);
-  std::size_t pos = 0;
-  while (pos < head.size()) {
-    const std::size_t eol = head.find('\n', pos);
-    std::string_view line(head.data() + pos, eol - pos);
-    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-    if (!line.empty() && line.substr(0, 7) != "nginx: ")
-      return looks_like_dump(std::string_view(head).substr(0, eol + 1));
-    pos = eol + 1;
-  }
-  return std::nullopt;  // only blank and "nginx: " lines so far
+  return dump_verdict(head);
 }
 
 }  // namespace
@@ -637,22 +650,7 @@ config load_dump(std::string_view dump, const std::string& dump_name, const load
 }
 
 bool looks_like_dump(std::string_view text) {
-  std::size_t pos = 0;
-  while (pos < text.size()) {
-    std::size_t eol = text.find('\n', pos);
-    const std::size_t end = eol == std::string_view::npos ? text.size() : eol;
-    std::string_view line = text.substr(pos, end - pos);
-    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-    // Skip blank lines and nginx's own "syntax is ok" / "test is successful" lines.
-    const bool skip = line.empty() || line.substr(0, 7) == "nginx: ";
-    if (!skip) {
-      return line.size() > marker_prefix.size() + 1 &&
-             line.substr(0, marker_prefix.size()) == marker_prefix && line.back() == ':';
-    }
-    if (eol == std::string_view::npos) break;
-    pos = eol + 1;
-  }
-  return false;
+  return dump_verdict(text).value_or(false);
 }
 
 }  // namespace ngxtls::config
