@@ -1,15 +1,17 @@
 // ngxtls check CONFIG --endpoint TARGET | --sandbox: lint, probe every server name the config
 // serves (live, or in a throwaway nginx), and mark each finding confirmed, refuted or not testable.
 
+#include "check/check.hpp"
+
 #include <unistd.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <iostream>
 #include <memory>
 #include <set>
 
 #include "base/error.hpp"
-#include "check/check.hpp"
 #include "check/sandbox.hpp"
 #include "cli/commands.hpp"
 #include "cli/common.hpp"
@@ -67,6 +69,17 @@ int run_check(const check_args& a) {
   if (!a.sandbox && (a.instances != 1 || a.reload || !a.nginx.empty()))
     throw usage_error("check: --nginx, --instances and --reload need --sandbox");
   if (a.reload && !a.sess_in.empty()) throw usage_error("check: --reload takes its own sessions: drop --sess-in");
+  // Before any thread exists (the namespace is per thread; later threads inherit it): ngxtls,
+  // the sandbox nginx and the prober then share a loopback-only network, and nothing the
+  // config names can reach another host. NGXTLS_SANDBOX_NO_NETNS=1 skips it (tests of the
+  // path taken without root).
+  bool network_isolated = false;
+  if (a.sandbox) {
+    const char* no_netns = std::getenv("NGXTLS_SANDBOX_NO_NETNS");
+    std::string why;
+    if (!(no_netns && *no_netns && std::string(no_netns) != "0"))
+      network_isolated = check::enter_loopback_network_namespace(why);
+  }
   std::string nginx_bin = "nginx";
   if (a.sandbox) {
     nginx_bin = check::find_executable(a.nginx.empty() ? "nginx" : a.nginx);
@@ -139,6 +152,7 @@ int run_check(const check_args& a) {
     check::sandbox_options so;
     so.nginx_binary = nginx_bin;
     so.instances = a.instances;
+    so.network_isolated = network_isolated;
     try {
       sb = std::make_unique<check::sandbox>(swap ? *base_model : *m, so);
       targets = sandbox_targets();
