@@ -335,7 +335,7 @@ sandbox::sandbox(const model::model& m, const sandbox_options& o) {
                    "values that point off-host are left out"});
     const std::size_t notes_before = notes_.size();
     // A port picked free can be taken before nginx binds it (another sandbox starting at the
-    // same moment): then start again on new ports, at most three times.
+    // same moment): then start again on new ports, at most eight times.
     for (int attempt = 1;; ++attempt) {
       generate(m);
       if (sockets_.empty()) {
@@ -376,7 +376,7 @@ sandbox::sandbox(const model::model& m, const sandbox_options& o) {
       // The run directory stays for the next attempt (a collision is retried in it).
       keeper_->stop(true);
       keeper_.reset();
-      if (failure.find("Address already in use") != std::string::npos && attempt < 3) {
+      if (failure.find("Address already in use") != std::string::npos && attempt < 8) {
         ports_by_name_.clear();
         addr_display_.clear();
         notes_.resize(notes_before);
