@@ -311,7 +311,12 @@ void register_check(CLI::App& app, std::function<int()>& run) {
   sub->add_option("config", a->config, "nginx.conf, a saved `nginx -T` dump, or - for stdin")->required();
   sub->add_option("--endpoint", a->endpoints, "live TARGET serving this config (host[:port]); repeat for several instances");
   sub->add_option("--connect", a->connect, "dial this backend address instead, sending the config's server names as SNI");
-  sub->add_flag("--sandbox", a->sandbox, "before deploy: run this config's TLS servers in a throwaway nginx on loopback");
+  sub->add_flag("--sandbox", a->sandbox,
+                "before deploy: run this config's TLS servers in a throwaway nginx on loopback (as "
+                "root: nginx runs as "
+                "an unused uid in a loopback-only network namespace, with no module or Lua the "
+                "config names; see "
+                "docs/user-guide.md)");
   sub->add_option("--nginx", a->nginx, "--sandbox: the nginx binary (default: nginx on PATH, else /usr/sbin/nginx)");
   sub->add_option("--instances", a->instances, "--sandbox: masters on each port with reuseport, standing for N hosts")
       ->check(CLI::Range(1, 16));
