@@ -671,6 +671,28 @@ void sandbox::generate(const model::model& m) {
             continue;
           }
         }
+        if (network_isolated_ && name == "resolver") {
+          // nginx resolves a resolver given by name while it loads the config; with loopback
+          // only that fails, and nginx -t would reject what production accepts.
+          std::string by_name;
+          for (const auto& a : args) {
+            if (a.find('=') != std::string::npos) continue;
+            std::string h = host_of(a);
+            if (h.size() > 1 && h.front() == '[') h = h.substr(1, h.size() - 2);
+            in_addr v4{};
+            in6_addr v6{};
+            if (!loopback_host(h) && ::inet_pton(AF_INET, h.c_str(), &v4) != 1 &&
+                ::inet_pton(AF_INET6, h.c_str(), &v6) != 1)
+              by_name = a;
+          }
+          if (!by_name.empty()) {
+            notes_.push_back(
+                {p.label, "resolver \"" + by_name +
+                              "\": left out (a host name, which the sandbox's loopback-only "
+                              "network cannot resolve)"});
+            continue;
+          }
+        }
         if (name == "ssl_stapling_responder") responder_kept = true;
         if (name == "ssl_session_ticket_key") {
           const std::string copy = readable_file(real) ? usable(real, arg0) : "";

@@ -178,6 +178,7 @@ bool apply_setup(const child_setup& setup) {
       ::prctl(PR_SET_PDEATHSIG, ns ? SIGKILL : SIGTERM);
       if (::getppid() != keeper_pid) _exit(0);
       ::execv(argv[0], argv.data());
+      write_all(2, std::string("cannot run ") + argv[0] + ": " + std::strerror(errno) + "\n");
       _exit(127);
     }
     if (m > 0 && !ns) {
@@ -270,6 +271,7 @@ command_output run_command(const std::vector<std::string>& argv, int timeout_ms,
       ::execv(args[0], args.data());
     else
       ::execvp(args[0], args.data());
+    write_all(2, "cannot run " + argv[0] + ": " + std::strerror(errno) + "\n");
     _exit(127);
   }
   ::close(out_pipe[1]);

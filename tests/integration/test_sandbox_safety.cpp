@@ -5,6 +5,7 @@
 
 #include <doctest/doctest.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <signal.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -41,12 +42,15 @@ std::string binary() {
 
 using env_list = std::vector<std::pair<std::string, std::string>>;
 
-// Starts argv with extra environment, stdout to `out_path` (or /dev/null), stderr to
+// Starts argv (as `as_uid` when not 0) with extra environment and soft RLIMIT_NOFILE `nofile`
+// (when not 0), stdout to `out_path` (or /dev/null), stderr to
 // `out_path`.err; returns its pid.
 pid_t spawn(const std::vector<std::string>& argv, const env_list& env,
-            const std::string& out_path = "", rlim_t nofile = 0) {
+            const std::string& out_path = "", rlim_t nofile = 0, uid_t as_uid = 0) {
   pid_t pid = ::fork();
   if (pid == 0) {
+    if (as_uid && (::setgroups(0, nullptr) != 0 || ::setgid(as_uid) != 0 || ::setuid(as_uid) != 0))
+      _exit(125);
     for (const auto& [k, v] : env) ::setenv(k.c_str(), v.c_str(), 1);
     if (nofile) {
       rlimit rl{};
@@ -386,6 +390,23 @@ TEST_CASE(
   CHECK(notes.find("b.test: resolver") == std::string::npos);
   CHECK(notes.find("b.test: ssl_stapling_responder") == std::string::npos);
   CHECK(doc["sandbox"]["untested"].empty());
+  CHECK(doc["errors"].empty());
+  if (::geteuid() != 0) return;
+  // In the loopback-only namespace a resolver given by name cannot be resolved: left out,
+  // rather than a rejection production would not see.
+  const std::string named =
+      dir.write("named.conf",
+                "events {}\nhttp {\n  server { listen 443 ssl; server_name a.test;\n"
+                "    resolver dns.example.test 192.0.2.53; }\n}\n")
+          .string();
+  pid = spawn(
+      {binary(), "check", named, "--sandbox", "-n", "2", "--format", "json", "--fail-on", "never"},
+      {{"TMPDIR", dir.path().string()}}, out);
+  CHECK(wait_exit(pid) == 0);
+  doc = parse_report(out);
+  CHECK(all_notes(doc).find("a.test: resolver \"dns.example.test\": left out (a host name") !=
+        std::string::npos);
+  CHECK(doc["errors"].empty());
 }
 
 TEST_CASE("sandbox safety: 2, 8 and 16 sandboxes at once all succeed") {
@@ -427,6 +448,53 @@ TEST_CASE("sandbox safety: 2, 8 and 16 sandboxes at once all succeed") {
       const int rc = wait_exit(pids[i]);
       CHECK_MESSAGE(rc == 0, slurp(out + ".err"));
       if (rc == 0) CHECK(parse_report(out)["sandbox"]["sockets"].size() == 40);
+    }
+  }
+  // Without root: eight runs at once as nobody (no namespace, no identity change: nginx runs
+  // as nobody too), in a directory of nobody's.
+  // (Only when nobody can reach the binary: a checkout under a private directory hides it.)
+  const bool nobody_runs_it = ::geteuid() == 0 && [] {
+    pid_t p = ::fork();
+    if (p == 0)
+      _exit(::setgid(65534) == 0 && ::setuid(65534) == 0 && ::access(binary().c_str(), X_OK) == 0
+                ? 0
+                : 1);
+    int st = 0;
+    ::waitpid(p, &st, 0);
+    return WIFEXITED(st) && WEXITSTATUS(st) == 0;
+  }();
+  if (::geteuid() == 0 && !nobody_runs_it)
+    MESSAGE("skipped the runs as nobody: it cannot reach " << binary());
+  if (nobody_runs_it) {
+    std::string tmpl = "/tmp/ngxtls-test-nobody-XXXXXX";
+    REQUIRE(::mkdtemp(tmpl.data()));
+    const fs::path home = tmpl;
+    struct cleanup {
+      fs::path p;
+      ~cleanup() {
+        std::error_code ec;
+        fs::remove_all(p, ec);
+      }
+    } gone{home};
+    std::ofstream(home / "nginx.conf") << c + "}\n";
+    REQUIRE(::chown(home.c_str(), 65534, 65534) == 0);
+    REQUIRE(::chown((home / "nginx.conf").c_str(), 65534, 65534) == 0);
+    std::vector<pid_t> pids;
+    for (int i = 0; i < 8; ++i)
+      pids.push_back(spawn({binary(), "check", (home / "nginx.conf").string(), "--sandbox", "-n",
+                            "1", "--max-names", "2", "--format", "json", "--fail-on", "never"},
+                           {{"TMPDIR", home.string()}},
+                           (home / ("out-" + std::to_string(i))).string(), 0, 65534));
+    for (int i = 0; i < 8; ++i) {
+      CAPTURE(i);
+      const std::string out = (home / ("out-" + std::to_string(i))).string();
+      const int rc = wait_exit(pids[i]);
+      CHECK_MESSAGE(rc == 0, slurp(out + ".err"));
+      if (rc == 0) {
+        auto doc = parse_report(out);
+        CHECK(doc["sandbox"]["sockets"].size() == 40);
+        CHECK(all_notes(doc).find("network: no network namespace") != std::string::npos);
+      }
     }
   }
 }
