@@ -330,9 +330,10 @@ sandbox::sandbox(const model::model& m, const sandbox_options& o) {
     notes_.push_back(
         {"", network_isolated_
                  ? "network: ngxtls and nginx run in their own network namespace with loopback only"
-                 : "network: no network namespace (it needs root, or NGXTLS_SANDBOX_NO_NETNS is "
-                   "set); resolver and OCSP responder "
-                   "values that point off-host are left out"});
+                 : "network: no network namespace (" +
+                       (o.no_namespace_reason.empty() ? std::string("not asked for")
+                                                      : o.no_namespace_reason) +
+                       "); resolver and OCSP responder values that point off-host are left out"});
     const std::size_t notes_before = notes_.size();
     // A port picked free can be taken before nginx binds it (another sandbox starting at the
     // same moment): then start again on new ports, at most eight times.

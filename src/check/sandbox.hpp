@@ -31,6 +31,8 @@ struct sandbox_options {
   /// ssl_ocsp_responder values that point off-host are left out, and stapling from a real
   /// responder is pointed at a closed local port, so that nginx reaches no other host.
   bool network_isolated = false;
+  /// Why there is no namespace (for the report's notes) when network_isolated is false.
+  std::string no_namespace_reason;
 };
 
 /// One TLS listen socket of the linted config, as the sandbox serves it.

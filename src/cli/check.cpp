@@ -74,11 +74,13 @@ int run_check(const check_args& a) {
   // config names can reach another host. NGXTLS_SANDBOX_NO_NETNS=1 skips it (tests of the
   // path taken without root).
   bool network_isolated = false;
+  std::string no_namespace_reason;
   if (a.sandbox) {
     const char* no_netns = std::getenv("NGXTLS_SANDBOX_NO_NETNS");
-    std::string why;
-    if (!(no_netns && *no_netns && std::string(no_netns) != "0"))
-      network_isolated = check::enter_loopback_network_namespace(why);
+    if (no_netns && *no_netns && std::string(no_netns) != "0")
+      no_namespace_reason = "NGXTLS_SANDBOX_NO_NETNS is set";
+    else
+      network_isolated = check::enter_loopback_network_namespace(no_namespace_reason);
   }
   std::string nginx_bin = "nginx";
   if (a.sandbox) {
@@ -153,6 +155,7 @@ int run_check(const check_args& a) {
     so.nginx_binary = nginx_bin;
     so.instances = a.instances;
     so.network_isolated = network_isolated;
+    so.no_namespace_reason = no_namespace_reason;
     try {
       sb = std::make_unique<check::sandbox>(swap ? *base_model : *m, so);
       targets = sandbox_targets();
