@@ -528,7 +528,8 @@ TEST_CASE(
 }
 
 TEST_CASE(
-    "sandbox safety: killed at any moment, a run leaves no directory after the next run; another "
+    "sandbox safety: killed at any moment, a run leaves no directory after the next run, and "
+    "another "
     "user's stays") {
   test::temp_dir dir;
   const std::string conf = rounds_config(dir, 12);
