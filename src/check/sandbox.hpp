@@ -112,7 +112,8 @@ class sandbox {
   const sandbox_identity& identity() const { return ident_; }
   /// worker_connections in the generated config.
   int worker_connections() const { return worker_connections_; }
-  /// The private (0700) run directory, removed at teardown: scratch space such as saved
+  /// The private run directory (0700; as root: root's, 0710 with the sandbox gid as group),
+  /// named by run_dir_template, removed at teardown: scratch space such as saved
   /// sessions goes here.
   const std::string& run_dir() const { return run_dir_; }
 

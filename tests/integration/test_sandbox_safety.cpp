@@ -579,6 +579,7 @@ TEST_CASE(
       {when::at_ms, 0},       {when::at_ms, 2},       {when::at_ms, 10}, {when::during_test, 0},
       {when::during_test, 1}, {when::during_test, 2}, {when::serving, 0}};
   int killed_during_test = 0;
+  std::vector<long> test_uids;  // of the `nginx -t` processes seen
   for (bool no_pidns : {false, true}) {
     for (const auto& mo : moments) {
       CAPTURE(no_pidns);
@@ -596,8 +597,11 @@ TEST_CASE(
         while (!hit && std::chrono::steady_clock::now() < deadline) {
           for (pid_t d : mo.w == when::during_test ? children(pid) : descendants(pid)) {
             const std::string c = cmdline(d);
-            if (mo.w == when::during_test && c.find(" -t ") != std::string::npos && seen++ >= mo.ms)
-              hit = true;
+            if (mo.w == when::during_test && c.find(" -t ") != std::string::npos) {
+              // `nginx -t` too runs unprivileged (its command line is nginx's only after exec).
+              if (const long u = uid_of(d); u >= 0) test_uids.push_back(u);
+              if (seen++ >= mo.ms) hit = true;
+            }
             if (mo.w == when::serving && c.find("nginx: worker") != std::string::npos) hit = true;
           }
           if (!hit && mo.w == when::serving)
@@ -625,6 +629,9 @@ TEST_CASE(
     }
   }
   CHECK(killed_during_test >= 3);
+  CHECK(!test_uids.empty());
+  if (::geteuid() == 0)
+    for (long u : test_uids) CHECK(u > 0);
   if (foreign_is_other) {
     struct stat st {};
     REQUIRE(::lstat(foreign.c_str(), &st) == 0);
