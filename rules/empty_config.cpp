@@ -38,7 +38,7 @@ It cannot: nginx does not start with this file.
 Measured with nginx 1.22.1: `nginx -t -c EMPTY -p DIR -e DIR/error.log` on an empty file and
 on a file holding only a comment both fail with `[emerg] no "events" section in
 configuration` (the events module's init_conf, src/event/ngx_event.c). Test:
-fixtures/rules/empty-config and tests/integration/test_lint_cli.cpp ("an empty or comment-only
+fixtures/rules/empty-config and tests/integration/test_output_honesty.cpp ("an empty or comment-only
 main config is an empty-config error, not a clean pass").
 )";
 

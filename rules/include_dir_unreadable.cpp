@@ -47,7 +47,7 @@ Measured with nginx 1.22.1 (`nginx -t -c DIR/nginx.conf -p DIR/` run via `setpri
 --reuid=65534 --regid=65534 --clear-groups`): `include conf.d/*.conf;` with conf.d at mode
 0311 or 0000 and a file in it holding an unknown directive gives `test is successful` (exit
 0); with conf.d at mode 0755 it fails with `unknown directive`. nginx calls glob() without
-GLOB_ERR (src/os/unix/ngx_files.c, ngx_open_glob). Test: tests/integration/test_lint_cli.cpp
+GLOB_ERR (src/os/unix/ngx_files.c, ngx_open_glob). Test: tests/integration/test_output_honesty.cpp
 ("an include glob into an unreadable directory is an include-dir-unreadable warning").
 )";
 
