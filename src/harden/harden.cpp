@@ -205,6 +205,11 @@ snippet generate(const harden_options& o) {
   check_path("--key", o.key_file, true);
   check_path("--trusted-cert", o.trusted_certificate, false);
   check_path("--ticket-key-dir", o.ticket_key_dir, false);
+  // The resolver is written as it is (addresses and parameters such as valid=30s): nothing in
+  // it may end the directive or start a comment.
+  for (char c : o.resolver)
+    if (static_cast<unsigned char>(c) < 0x20 || std::string_view(";{}\"'\\#$").find(c) != std::string_view::npos)
+      throw usage_error("--resolver " + o.resolver + ": addresses and parameters only (no ; { } quotes \\ # $)");
   const profile p = load_profile(o.profile);
   snippet s;
   s.profile_name = p.name;
