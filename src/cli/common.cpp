@@ -15,6 +15,7 @@
 
 #include "base/error.hpp"
 #include "check/sandbox_process.hpp"
+#include "report/terminal_text.hpp"
 #include "tls/ciphers.hpp"
 
 namespace ngxtls::cli {
@@ -46,12 +47,12 @@ std::optional<engine::project_config> load_project(const std::string& explicit_p
     char buf[4096];
     if (!getcwd(buf, sizeof buf)) return std::nullopt;
     auto found = engine::find_project_config(buf);
-    if (!found.ignored.empty()) std::cerr << "ngxtls: warning: ignoring " << found.ignored << "\n";
+    if (!found.ignored.empty()) std::cerr << "ngxtls: warning: ignoring " << report::terminal_safe(found.ignored) << "\n";
     if (!found.path) return std::nullopt;
     path = *found.path;
   }
   auto pc = engine::load_project_config(path);
-  std::cerr << "ngxtls: using config " << path << "\n";
+  std::cerr << "ngxtls: using config " << report::terminal_safe(path) << "\n";
   return pc;
 }
 

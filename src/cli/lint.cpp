@@ -15,6 +15,7 @@
 #include "model/model.hpp"
 #include "report/lint_output.hpp"
 #include "report/sarif_output.hpp"
+#include "report/terminal_text.hpp"
 
 // Address sanitizer builds (g++ defines __SANITIZE_ADDRESS__, clang answers __has_feature).
 #if defined(__SANITIZE_ADDRESS__)
@@ -148,8 +149,8 @@ int run_lint(const lint_args& a) {
       diff += result.diff;
       fixed += result.applied;
       for (const auto& c : result.conflicts)
-        std::cerr << "ngxtls: not fixed (overlaps another fix): " << c << '\n';
-      for (const auto& c : result.refused) std::cerr << "ngxtls: not fixed: " << c << '\n';
+        std::cerr << "ngxtls: not fixed (overlaps another fix): " << report::terminal_safe(c) << '\n';
+      for (const auto& c : result.refused) std::cerr << "ngxtls: not fixed: " << report::terminal_safe(c) << '\n';
       if (a.fix_mode == "write") {
         for (const auto& [path, text] : result.files) {
           if (path == "<stdin>" || configs[i]->files.empty())
