@@ -57,8 +57,16 @@ project_config_search find_project_config(const std::string& start_dir,
     }, file{}, parent{};
     if (::lstat(candidate.c_str(), &link) == 0 && ::stat(candidate.c_str(), &file) == 0 &&
         S_ISREG(file.st_mode)) {
-      std::string why = distrust(link, "the file", false);
-      if (why.empty() && S_ISLNK(link.st_mode)) why = distrust(file, "the file it links to", false);
+      // A symlink's own mode is always 0777 and means nothing: its owner and its target count.
+      std::string why;
+      if (S_ISLNK(link.st_mode)) {
+        struct stat owner_only = link;
+        owner_only.st_mode &= ~static_cast<mode_t>(S_IWOTH);
+        why = distrust(owner_only, "the symlink", false);
+        if (why.empty()) why = distrust(file, "the file it links to", false);
+      } else {
+        why = distrust(link, "the file", false);
+      }
       if (why.empty() && ::stat(dir.c_str(), &parent) == 0)
         why = distrust(parent, "its directory", true);
       if (why.empty())

@@ -283,6 +283,20 @@ TEST_CASE(".ngxtls.toml owned by another user or writable by others is ignored, 
   CHECK(r.err.find("its directory is writable by others (mode 0777)") != std::string::npos);
   fs::permissions(shared, fs::perms(01777));
 
+  // A symlink (mode 0777 as every symlink) to a trusted file is used; to an untrusted one not.
+  fs::rename(planted, shared / "real.toml");
+  fs::create_symlink(shared / "real.toml", planted);
+  r = ngxtls_in(shared / "work", args);
+  CHECK(r.exit_code == 0);
+  CHECK(r.err.find("ngxtls: using config " + planted.string()) != std::string::npos);
+  REQUIRE(::chown((shared / "real.toml").c_str(), 65534, 65534) == 0);
+  r = ngxtls_in(shared / "work", args);
+  CHECK(r.exit_code == 1);
+  CHECK(r.err.find("the file it links to is owned by uid 65534") != std::string::npos);
+  fs::remove(planted);
+  fs::rename(shared / "real.toml", planted);
+  REQUIRE(::chown(planted.c_str(), 0, 0) == 0);
+
   // The search stops at a repository root: a file above it is not the project's.
   fs::create_directories(shared / "work" / ".git");
   r = ngxtls_in(shared / "work", args);
