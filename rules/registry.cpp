@@ -6,6 +6,8 @@ namespace ngxtls::engine {
 const std::vector<rule>& all_rules() {
   static const std::vector<rule> catalog = {
       rules::utf8_bom(),
+      rules::empty_config(),
+      rules::include_dir_unreadable(),
       rules::tls13_resumption_disabled(),
       rules::ticket_keys_not_shared(),
       rules::ticket_key_rotation(),

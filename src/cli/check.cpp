@@ -89,13 +89,9 @@ int run_check(const check_args& a) {
       throw usage_error(a.nginx.empty() ? "check --sandbox: no nginx on PATH or in /usr/sbin (install nginx, or pass --nginx BIN)"
                                         : "check --sandbox: --nginx " + a.nginx + " is not an executable file");
   }
-  std::optional<engine::project_config> pc;
-  {
-    char buf[4096];
-    if (getcwd(buf, sizeof buf))
-      if (auto p = engine::find_project_config(buf)) pc = engine::load_project_config(*p);
-  }
+  auto pc = load_project("");
   report::check_report rep;
+  if (pc) rep.lint.project_config = pc->path;
   rep.lint.assumed = choose_versions(a.nginx_version, a.openssl_version, pc, nginx_bin);
   rep.lint.inputs.push_back(a.config);
   config::load_options lo;

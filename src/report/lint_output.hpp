@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <optional>
 #include <ostream>
 #include <string>
 #include <thread>
@@ -18,6 +19,7 @@ struct lint_report {
   std::vector<std::string> inputs;        ///< configs linted, as given
   model::assumed_versions assumed;        ///< versions the defaults were resolved for, and why
   std::vector<engine::finding> findings;  ///< sorted by file, line, column, rule
+  std::optional<std::string> project_config;  ///< the .ngxtls.toml read, if any
 };
 
 /// Text for a terminal: one block per finding (location, severity, rule, message, evidence,
@@ -29,7 +31,8 @@ void write_text(const lint_report& r, bool color, std::ostream& out);
 /// The JSON record (docs/lint-json.md): top-level `findings` (each `rule`, `severity`,
 /// `message`, `location` {file, line, column}, `include_chain` [{file, line}], `evidence`
 /// [{name, value, origin, location?}], `fix`, `server`), `assumed` {nginx, nginx_source,
-/// openssl, openssl_source}, `summary` {error, warning, note}, `inputs`. Pretty-printed.
+/// openssl, openssl_source}, `summary` {error, warning, note}, `inputs`, `project_config`
+/// (the .ngxtls.toml read, or null). Pretty-printed.
 std::string render_json(const lint_report& r);
 /// render_json() written to `out` a finding at a time: the same bytes, without holding the
 /// document (600,000 findings make 480 MB of JSON).
