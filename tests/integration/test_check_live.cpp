@@ -287,3 +287,39 @@ TEST_CASE(
           "is not valid (malformed): responseStatus successful but no BasicOCSPResponse inside") !=
       std::string::npos);
 }
+
+TEST_CASE(
+    "check --sandbox: a revoked ssl_stapling_file shows before deploy; with a stand-in certificate "
+    "it is not judged") {
+  test::temp_dir dir;
+  tls::pki_options po;
+  po.ocsp_url = "http://127.0.0.1:9/";
+  auto pki = tls::make_pki((dir.path() / "pki").string(), po);
+  const std::string der = test::make_staple(pki, dir.path().string(), test::staple_kind::revoked);
+  auto conf_with = [&](const std::string& chain, const std::string& key) {
+    return "events {}\nhttp {\n  server {\n    listen 443 ssl;\n    server_name localhost;\n"
+           "    ssl_protocols TLSv1.2 TLSv1.3;\n    ssl_certificate " +
+           chain + ";\n    ssl_certificate_key " + key +
+           ";\n    ssl_stapling on;\n    ssl_stapling_file " + der + ";\n  }\n}\n";
+  };
+  auto sandbox = [&](const std::string& name, const std::string& text) {
+    const auto conf = dir.write(name, text);
+    auto r = test::run({test::ngxtls_binary(), "check", conf.string(), "--sandbox", "-n", "2",
+                        "--tls1.3", "--format", "json"},
+                       "", 180);
+    INFO(r.err);
+    REQUIRE(!r.out.empty());
+    return std::make_pair(r.exit_code, json::parse(r.out));
+  };
+  auto [rc, doc] = sandbox("real.conf", conf_with(pki.chain, pki.leaf_key));
+  const json* bad = finding(doc, "ocsp-staple-invalid", "error");
+  REQUIRE(bad);
+  CHECK((*bad)["verdict"] == "confirmed");
+  CHECK((*bad)["location"]["line"] == 10);
+  CHECK(rc == 1);
+  // Certificate files missing here run as stand-ins; the staple file is the real certificate's.
+  auto [rc2, doc2] = sandbox("standin.conf", conf_with((dir.path() / "missing.pem").string(),
+                                                       (dir.path() / "missing.key").string()));
+  CHECK(doc2["probe"]["targets"][0]["ocsp"]["staple_status"] == "other_certificate");
+  CHECK(finding(doc2, "ocsp-staple-invalid") == nullptr);
+}
