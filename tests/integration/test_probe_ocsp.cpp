@@ -6,6 +6,7 @@
 #include "probe_util.hpp"
 #include "support/ocsp_responder.hpp"
 #include "support/ocsp_staples.hpp"
+#include "support/server_process.hpp"
 
 using namespace ngxtls;
 using namespace ngxtls::test;
@@ -272,6 +273,63 @@ TEST_CASE(
   CHECK(r.ocsp.stapled == 0);
   CHECK(r.ocsp.status == probe::ocsp_status::absent);
   CHECK_FALSE(r.ocsp.staple_status);
+}
+
+TEST_CASE(
+    "a revoked answer of a local openssl ocsp responder, stapled as is by openssl s_server, is "
+    "revoked") {
+  temp_dir dir;
+  int ocsp_port = free_port();
+  tls::pki_options po;
+  po.ocsp_url = ocsp_responder::url_for(ocsp_port);
+  auto pki = tls::make_pki((dir.path() / "pki").string(), po);
+  std::string line = read_file(pki.ocsp_index);
+  const auto t2 = line.find('\t', line.find('\t') + 1);
+  line = "R" + line.substr(1, t2) + "250101000000Z,keyCompromise" + line.substr(t2 + 1);
+  dir.write("pki/index.txt", line);
+  ocsp_responder responder(pki, ocsp_port);
+  // s_server -status asks the certificate's responder on each handshake and staples whatever
+  // comes back (unlike nginx, which keeps only good answers); -CAfile holds the issuer it
+  // needs to build the request.
+  int port = free_port();
+  server_process srv(
+      {"openssl", "s_server", "-www", "-accept", std::to_string(port), "-cert", pki.leaf_cert,
+       "-key", pki.leaf_key, "-cert_chain", pki.issuer, "-CAfile", pki.issuer, "-status"},
+      (dir.path() / "s_server.log").string(), port);
+  auto r = probe_port(port, staple_options());
+  INFO(responder.log());
+  INFO(srv.log());
+  REQUIRE_FALSE(r.error);
+  CHECK(r.ocsp.stapled > 0);
+  CHECK(r.ocsp.status == probe::ocsp_status::invalid);
+  CHECK(r.ocsp.staple_status == "revoked");
+  CHECK(r.ocsp.staple_reason ==
+        "the certificate is revoked since 2025-01-01 00:00:00 UTC (reason keyCompromise)");
+  CHECK(r.ocsp.revocation_time_unix == 1735689600);
+  CHECK(r.ocsp.revocation_reason == "keyCompromise");
+}
+
+TEST_CASE(
+    "a good answer of a local openssl ocsp responder, stapled by openssl s_server, is working") {
+  temp_dir dir;
+  int ocsp_port = free_port();
+  tls::pki_options po;
+  po.ocsp_url = ocsp_responder::url_for(ocsp_port);
+  auto pki = tls::make_pki((dir.path() / "pki").string(), po);
+  ocsp_responder responder(pki, ocsp_port);
+  int port = free_port();
+  server_process srv(
+      {"openssl", "s_server", "-www", "-accept", std::to_string(port), "-cert", pki.leaf_cert,
+       "-key", pki.leaf_key, "-cert_chain", pki.issuer, "-CAfile", pki.issuer, "-status"},
+      (dir.path() / "s_server.log").string(), port);
+  auto r = probe_port(port, staple_options());
+  INFO(responder.log());
+  INFO(srv.log());
+  REQUIRE_FALSE(r.error);
+  CHECK(r.ocsp.stapled > 0);
+  CHECK(r.ocsp.status == probe::ocsp_status::working);
+  CHECK(r.ocsp.staple_status == "valid");
+  CHECK(r.ocsp.cert_status == "good");
 }
 
 TEST_CASE("probe CLI: a revoked staple in text, JSON and Prometheus") {
