@@ -71,8 +71,12 @@ void check(const engine::context&, std::vector<engine::finding>&) {
 }  // namespace
 
 engine::rule ocsp_staple_invalid() {
-  return {id, engine::severity::error, "the server staples an OCSP response clients must reject",
-          doc, check};
+  return {id,
+          engine::severity::error,
+          "the server staples an OCSP response clients must reject",
+          doc,
+          check,
+          /*probe_only=*/true};
 }
 
 }  // namespace ngxtls::rules

@@ -504,6 +504,7 @@ std::vector<checked_finding> probe_findings(const engine::context& ctx,
                                                                         : server->names.front();
       for (const auto& l : server->listens) f.ports.push_back(l.port);
     }
+    if (engine::suppressed_inline(m, f)) continue;
     if (server && server->get("ssl_stapling_file") && server->get("ssl_stapling_file")->where())
       f.facts.push_back({"ssl_stapling_file",
                          std::string(server->get("ssl_stapling_file")->first()), "server",

@@ -102,7 +102,8 @@ std::vector<checked_finding> judge(const std::vector<engine::finding>& findings,
 
 /// Findings only a probe can make, not predicted by any lint rule: one `ocsp-staple-invalid`
 /// (an error unless `ctx.options().severity_overrides` say otherwise; none when the rule is
-/// deselected) per probed target whose staples are not all valid (probe::ocsp_status::invalid),
+/// deselected, or suppressed inline at its location) per probed target whose staples are not all
+/// valid (probe::ocsp_status::invalid),
 /// confirmed, with the staple's verdict and reason. Located at the `ssl_stapling_file`, else
 /// `ssl_stapling`, else `ssl_certificate` of the server that answered: on the target's port
 /// (mapped through `port_map`), the server whose server_name matches the SNI, else the socket's

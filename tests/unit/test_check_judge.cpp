@@ -344,3 +344,28 @@ TEST_CASE("protocols-ignored-per-sni: the protocols accepted under the name agai
   CHECK(v[0].reason.find("TLSv1.2 accepted") != std::string::npos);
   CHECK(check::judge({f}, {handshakes("b.example", true, false)})[0].result == check::verdict::refuted);
 }
+
+TEST_CASE(
+    "ocsp-staple-invalid: an inline suppression silences it, and lint never calls that suppression "
+    "unused") {
+  std::string text = two_servers;
+  const std::string at = "    ssl_stapling_file";
+  text.insert(text.find(at),
+              "    # ngxtls: ignore ocsp-staple-invalid -- the file is refreshed by cron\n");
+  linted l(text);
+  auto bad = revoked_staples("b.example");
+  bad.address = "127.0.0.1:443";
+  CHECK(check::probe_findings(engine::context(*l.m, l.opts), {bad}).empty());
+  // Lint runs every rule, the probe-only one included: its suppression is not stale.
+  for (const auto& f : engine::run(*l.m, l.opts)) {
+    INFO(f.message);
+    CHECK(f.rule != "unused-suppression");
+  }
+  // A suppression of a lint rule that finds nothing there still is.
+  std::string stale = two_servers;
+  stale.insert(stale.find(at), "    # ngxtls: ignore weak-key\n");
+  linted l2(stale);
+  int unused = 0;
+  for (const auto& f : engine::run(*l2.m, l2.opts)) unused += f.rule == "unused-suppression";
+  CHECK(unused == 1);
+}
