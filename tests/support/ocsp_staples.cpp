@@ -144,6 +144,10 @@ const char* to_string(staple_kind k) {
       return "good";
     case staple_kind::good_no_certs:
       return "good_no_certs";
+    case staple_kind::good_sha256_certid:
+      return "good_sha256_certid";
+    case staple_kind::two_singles:
+      return "two_singles";
     case staple_kind::delegated:
       return "delegated";
     case staple_kind::delegated_without_eku:
@@ -187,6 +191,14 @@ std::string make_staple(const tls::pki_paths& pki, const std::string& dir, stapl
     case staple_kind::good_no_certs:
       local_ocsp(pki.ocsp_index, pki.issuer, pki.issuer, pki.issuer, pki.issuer_key, out,
                  {"-cert", pki.leaf_cert, "-resp_no_certs"});
+      break;
+    case staple_kind::good_sha256_certid:
+      local_ocsp(pki.ocsp_index, pki.issuer, pki.issuer, pki.issuer, pki.issuer_key, out,
+                 {"-sha256", "-cert", pki.leaf_cert});
+      break;
+    case staple_kind::two_singles:
+      local_ocsp(pki.ocsp_index, pki.issuer, pki.issuer, pki.issuer, pki.issuer_key, out,
+                 {"-serial", "0x1234", "-cert", pki.leaf_cert});
       break;
     case staple_kind::delegated: {
       auto [crt, key] = issue(

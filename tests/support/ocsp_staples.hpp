@@ -15,6 +15,8 @@ namespace ngxtls::test {
 enum class staple_kind {
   good,                     ///< `openssl ocsp` local responder: good, signed by the issuer
   good_no_certs,            ///< the same with -resp_no_certs (the signer's certificate left out)
+  good_sha256_certid,       ///< good, with the CertID hashed with SHA-256 (`openssl ocsp -sha256`)
+  two_singles,              ///< good; a SingleResponse for serial 0x1234 first, then the leaf's
   delegated,                ///< signed by a responder the issuer issued with OCSPSigning EKU
   delegated_without_eku,    ///< signed by a certificate of the issuer without OCSPSigning EKU
   delegated_by_other_ca,    ///< signed by an OCSPSigning responder of another CA

@@ -191,7 +191,9 @@ struct staple_fixture {
 
 TEST_CASE("staple: a good response from openssl ocsp, signed by the issuer, is valid") {
   staple_fixture f;
-  for (auto kind : {ngxtls::test::staple_kind::good, ngxtls::test::staple_kind::good_no_certs}) {
+  for (auto kind :
+       {ngxtls::test::staple_kind::good, ngxtls::test::staple_kind::good_no_certs,
+        ngxtls::test::staple_kind::good_sha256_certid, ngxtls::test::staple_kind::two_singles}) {
     INFO(ngxtls::test::to_string(kind));
     auto c = f.check(kind);
     CHECK(c.verdict == tls::staple_verdict::valid);
@@ -200,6 +202,7 @@ TEST_CASE("staple: a good response from openssl ocsp, signed by the issuer, is v
     CHECK(c.info.response_status == "successful");
     CHECK(c.info.cert_status == "good");
     CHECK(c.info.next_update_unix - c.info.this_update_unix == 86400);  // -ndays 1
+    CHECK(c.info.single_responses == (kind == ngxtls::test::staple_kind::two_singles ? 2 : 1));
   }
 }
 
