@@ -137,6 +137,34 @@ struct run_state {
 
 enum class stage { waiting, runs, ocsp_retry, finished };
 
+// The last staple checked for a target, with the certificates it was checked against.
+struct staple_memo {
+  std::string der;
+  std::vector<tls::x509_ptr> certs;  // leaf, then the peer chain
+  tls::staple_check verdict;
+
+  bool same(std::string_view d, X509* leaf, const std::vector<X509*>& chain) const {
+    if (certs.empty() || d != der || certs.size() != chain.size() + 1) return false;
+    if (leaf == nullptr || X509_cmp(certs[0].get(), leaf) != 0) return false;
+    for (std::size_t i = 0; i < chain.size(); ++i)
+      if (X509_cmp(certs[i + 1].get(), chain[i]) != 0) return false;
+    return true;
+  }
+  void remember(std::string_view d, X509* leaf, const std::vector<X509*>& chain,
+                const tls::staple_check& v) {
+    certs.clear();
+    if (leaf == nullptr) return;
+    der.assign(d);
+    X509_up_ref(leaf);
+    certs.emplace_back(leaf);
+    for (X509* c : chain) {
+      X509_up_ref(c);
+      certs.emplace_back(c);
+    }
+    verdict = v;
+  }
+};
+
 struct target_state {
   target t;
   target_result res;
@@ -150,6 +178,7 @@ struct target_state {
   bool have_first_ocsp = false;
   SSL_CTX* working_ctx = nullptr;  // a context whose handshake succeeded (for OCSP retries)
   std::optional<tls::staple_check> shown_staple;  // the first invalid staple, else the last
+  staple_memo last_staple_check;
   std::optional<std::string> first_error;
 };
 
@@ -489,6 +518,7 @@ class prober {
       r.unused.shrink_to_fit();
     }
     t.shown_staple.reset();
+    t.last_staple_check = {};
     if (!keep_base) std::vector<run_state>().swap(t.runs);
   }
 
@@ -616,9 +646,19 @@ class prober {
       if (STACK_OF(X509)* peer_chain = SSL_get_peer_cert_chain(s))
         for (int i = 0; i < sk_X509_num(peer_chain); ++i)
           chain.push_back(sk_X509_value(peer_chain, i));
-      c.staple = tls::check_ocsp_staple(
-          std::string_view(reinterpret_cast<const char*>(staple), static_cast<std::size_t>(n)),
-          SSL_get0_peer_certificate(s), chain);
+      X509* leaf = SSL_get0_peer_certificate(s);
+      const std::string_view der(reinterpret_cast<const char*>(staple),
+                                 static_cast<std::size_t>(n));
+      // A server staples the same bytes with the same chain on most connections: the verdict
+      // of the previous identical staple stands (two signature checks saved per handshake;
+      // a target's probe lasts at most its total deadline, so the time window barely moves).
+      staple_memo& memo = c.owner->last_staple_check;
+      if (memo.same(der, leaf, chain)) {
+        c.staple = memo.verdict;
+      } else {
+        c.staple = tls::check_ocsp_staple(der, leaf, chain);
+        memo.remember(der, leaf, chain, c.staple);
+      }
     }
     if (opt_.http) {
       const target& t = c.owner->t;
