@@ -232,7 +232,7 @@ TEST_CASE("3,000 random bytes stapled by a libssl server are garbage, not workin
       read_file(make_staple(pki, dir.path().string(), staple_kind::random_bytes));
   REQUIRE(junk.size() == 3000);
   int port = free_port();
-  staple_server srv(port, pki.chain, pki.leaf_key, junk);
+  staple_server srv(port, pki.chain, pki.leaf_key, {junk});
   auto r = probe_port(port, staple_options());
   REQUIRE_FALSE(r.error);
   CHECK(r.ocsp.stapled > 0);
@@ -242,6 +242,37 @@ TEST_CASE("3,000 random bytes stapled by a libssl server are garbage, not workin
   CHECK(r.ocsp.response_status == "unparsable");
   CHECK_FALSE(r.ocsp.cert_status);
   CHECK(report_verdicts_for_test(r).find("OCSP stapling works") == std::string::npos);
+}
+
+TEST_CASE(
+    "a good staple on some connections and an expired one on others is invalid, naming the expired "
+    "one") {
+  temp_dir dir;
+  tls::pki_options po;
+  po.ocsp_url = "http://127.0.0.1:9/";
+  auto pki = tls::make_pki((dir.path() / "pki").string(), po);
+  const std::string good = read_file(make_staple(pki, dir.path().string(), staple_kind::good));
+  const std::string expired =
+      read_file(make_staple(pki, dir.path().string(), staple_kind::expired));
+  int port = free_port();
+  // Good first, then expired, in turn: the expired one comes after a valid verdict was seen.
+  staple_server srv(port, pki.chain, pki.leaf_key, {good, expired});
+  auto o = quick(3, true);  // TLS 1.3 and 1.2: every handshake is a full one here
+  auto r = probe_port(port, o);
+  REQUIRE_FALSE(r.error);
+  REQUIRE(r.ocsp.stapled >= 4);
+  CHECK(r.ocsp.stapled == r.ocsp.connections);
+  CHECK(r.ocsp.status == probe::ocsp_status::invalid);
+  CHECK(r.ocsp.valid_staples == (r.ocsp.stapled + 1) / 2);  // the odd-numbered handshakes
+  CHECK(r.ocsp.staple_status == "expired");
+  REQUIRE(r.ocsp.staple_reason);
+  CHECK(r.ocsp.staple_reason->rfind("expired: nextUpdate ", 0) == 0);
+  REQUIRE(r.ocsp.next_update_in_s);
+  CHECK(*r.ocsp.next_update_in_s < -3000);  // the expired staple's times, not the good one's
+  CHECK(report_verdicts_for_test(r).find(
+            "OCSP stapling is broken: " + std::to_string(r.ocsp.stapled / 2) + " of " +
+            std::to_string(r.ocsp.stapled) + " staples are not valid (expired)") !=
+        std::string::npos);
 }
 
 TEST_CASE(

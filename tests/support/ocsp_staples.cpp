@@ -291,8 +291,9 @@ std::string make_staple(const tls::pki_paths& pki, const std::string& dir, stapl
 }
 
 staple_server::staple_server(int port, const std::string& chain, const std::string& key,
-                             std::string staple)
-    : staple_(std::move(staple)) {
+                             std::vector<std::string> staples)
+    : staples_(std::move(staples)) {
+  if (staples_.empty()) throw std::runtime_error("staple_server: no staple to serve");
   SSL_CTX* ctx = SSL_CTX_new(TLS_server_method());
   ctx_ = ctx;
   if (ctx == nullptr || SSL_CTX_use_certificate_chain_file(ctx, chain.c_str()) != 1 ||
@@ -300,14 +301,19 @@ staple_server::staple_server(int port, const std::string& chain, const std::stri
     SSL_CTX_free(ctx);
     throw std::runtime_error("staple_server: cannot load " + chain + " / " + key);
   }
+  // Never resumes (session IDs issued, never found; no tickets): every handshake is a full one
+  // and carries a staple.
+  SSL_CTX_set_options(ctx, SSL_OP_NO_TICKET);
+  SSL_CTX_set_session_cache_mode(ctx, SSL_SESS_CACHE_SERVER | SSL_SESS_CACHE_NO_INTERNAL);
   SSL_CTX_set_tlsext_status_arg(ctx, this);
   SSL_CTX_set_tlsext_status_cb(
       ctx, +[](SSL* s, void* arg) -> int {
-        const auto* self = static_cast<const staple_server*>(arg);
-        auto* copy = static_cast<unsigned char*>(OPENSSL_malloc(self->staple_.size()));
+        auto* self = static_cast<staple_server*>(arg);
+        const std::string& staple = self->staples_[self->next_++ % self->staples_.size()];
+        auto* copy = static_cast<unsigned char*>(OPENSSL_malloc(staple.size()));
         if (copy == nullptr) return SSL_TLSEXT_ERR_NOACK;
-        std::memcpy(copy, self->staple_.data(), self->staple_.size());
-        SSL_set_tlsext_status_ocsp_resp(s, copy, static_cast<long>(self->staple_.size()));
+        std::memcpy(copy, staple.data(), staple.size());
+        SSL_set_tlsext_status_ocsp_resp(s, copy, static_cast<long>(staple.size()));
         return SSL_TLSEXT_ERR_OK;
       });
   fd_ = ::socket(AF_INET, SOCK_STREAM, 0);

@@ -6,6 +6,7 @@
 #include <atomic>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "tls/pki.hpp"
 
@@ -42,12 +43,16 @@ const char* to_string(staple_kind k);
 std::string make_staple(const tls::pki_paths& pki, const std::string& dir, staple_kind kind);
 
 /// A TLS server on 127.0.0.1:`port` (libssl, a thread of the test process) presenting
-/// `chain`/`key` and stapling exactly `staple` bytes to every client that asks (TLS 1.2 and
-/// 1.3). Each connection is served in turn: handshake, close_notify, close. Stops on destruction.
+/// `chain`/`key` and stapling exactly the bytes of `staples` to clients that ask (TLS 1.2 and
+/// 1.3), in turn: the first to the first client, the second to the next, ... and round again
+/// (like workers holding different staples). It never resumes a session, so every handshake
+/// carries a staple. Each connection is served in turn: handshake, close_notify, close. Stops
+/// on destruction.
 class staple_server {
  public:
   /// Throws std::runtime_error when the port cannot be bound or the files cannot be loaded.
-  staple_server(int port, const std::string& chain, const std::string& key, std::string staple);
+  staple_server(int port, const std::string& chain, const std::string& key,
+                std::vector<std::string> staples);
   ~staple_server();
   staple_server(const staple_server&) = delete;
   staple_server& operator=(const staple_server&) = delete;
@@ -56,7 +61,8 @@ class staple_server {
   void serve();
   int fd_ = -1;
   void* ctx_ = nullptr;  // SSL_CTX*
-  std::string staple_;
+  std::vector<std::string> staples_;
+  std::size_t next_ = 0;  // touched only by the server thread (the status callback)
   std::atomic<bool> stop_{false};
   std::thread thread_;
 };
