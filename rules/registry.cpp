@@ -12,6 +12,7 @@ const std::vector<rule>& all_rules() {
       rules::ticket_keys_not_shared(),
       rules::ticket_key_rotation(),
       rules::ocsp_stapling_dead(),
+      rules::ocsp_staple_invalid(),
       rules::unused_suppression(),
       rules::file_not_inspected(),
       rules::session_cache_per_worker(),

@@ -14,6 +14,7 @@ engine::rule tls13_resumption_disabled();
 engine::rule ticket_keys_not_shared();
 engine::rule ticket_key_rotation();
 engine::rule ocsp_stapling_dead();
+engine::rule ocsp_staple_invalid();
 engine::rule unused_suppression();
 engine::rule file_not_inspected();
 engine::rule session_cache_per_worker();

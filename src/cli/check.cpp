@@ -230,6 +230,12 @@ int run_check(const check_args& a) {
   rep.checked = check::judge(findings, rep.probes, jo);
   rep.lint.findings = findings;
   engine::context ctx(*m, opts);
+  // What only the probe sees (a staple clients must reject): findings of their own, after the
+  // lint findings.
+  for (auto& c : check::probe_findings(ctx, rep.probes, jo.port_map, sb != nullptr)) {
+    rep.lint.findings.push_back(c.finding);
+    rep.checked.push_back(std::move(c));
+  }
   auto keys = check::configured_keys(ctx);
   // Unreadable key files ran as stand-ins: their key names are the stand-ins'.
   if (sb)
