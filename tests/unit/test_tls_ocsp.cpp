@@ -333,7 +333,7 @@ TEST_CASE("staple: a chain without the issuer cannot verify even a good response
             .verdict == tls::staple_verdict::unverifiable);
 }
 
-TEST_CASE("staple: expired beyond the 5-minute skew; 60 s past nextUpdate is still valid") {
+TEST_CASE("staple: expired beyond the 5-minute skew, but 60 s past nextUpdate is still valid") {
   staple_fixture f;
   auto c = f.check(ngxtls::test::staple_kind::expired);
   CHECK(c.verdict == tls::staple_verdict::expired);
