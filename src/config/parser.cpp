@@ -154,6 +154,7 @@ struct parse_state {
   /// file whose pages the loader drops after the parse.
   bool detach = false;
   name_interner names{};
+  g::lua_quote_memo lua_quotes{};  ///< unterminated Lua strings seen (g::lua_short_string)
 
   /// Line and byte column (1-based) of `p`, counted on from the previous call: actions run
   /// in text order, so the whole buffer is scanned about once (PEGTL's eager tracking paid
