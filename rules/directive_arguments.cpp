@@ -41,7 +41,7 @@ arguments per directive); nginx src/core/ngx_conf_file.c, ngx_conf_handler
 2MORE / FLAG / ANY flags). Checked against the corpus verdicts (tests/unit/test_directive_table.cpp).
 )";
 
-void check(const engine::context& ctx, std::vector<engine::finding>& out) {
+void check(const engine::context& ctx, engine::finding_list& out) {
   for (const auto& i : directives::shared_issues(ctx)) {
     if (i.kind != directives::problem::arguments) continue;
     auto f = ctx.make(id, i.level, i.message, i.where);

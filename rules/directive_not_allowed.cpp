@@ -47,7 +47,7 @@ config per directive and context); nginx src/core/ngx_conf_file.c, ngx_conf_hand
 (tests/unit/test_directive_table.cpp).
 )";
 
-void check(const engine::context& ctx, std::vector<engine::finding>& out) {
+void check(const engine::context& ctx, engine::finding_list& out) {
   for (const auto& i : directives::shared_issues(ctx)) {
     if (i.kind != directives::problem::not_allowed) continue;
     auto f = ctx.make(id, i.level, i.message, i.where);

@@ -54,7 +54,7 @@ src/core/ngx_conf_file.c, ngx_conf_handler (`unknown directive "%s"`). Checked a
 verdicts of nginx 1.22.1 on the shared corpus (tests/unit/test_directive_table.cpp).
 )";
 
-void check(const engine::context& ctx, std::vector<engine::finding>& out) {
+void check(const engine::context& ctx, engine::finding_list& out) {
   for (const auto& i : directives::shared_issues(ctx)) {
     if (i.kind != directives::problem::unknown) continue;
     auto f = ctx.make(id, i.level, i.message, i.where);

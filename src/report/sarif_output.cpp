@@ -170,6 +170,8 @@ void write_sarif(const lint_report& r, const std::string& working_dir, std::ostr
                          {"nginx_source", r.assumed.nginx_source},
                          {"openssl", r.assumed.openssl.str()},
                          {"openssl_source", r.assumed.openssl_source}}}};
+  if (const std::size_t n = dropped_total(r); n > 0)
+    run["properties"]["findings_dropped"] = {{"per_rule", r.dropped_findings}, {"total", n}};
   json log = {{"$schema", "https://json.schemastore.org/sarif-2.1.0.json"},
               {"version", "2.1.0"},
               {"runs", json::array({run})}};
