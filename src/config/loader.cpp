@@ -240,10 +240,14 @@ class memory_source final : public file_source {
   glob_result glob(const std::string& pattern, std::size_t max_matches, std::size_t) override {
     glob_result out;
     const std::string p = normalize(pattern);
-    for (const auto& [k, v] : files_) {
-      if (::fnmatch(p.c_str(), k.c_str(), FNM_PATHNAME | FNM_PERIOD) == 0) {
+    // Only keys under the pattern's literal start can match: a dump of 8,000 sites that
+    // each include a glob of their own must not test every file against every glob.
+    const std::string start = p.substr(0, p.find_first_of("*?[\\"));
+    for (auto it = files_.lower_bound(start);
+         it != files_.end() && it->first.compare(0, start.size(), start) == 0; ++it) {
+      if (::fnmatch(p.c_str(), it->first.c_str(), FNM_PATHNAME | FNM_PERIOD) == 0) {
         ++out.matches;
-        if (out.paths.size() < max_matches) out.paths.push_back(k);
+        if (out.paths.size() < max_matches) out.paths.push_back(it->first);
       }
     }
     return out;  // std::map keys are already sorted bytewise
@@ -702,10 +706,15 @@ std::vector<const dump_marker*> split_dump(std::string_view dump, const std::str
                          const std::string& after) -> std::optional<std::string> {
     auto g = glob_paths.find(pattern);
     if (g == glob_paths.end()) {
+      // Only paths under the pattern's literal start can match: a dump whose every site
+      // includes a glob of its own must not test every path against every glob.
+      const std::string start = pattern.substr(0, pattern.find_first_of("*?[\\"));
       std::set<std::string> matches;
-      for (const auto& [p, n] : ahead)
-        if (::fnmatch(pattern.c_str(), p.c_str(), FNM_PATHNAME | FNM_PERIOD) == 0)
-          matches.insert(p);
+      for (auto p = ahead.lower_bound(start);
+           p != ahead.end() && p->first.compare(0, start.size(), start) == 0; ++p) {
+        if (::fnmatch(pattern.c_str(), p->first.c_str(), FNM_PATHNAME | FNM_PERIOD) == 0)
+          matches.insert(p->first);
+      }
       g = glob_paths.emplace(pattern, std::move(matches)).first;
     }
     std::set<std::string>& set = g->second;

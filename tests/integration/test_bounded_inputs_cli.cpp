@@ -192,6 +192,7 @@ TEST_CASE("findings are capped per rule; every report says how many were dropped
   REQUIRE_MESSAGE(j.exit_code == 0, j.err);
   const json doc = json::parse(j.out);
   CHECK(doc["findings"].size() == 10000);
+  REQUIRE(doc.contains("findings_dropped"));
   CHECK(doc["findings_dropped"]["total"] == 190000);
   CHECK(doc["findings_dropped"]["per_rule"]["unknown-directive"] == 190000);
   auto s = test::run({bin, "lint", conf, "--format", "sarif", "--nginx-version", "1.22.1",
@@ -200,6 +201,7 @@ TEST_CASE("findings are capped per rule; every report says how many were dropped
   REQUIRE(s.exit_code == 0);
   const json sarif = json::parse(s.out);
   CHECK(sarif["runs"][0]["results"].size() == 10000);
+  REQUIRE(sarif["runs"][0]["properties"].contains("findings_dropped"));
   CHECK(sarif["runs"][0]["properties"]["findings_dropped"]["total"] == 190000);
   auto text = test::run({bin, "lint", conf, "--nginx-version", "1.22.1", "--fail-on", "never",
                          "--select", "unknown-directive"},

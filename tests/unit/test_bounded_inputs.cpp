@@ -11,6 +11,7 @@
 #include <chrono>
 #include <csignal>
 #include <cstdio>
+#include <ctime>
 #include <filesystem>
 #include <string>
 #include <thread>
@@ -44,15 +45,22 @@ bool contains(const std::string& s, const std::string& part) {
   return s.find(part) != std::string::npos;
 }
 
-/// Best of three wall-clock times of f(), in seconds.
+/// This thread's CPU time in seconds: unlike wall-clock time, it does not grow when other
+/// processes share the cores (the work measured here runs on the calling thread).
+double thread_cpu_seconds() {
+  timespec ts{};
+  ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+}
+
+/// Best of three CPU times of f() on this thread, in seconds.
 template <typename F>
 double best_of_3(F&& f) {
   double best = 1e9;
   for (int i = 0; i < 3; ++i) {
-    const auto t0 = std::chrono::steady_clock::now();
+    const double t0 = thread_cpu_seconds();
     f();
-    best = std::min(best,
-                    std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    best = std::min(best, thread_cpu_seconds() - t0);
   }
   return best;
 }
@@ -199,7 +207,7 @@ TEST_CASE("an unterminated Lua string is not rescanned from every quote: linear 
     std::string line = "  x = \"";
     for (std::size_t i = 0; i < quotes_per_line; ++i) line += "\\\"";
     line += "\n";
-    for (int i = 0; i < 2000; ++i) body += line;
+    for (int i = 0; i < 4000; ++i) body += line;
     return "http {\n server {\n  content_by_lua_block {\n" + body + "  }\n }\n}\n";
   };
   const std::string small = config_of(500), large = config_of(2000);
@@ -220,7 +228,7 @@ TEST_CASE("an unterminated Lua string is not rescanned from every quote: linear 
 
 TEST_CASE("a large nginx -T dump splits in linear time") {
   // nginx -T's shape for a main file that includes sites/*.conf, each site including a
-  // snippet of its own: every file follows its marker, with one line feed after it.
+  // glob of snippets of its own: every file follows its marker, with one line feed after it.
   auto dump_of = [](int sites) {
     std::string main = "events {}\nhttp {\n    include /etc/nginx/sites/*.conf;\n}\n";
     std::string out = "# configuration file /etc/nginx/nginx.conf:\n" + main + "\n";
@@ -233,8 +241,8 @@ TEST_CASE("a large nginx -T dump splits in linear time") {
     for (const auto& n : names) {
       out += "# configuration file /etc/nginx/sites/" + n + ".conf:\n";
       out += "server {\n    listen 443 ssl;\n    server_name " + n +
-             ".example;\n    include /etc/nginx/snippets/" + n + ".inc;\n}\n\n";
-      out += "# configuration file /etc/nginx/snippets/" + n + ".inc:\n";
+             ".example;\n    include /etc/nginx/snippets/" + n + "/*.inc;\n}\n\n";
+      out += "# configuration file /etc/nginx/snippets/" + n + "/tls.inc:\n";
       out += "ssl_session_tickets off;\n# a comment\n\n";
     }
     return out;
