@@ -164,6 +164,29 @@ TEST_CASE("a glob over 12 self-linked directories stops early with max_glob_entr
   CHECK(m.max_rss_kb < 200 * 1024);
 }
 
+TEST_CASE("max_args_per_directive holds while the directive is read") {
+  // 50 million arguments in one directive (100 MB): the error comes with the full count,
+  // and the arguments past the limit are counted, not held (8 bytes each, 400 MB).
+  test::temp_dir t;
+  std::string text = "http {\n server {\n  server_name";
+  text.reserve(text.size() + 100000000 + 16);
+  for (int i = 0; i < 50000000; ++i) text += " a";
+  text += ";\n }\n}\n";
+  const auto conf = t.write("nginx.conf", text).string();
+  text.clear();
+  text.shrink_to_fit();
+  const auto m = run_measured(quoted(test::ngxtls_binary()) + " lint " + quoted(conf) +
+                                  " --nginx-version 1.22.1",
+                              120);
+  CAPTURE(m.r.err);
+  MESSAGE("50,000,000 arguments: " << m.seconds << " s, " << m.max_rss_kb << " KB");
+  CHECK(m.r.exit_code == 2);
+  CHECK(m.r.err == "ngxtls: error: " + conf +
+                       ":3:3: directive \"server_name\" has 50000000 arguments, more than the "
+                       "limit of 100000 (max_args_per_directive)\n");
+  CHECK(m.max_rss_kb < 250 * 1024);
+}
+
 TEST_CASE("an endless standard input stops at max_file_bytes, not at the end of memory") {
   for (const std::string command : {"lint", "parse"}) {
     CAPTURE(command);
