@@ -78,6 +78,9 @@ class finding_list {
   std::vector<finding>& kept() { return kept_; }
   /// Findings past the cap, counted and not kept.
   std::size_t dropped() const { return dropped_; }
+  /// Counts `n` findings that were never made: a rule whose shared input was capped
+  /// already (rules/directive_check.hpp).
+  void count_dropped(std::size_t n) { dropped_ += n; }
 
  private:
   std::size_t cap_;
