@@ -204,7 +204,7 @@ TEST_CASE("an endless standard input stops at max_file_bytes, not at the end of 
   }
 }
 
-TEST_CASE("findings are capped per rule; every report says how many were dropped") {
+TEST_CASE("findings are capped per rule, and every report says how many were dropped") {
   test::temp_dir t;
   std::string conf_text = "events {}\nhttp {\n";
   for (int i = 0; i < 200000; ++i) conf_text += "unknown_" + std::to_string(i) + " on;\n";
