@@ -247,10 +247,70 @@ struct lua_line_comment : seq<one<'-'>, one<'-'>, star<not_one<'\n'>>> {};
 /// lua-nginx-module's lexer: a backslash escapes any byte but a newline, and a short
 /// string cannot span lines (measured on Debian's libnginx-mod-http-lua).
 struct lua_escape : seq<one<'\\'>, not_one<'\n'>> {};
+/// Where a parse remembers unterminated Lua short strings (a member `lua_quotes` of the
+/// first parse state, when there is one): a line of n unterminated quotes was scanned to
+/// its end from every quote, n squared steps for one line.
+struct lua_quote_memo {
+  /// A `"` (resp. `'`) before this byte, and after the one that set it, starts no string:
+  /// the scan from the earlier quote reached the end of the line without a closing quote.
+  const char* dq_dead_before = nullptr;
+  const char* sq_dead_before = nullptr;
+  const char* dq_dead_after = nullptr;
+  const char* sq_dead_after = nullptr;
+};
+
 /// Lua short strings. An unterminated one is not a string token for the module's
-/// lexer either: its quote is then an ordinary byte.
-struct lua_dq_string : seq<one<'"'>, star<sor<lua_escape, not_one<'"', '\n'>>>, one<'"'>> {};
-struct lua_sq_string : seq<one<'\''>, star<sor<lua_escape, not_one<'\'', '\n'>>>, one<'\''>> {};
+/// lexer either: its quote is then an ordinary byte. As
+/// `seq<one<Q>, star<sor<lua_escape, not_one<Q, '\n'>>>, one<Q>>`, with a memo: when the
+/// scan from a quote fails, a later quote Q on the same line fails too (that quote was
+/// the escaped byte of a `\Q` in the first scan, which goes on from the next byte exactly
+/// as the second one does), so it is answered without scanning.
+template <char Q>
+struct lua_short_string {
+  using rule_t = lua_short_string;
+  using subs_t = pegtl::empty_list;
+
+  template <typename State, typename... Rest>
+  static lua_quote_memo* memo_of(State& st, Rest&...) {
+    if constexpr (requires { st.lua_quotes; }) {
+      return &st.lua_quotes;
+    } else {
+      return nullptr;
+    }
+  }
+
+  template <pegtl::apply_mode A, pegtl::rewind_mode M, template <typename...> class Action,
+            template <typename...> class Control, typename ParseInput, typename... States>
+  static bool match(ParseInput& in, States&... st) {
+    const char* p = in.current();
+    const char* e = in.end();
+    if (p == e || *p != Q) return false;
+    lua_quote_memo* memo = nullptr;
+    if constexpr (sizeof...(States) > 0) memo = memo_of(st...);
+    const char** dead_before = nullptr;
+    const char** dead_after = nullptr;
+    if (memo != nullptr) {
+      dead_before = Q == '"' ? &memo->dq_dead_before : &memo->sq_dead_before;
+      dead_after = Q == '"' ? &memo->dq_dead_after : &memo->sq_dead_after;
+      if (p > *dead_after && p < *dead_before) return false;
+    }
+    const char* q = p + 1;
+    while (q != e && *q != '\n') {
+      if (*q == Q) {
+        in.bump(static_cast<std::size_t>(q + 1 - p));
+        return true;
+      }
+      q += (*q == '\\' && q + 1 != e && q[1] != '\n') ? 2 : 1;
+    }
+    if (memo != nullptr) {
+      *dead_after = p;
+      *dead_before = q;
+    }
+    return false;
+  }
+};
+struct lua_dq_string : lua_short_string<'"'> {};
+struct lua_sq_string : lua_short_string<'\''> {};
 struct lua_body;
 struct lua_brace_open : one<'{'> {};
 struct lua_brace_close : one<'}'> {};

@@ -41,7 +41,7 @@ RFC 5280 section 4.1.2.5 (validity); nginx reads certificate files only at start
 (ngx_ssl_certificate).
 )";
 
-void check(const engine::context& ctx, std::vector<engine::finding>& out) {
+void check(const engine::context& ctx, engine::finding_list& out) {
   const std::int64_t now = static_cast<std::int64_t>(std::time(nullptr));
   const std::int64_t window = static_cast<std::int64_t>(ctx.options().expiry_window_days) * 86400;
   for (const auto& s : ctx.model().servers) {

@@ -62,7 +62,7 @@ bool covers(const std::string& san, const std::string& name) {
   return false;
 }
 
-void check(const engine::context& ctx, std::vector<engine::finding>& out) {
+void check(const engine::context& ctx, engine::finding_list& out) {
   for (const auto& s : ctx.model().servers) {
     if (!s.has_ssl || s.names.empty()) continue;
     std::vector<std::string> sans;

@@ -45,7 +45,7 @@ one before it); nginx ngx_ssl_certificate (the first certificate is the leaf, th
 the chain in file order).
 )";
 
-void check(const engine::context& ctx, std::vector<engine::finding>& out) {
+void check(const engine::context& ctx, engine::finding_list& out) {
   for (const auto& s : ctx.model().servers) {
     if (!s.has_ssl) continue;
     for (const auto& c : certificates_of(ctx, s)) {

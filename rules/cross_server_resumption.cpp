@@ -79,7 +79,7 @@ bool verifies(const model::server& s) {
   return v && v->first() != "off";
 }
 
-void check(const engine::context& ctx, std::vector<engine::finding>& out) {
+void check(const engine::context& ctx, engine::finding_list& out) {
   const auto& m = ctx.model();
   const bool fixed = fixed_version(m.versions.nginx);
   std::set<std::size_t> seen;

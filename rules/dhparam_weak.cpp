@@ -45,7 +45,7 @@ ngx_ssl_dhparam (src/event/ngx_event_openssl.c) reads the file with PEM_read_bio
 (PEM_read_bio_Parameters on OpenSSL 3).
 )";
 
-void check(const engine::context& ctx, std::vector<engine::finding>& out) {
+void check(const engine::context& ctx, engine::finding_list& out) {
   std::set<const config::directive*> seen;
   for (const auto& s : ctx.model().servers) {
     if (!s.has_ssl) continue;

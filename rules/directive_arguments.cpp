@@ -41,8 +41,10 @@ arguments per directive); nginx src/core/ngx_conf_file.c, ngx_conf_handler
 2MORE / FLAG / ANY flags). Checked against the corpus verdicts (tests/unit/test_directive_table.cpp).
 )";
 
-void check(const engine::context& ctx, std::vector<engine::finding>& out) {
-  for (const auto& i : directives::shared_issues(ctx)) {
+void check(const engine::context& ctx, engine::finding_list& out) {
+  const directives::issue_set& set = directives::shared_issues(ctx);
+  out.count_dropped(set.dropped[static_cast<std::size_t>(directives::problem::arguments)]);
+  for (const auto& i : set.issues) {
     if (i.kind != directives::problem::arguments) continue;
     auto f = ctx.make(id, i.level, i.message, i.where);
     f.fix = "# see `ngxtls rules directive-arguments`";

@@ -1,5 +1,7 @@
 #include "rules/directive_check.hpp"
 
+#include <array>
+
 #include <algorithm>
 #include <cstring>
 #include <map>
@@ -272,9 +274,23 @@ struct walker {
   std::set<std::string> modules;  // loaded or declared
   bool unknown_module_loaded = false;
   std::vector<issue> out;
+  /// Issues past engine::max_findings_per_rule of their kind: counted, not kept (a config of
+  /// millions of unknown directives held an issue for each, hundreds of MB).
+  std::array<std::size_t, 3> dropped{};
+  std::array<std::size_t, 3> kept{};
   const table_index& idx = indexed_table();
   const model::version v = c.model().versions.nginx;
   const bool ssl_obsolete = v >= model::version{1, 25, 1};
+
+  void add(issue i) {
+    const auto k = static_cast<std::size_t>(i.kind);
+    if (kept[k] < engine::max_findings_per_rule) {
+      ++kept[k];
+      out.push_back(std::move(i));
+    } else {
+      ++dropped[k];
+    }
+  }
 
   void visit(config::list<config::directive> block, ctx where) {
     for (const auto& d : block) check(d, where);
@@ -288,7 +304,7 @@ struct walker {
     const entry* e = i < 0 ? nullptr : &idx.entries[i];
     const entry_facts* facts = i < 0 ? nullptr : &idx.facts[static_cast<std::size_t>(i)];
     if (e && facts->since && *facts->since > v) {
-      out.push_back({problem::unknown, &d,
+      add({problem::unknown, &d,
                      "unknown directive \"" + std::string(d.name) + "\": added in nginx " +
                          e->since + ", assumed " + v.str(),
                      engine::severity::error});
@@ -297,7 +313,7 @@ struct walker {
     if (!e) {
       if (auto m = owning_module(d.name)) {
         if (!modules.count(*m))
-          out.push_back(
+          add(
               {problem::unknown, &d,
                "unknown directive \"" + std::string(d.name) + "\" unless the " + *m +
                    " module is loaded: this config has no load_module for it (declare built-in "
@@ -306,7 +322,7 @@ struct walker {
                engine::severity::warning});
         return;  // a module we know only by name: contexts and arguments unchecked
       }
-      out.push_back(
+      add(
           {problem::unknown, &d,
            "unknown directive \"" + std::string(d.name) + "\": nginx " + v.str() +
                " refuses to start" +
@@ -315,7 +331,7 @@ struct walker {
       return;
     }
     if (!facts->builtin && !modules.count(e->module)) {
-      out.push_back(
+      add(
           {problem::unknown, &d,
            "unknown directive \"" + std::string(d.name) + "\" unless the " + e->module +
                " module is loaded: this config has no load_module for it (declare built-in "
@@ -325,7 +341,7 @@ struct walker {
       return;
     }
     if (e->contexts && !(e->contexts & bit(where))) {
-      out.push_back({problem::not_allowed, &d,
+      add({problem::not_allowed, &d,
                      "\"" + std::string(d.name) + "\" directive is not allowed here (in " +
                          describe(where) + ")",
                      engine::severity::error});
@@ -335,7 +351,7 @@ struct walker {
       const std::size_t n = d.args.size();
       const bool ok = n >= 8 ? (e->arg_counts & (1u << 8)) != 0 : (e->arg_counts & (1u << n)) != 0;
       if (!ok)
-        out.push_back({problem::arguments, &d,
+        add({problem::arguments, &d,
                        "invalid number of arguments in \"" + std::string(d.name) +
                            "\" directive (" + std::to_string(n) + " given)",
                        engine::severity::error});
@@ -448,11 +464,16 @@ std::string module_of_load(std::string_view path) {
   return std::string(stem);
 }
 
-const std::vector<issue>& shared_issues(const engine::context& c) {
-  return c.shared<std::vector<issue>>("directives::issues", [&] { return issues(c); });
+const issue_set& shared_issues(const engine::context& c) {
+  return c.shared<issue_set>("directives::issues", [&] {
+    issue_set set;
+    set.issues = issues(c, std::nullopt, &set.dropped);
+    return set;
+  });
 }
 
-std::vector<issue> issues(const engine::context& c, std::optional<ctx> forced) {
+std::vector<issue> issues(const engine::context& c, std::optional<ctx> forced,
+                          std::array<std::size_t, 3>* dropped) {
   const auto& m = c.model();
   walker w{c, c.options().modules, false, {}};
   if (!m.cfg) return {};
@@ -489,6 +510,7 @@ std::vector<issue> issues(const engine::context& c, std::optional<ctx> forced) {
     }
   }
   w.visit(root, start);
+  if (dropped) *dropped = w.dropped;
   return std::move(w.out);
 }
 

@@ -5,6 +5,7 @@
 // Shared by the rules unknown-directive, directive-not-allowed-here and directive-arguments.
 
 #include <cstdint>
+#include <array>
 #include <optional>
 #include <set>
 #include <string>
@@ -82,8 +83,16 @@ struct issue {
 /// Each of the three rules walks once and keeps its own kind (cheap: one pass over the tree).
 /// `start` forces the context of the main file's top level (tests replaying how nginx read a
 /// corpus file); nullopt infers it as described above.
-std::vector<issue> issues(const engine::context& c, std::optional<ctx> start = std::nullopt);
-/// issues(c), computed once per engine run and shared by the three directive rules.
-const std::vector<issue>& shared_issues(const engine::context& c);
+/// At most engine::max_findings_per_rule issues of each kind are kept; `dropped`, when
+/// given, receives the count of the rest per kind (indexed by `problem`).
+std::vector<issue> issues(const engine::context& c, std::optional<ctx> start = std::nullopt,
+                          std::array<std::size_t, 3>* dropped = nullptr);
+/// issues(c) and the counts past the cap, computed once per engine run and shared by the
+/// three directive rules.
+struct issue_set {
+  std::vector<issue> issues;
+  std::array<std::size_t, 3> dropped{};  ///< per `problem`, issues not kept
+};
+const issue_set& shared_issues(const engine::context& c);
 
 }  // namespace ngxtls::rules::directives

@@ -47,8 +47,10 @@ config per directive and context); nginx src/core/ngx_conf_file.c, ngx_conf_hand
 (tests/unit/test_directive_table.cpp).
 )";
 
-void check(const engine::context& ctx, std::vector<engine::finding>& out) {
-  for (const auto& i : directives::shared_issues(ctx)) {
+void check(const engine::context& ctx, engine::finding_list& out) {
+  const directives::issue_set& set = directives::shared_issues(ctx);
+  out.count_dropped(set.dropped[static_cast<std::size_t>(directives::problem::not_allowed)]);
+  for (const auto& i : set.issues) {
     if (i.kind != directives::problem::not_allowed) continue;
     auto f = ctx.make(id, i.level, i.message, i.where);
     f.fix = "# see `ngxtls rules directive-not-allowed-here`";

@@ -74,7 +74,7 @@ bool http_level_passes_on(const config::directive* http) {
   return false;
 }
 
-void check(const engine::context& ctx, std::vector<engine::finding>& out) {
+void check(const engine::context& ctx, engine::finding_list& out) {
   const auto& m = ctx.model();
   std::set<const config::directive*> seen_servers;
   for (const auto& s : m.servers) {

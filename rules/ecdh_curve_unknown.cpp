@@ -42,7 +42,7 @@ nginx src/event/ngx_event_openssl.c, ngx_ssl_ecdh_curve (SSL_CTX_set1_curves_lis
 to OpenSSL); OpenSSL SSL_CTX_set1_groups_list(3).
 )";
 
-void check(const engine::context& ctx, std::vector<engine::finding>& out) {
+void check(const engine::context& ctx, engine::finding_list& out) {
   const auto& m = ctx.model();
   std::set<const config::directive*> seen;
   for (const auto& s : m.servers) {

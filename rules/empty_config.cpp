@@ -42,7 +42,7 @@ fixtures/rules/empty-config and tests/integration/test_output_honesty.cpp ("an e
 main config is an empty-config error, not a clean pass").
 )";
 
-void check(const engine::context& ctx, std::vector<engine::finding>& out) {
+void check(const engine::context& ctx, engine::finding_list& out) {
   const auto* cfg = ctx.model().cfg;
   if (!cfg || cfg->files.empty() || !cfg->files.front().parsed.empty()) return;
   const auto& main = cfg->files.front();

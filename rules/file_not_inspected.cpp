@@ -50,7 +50,7 @@ DESIGN, Command line: missing files the config names are a note ("not inspected 
 (ngx_conf_full_name).
 )";
 
-void check(const engine::context& ctx, std::vector<engine::finding>& out) {
+void check(const engine::context& ctx, engine::finding_list& out) {
   const bool strict = ctx.options().strict_files;
   std::set<std::string> seen;
   std::map<std::string, std::string> problems;  ///< resolved path -> problem ("" = readable)

@@ -51,7 +51,7 @@ GLOB_ERR (src/os/unix/ngx_files.c, ngx_open_glob). Test: tests/integration/test_
 ("an include glob into an unreadable directory is an include-dir-unreadable warning").
 )";
 
-void check(const engine::context& ctx, std::vector<engine::finding>& out) {
+void check(const engine::context& ctx, engine::finding_list& out) {
   const auto* cfg = ctx.model().cfg;
   if (!cfg) return;
   for (const auto& u : cfg->unread_directories) {

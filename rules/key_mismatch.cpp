@@ -40,7 +40,7 @@ nginx src/event/ngx_event_openssl.c, ngx_ssl_certificate: SSL_CTX_use_PrivateKey
 the key against the certificate (X509_check_private_key); ssl_password_file (nginx docs).
 )";
 
-void check(const engine::context& ctx, std::vector<engine::finding>& out) {
+void check(const engine::context& ctx, engine::finding_list& out) {
   for (const auto& s : ctx.model().servers) {
     if (!s.has_ssl) continue;
     const bool has_password_file = s.get("ssl_password_file") != nullptr;

@@ -53,7 +53,7 @@ bool seclevel_zero(const model::server& s) {
   return c && c->first().find("@SECLEVEL=0") != std::string::npos;
 }
 
-void check(const engine::context& ctx, std::vector<engine::finding>& out) {
+void check(const engine::context& ctx, engine::finding_list& out) {
   const auto& m = ctx.model();
   const bool openssl3 = m.versions.openssl >= model::version{3, 0, 0};
   const bool no_ssl3 = m.versions.openssl >= model::version{1, 1, 0};

@@ -53,7 +53,7 @@ deprecated in favour of the `http2` directive; HTTP/2 server push removed), 1.9.
 replaced by HTTP/2); DESIGN fact 7.
 )";
 
-void check(const engine::context& ctx, std::vector<engine::finding>& out) {
+void check(const engine::context& ctx, engine::finding_list& out) {
   const auto& m = ctx.model();
   if (!m.cfg) return;
   const auto& v = m.versions.nginx;

@@ -64,7 +64,7 @@ section 8 (a client that gets an invalid staple must not accept it). nginx 1.22.
 tests/integration/test_probe_ocsp.cpp).
 )";
 
-void check(const engine::context&, std::vector<engine::finding>&) {
+void check(const engine::context&, engine::finding_list&) {
   // Nothing to see in a config: the finding comes from probe evidence (check::probe_findings).
 }
 

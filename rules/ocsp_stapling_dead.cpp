@@ -80,7 +80,7 @@ std::string url_host(const std::string& url) {
   return rest.substr(0, rest.find(':'));
 }
 
-void check(const engine::context& ctx, std::vector<engine::finding>& out) {
+void check(const engine::context& ctx, engine::finding_list& out) {
   const auto& m = ctx.model();
   const bool strict = ctx.options().strict_files;
   for (const auto& s : m.servers) {

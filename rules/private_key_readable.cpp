@@ -57,7 +57,7 @@ std::string octal(unsigned mode) {
   return buf;
 }
 
-void check(const engine::context& ctx, std::vector<engine::finding>& out) {
+void check(const engine::context& ctx, engine::finding_list& out) {
   std::set<std::string> seen;  // one finding per file, at its first use
   for (const auto& s : ctx.model().servers) {
     if (!s.has_ssl) continue;

@@ -42,7 +42,7 @@ DESIGN fact 6 (nginx 1.22.1: a TLS 1.2 handshake succeeds to a name-based server
 TLSv1.3 only); nginx CHANGES 1.29.2 (SNI is applied before protocol selection).
 )";
 
-void check(const engine::context& ctx, std::vector<engine::finding>& out) {
+void check(const engine::context& ctx, engine::finding_list& out) {
   const auto& m = ctx.model();
   if (m.versions.nginx >= model::version{1, 29, 2}) return;
   std::set<std::size_t> seen;

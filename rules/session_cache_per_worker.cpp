@@ -47,7 +47,7 @@ DESIGN fact 2 (nginx 1.22.1, 4 workers: 10-16 of 40 resumed with `builtin`, 40/4
 worker process only").
 )";
 
-void check(const engine::context& ctx, std::vector<engine::finding>& out) {
+void check(const engine::context& ctx, engine::finding_list& out) {
   const auto& m = ctx.model();
   const bool many = m.worker_processes && *m.worker_processes != 1;  // 0 = auto
   if (!many) return;

@@ -52,7 +52,7 @@ nginx docs, ngx_http_ssl_module `ssl_session_cache` ("one megabyte of the cache 
 oldest session when the zone is full).
 )";
 
-void check(const engine::context& ctx, std::vector<engine::finding>& out) {
+void check(const engine::context& ctx, engine::finding_list& out) {
   const auto& opts = ctx.options();
   if (!opts.new_sessions_per_second) return;
   const auto& m = ctx.model();

@@ -53,7 +53,7 @@ ngx_http_ssl_servername switches only the certificate context. nginx 1.29.2 appl
 before resumption (CHANGES), so the outcome there is unmeasured.
 )";
 
-void check(const engine::context& ctx, std::vector<engine::finding>& out) {
+void check(const engine::context& ctx, engine::finding_list& out) {
   const auto& m = ctx.model();
   const bool newer = m.versions.nginx >= model::version{1, 29, 2};
   std::set<std::pair<std::size_t, std::string>> seen;

@@ -44,7 +44,7 @@ OpenSSL also sends as the ticket lifetime hint; RFC 8446 section 4.6.1 (lifetime
 604800 s); Mozilla Server Side TLS guidelines (ssl_session_timeout 1d).
 )";
 
-void check(const engine::context& ctx, std::vector<engine::finding>& out) {
+void check(const engine::context& ctx, engine::finding_list& out) {
   std::set<const config::directive*> seen;
   for (const auto& s : ctx.model().servers) {
     if (!s.has_ssl) continue;

@@ -75,7 +75,7 @@ bool same_key(const key_id& a, const key_id& b) {
   return a.path == b.path;
 }
 
-void check_files(const engine::context& ctx, std::vector<engine::finding>& out) {
+void check_files(const engine::context& ctx, engine::finding_list& out) {
   const auto& m = ctx.model();
   const bool strict = ctx.options().strict_files;
   std::set<const config::directive*> seen;
@@ -134,7 +134,7 @@ void check_files(const engine::context& ctx, std::vector<engine::finding>& out) 
   }
 }
 
-void check_baseline(const engine::context& ctx, std::vector<engine::finding>& out) {
+void check_baseline(const engine::context& ctx, engine::finding_list& out) {
   const model::model* old = ctx.options().baseline;
   if (!old) return;
   const auto& m = ctx.model();
@@ -187,7 +187,7 @@ void check_baseline(const engine::context& ctx, std::vector<engine::finding>& ou
   }
 }
 
-void check(const engine::context& ctx, std::vector<engine::finding>& out) {
+void check(const engine::context& ctx, engine::finding_list& out) {
   check_files(ctx, out);
   check_baseline(ctx, out);
 }

@@ -79,7 +79,7 @@ std::string key_domain(const engine::context& ctx, const model::server& d, const
   return "key file " + path;
 }
 
-void check(const engine::context& ctx, std::vector<engine::finding>& out) {
+void check(const engine::context& ctx, engine::finding_list& out) {
   const auto& m = ctx.model();
   const bool shared_zone_keys = m.versions.nginx >= model::version{1, 23, 2};
   for (const auto& [di, sockets] : ssl_sockets_by_default(m)) {

@@ -42,7 +42,7 @@ told to); nginx CHANGES 1.13.0 (TLSv1.3 parameter), 1.23.4 (TLSv1.3 in the defau
 OpenSSL 1.1.1 (first release with TLS 1.3).
 )";
 
-void check(const engine::context& ctx, std::vector<engine::finding>& out) {
+void check(const engine::context& ctx, engine::finding_list& out) {
   const auto& m = ctx.model();
   if (m.versions.openssl < model::version{1, 1, 1} || m.versions.nginx < model::version{1, 13, 0})
     return;

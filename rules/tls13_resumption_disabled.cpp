@@ -107,7 +107,7 @@ void add_cache_edit(const engine::context& ctx, const model::server& d, const co
   if (e) f.edits.push_back(*e);
 }
 
-void check(const engine::context& ctx, std::vector<engine::finding>& out) {
+void check(const engine::context& ctx, engine::finding_list& out) {
   const auto& m = ctx.model();
   const bool sni_before_resumption = m.versions.nginx >= model::version{1, 29, 2};
   for (const auto& [di, sockets] : ssl_sockets_by_default(m)) {

@@ -36,7 +36,7 @@ issue 7 (suppressions that match nothing are reported). A suppression for a rule
 run (`--select`, `--ignore`, `.ngxtls.toml`) is not reported.
 )";
 
-void check(const engine::context&, std::vector<engine::finding>&) {}
+void check(const engine::context&, engine::finding_list&) {}
 
 }  // namespace
 

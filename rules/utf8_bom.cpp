@@ -33,7 +33,7 @@ shared case A15 (nginx 1.22.1: `unknown directive "\xEF\xBB\xBFevents"`); nginx'
 (src/core/ngx_conf_file.c, ngx_conf_read_token) has no BOM handling.
 )";
 
-void check(const engine::context& ctx, std::vector<engine::finding>& out) {
+void check(const engine::context& ctx, engine::finding_list& out) {
   const auto* cfg = ctx.model().cfg;
   if (!cfg) return;
   for (const auto& file : cfg->files) {

@@ -143,7 +143,7 @@ const model::occurrence* conf_command(const model::server& s, const std::string&
   return found;
 }
 
-void check(const engine::context& ctx, std::vector<engine::finding>& out) {
+void check(const engine::context& ctx, engine::finding_list& out) {
   const auto& m = ctx.model();
   const std::string linked = tls::openssl_version();
   const std::string caveat = openssl_differs(m) ? " (expanded with the linked OpenSSL " + linked +

@@ -43,7 +43,7 @@ Requirements 6.1.5 (RSA >= 2048, ECDSA P-256/P-384/P-521) and Chrome's supported
 (P-256, P-384); OpenSSL SSL_CTX_set_security_level (level 1 allows 1024-bit RSA).
 )";
 
-void check(const engine::context& ctx, std::vector<engine::finding>& out) {
+void check(const engine::context& ctx, engine::finding_list& out) {
   for (const auto& s : ctx.model().servers) {
     if (!s.has_ssl) continue;
     for (const auto& c : certificates_of(ctx, s)) {

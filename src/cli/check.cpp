@@ -111,7 +111,9 @@ int run_check(const check_args& a) {
     base_model = std::make_unique<model::model>(model::build(*base_cfg, rep.lint.assumed));
     opts.baseline = base_model.get();
   }
-  auto findings = engine::run(*m, opts);
+  engine::run_result counted = engine::run_counted(*m, opts);
+  rep.lint.dropped_findings = counted.dropped_per_rule;
+  std::vector<engine::finding>& findings = counted.findings;
 
   probe::probe_options po;
   po.attempts = a.attempts;

@@ -22,7 +22,8 @@ namespace ngxtls::cli {
 
 config::config load_input(const std::string& path, const config::load_options& opts) {
   if (path == "-") {
-    std::string text((std::istreambuf_iterator<char>(std::cin)), std::istreambuf_iterator<char>());
+    // Bounded while it is read: a 3 GB stream must not fill memory before any check.
+    std::string text = config::read_stream_bounded(STDIN_FILENO, "<stdin>", opts.max_file_bytes);
     // An empty stdin is most often a failed `nginx -T`: never report it as a clean config.
     if (text.find_first_not_of(" \t\r\n") == std::string::npos)
       throw input_error({"<stdin>", 0, 0}, "empty input: nothing to lint (did `nginx -T` fail?)");

@@ -142,7 +142,9 @@ int run_lint(const lint_args& a) {
   std::string diff;
   std::size_t fixed = 0;
   for (std::size_t i = 0; i < models.size(); ++i) {
-    auto found = engine::run(*models[i], opts);
+    engine::run_result counted = engine::run_counted(*models[i], opts);
+    for (const auto& [rule, n] : counted.dropped_per_rule) rep.dropped_findings[rule] += n;
+    std::vector<engine::finding>& found = counted.findings;
     if (a.fix) {
       // The diff is the output; findings without a mechanical fix still decide the exit code.
       auto result = engine::apply_fixes(*configs[i], found);

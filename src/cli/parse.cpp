@@ -3,6 +3,8 @@
 // (exit 2, `ngxtls: error: FILE:LINE:COL: MESSAGE` from main.cpp); in crossplane format
 // crossplane's failed-status JSON goes to stdout first, as crossplane does.
 
+#include <unistd.h>
+
 #include <iostream>
 #include <iterator>
 #include <memory>
@@ -28,7 +30,8 @@ config::config load_parse_input(const parse_args& a) {
   o.single_file = a.single_file;
   if (!a.conf_prefix.empty()) o.conf_prefix = a.conf_prefix;
   if (a.path != "-") return config::load_file(a.path, o);
-  std::string text((std::istreambuf_iterator<char>(std::cin)), std::istreambuf_iterator<char>());
+  // Bounded while it is read: a 3 GB stream must not fill memory before any check.
+  std::string text = config::read_stream_bounded(STDIN_FILENO, "<stdin>", o.max_file_bytes);
   if (config::looks_like_dump(text)) return config::load_dump(text, "<stdin>", o);
   auto disk = config::make_disk_source();
   return config::load_buffer(std::move(text), "<stdin>", *disk, o);

@@ -2,9 +2,9 @@
 
 #include "config/loader.hpp"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <fnmatch.h>
-#include <glob.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -53,6 +53,87 @@ std::string resolve(const std::string& prefix, const std::string& name) {
   if (prefix.back() == '/') return prefix + name;
   return prefix + "/" + name;
 }
+
+/// glibc's glob(pattern, 0) as nginx calls it (fnmatch with FNM_PERIOD per component,
+/// literal components checked with lstat(), symlinks followed), done over opendir/readdir so
+/// that it can stop: glob() lists every match before the caller can count them (12
+/// self-linked directories under `d/*/*/*/*/*/*/*`: minutes and gigabytes).
+struct glob_walk {
+  const std::string& pattern;
+  std::size_t max_matches;
+  std::size_t max_entries;
+  file_source::glob_result out{};
+  std::vector<std::string> parts{};
+  std::size_t entries = 0;
+
+  void run() {
+    std::size_t pos = 0;
+    while (pos <= pattern.size()) {
+      const std::size_t slash = std::min(pattern.find('/', pos), pattern.size());
+      if (slash > pos) parts.push_back(pattern.substr(pos, slash - pos));
+      pos = slash + 1;
+    }
+    step(!pattern.empty() && pattern[0] == '/' ? "/" : "", 0);
+  }
+
+  static std::string join(const std::string& dir, const std::string& name) {
+    if (dir.empty()) return name;
+    if (dir.back() == '/') return dir + name;
+    return dir + "/" + name;
+  }
+
+  static std::string unescape(const std::string& part) {
+    std::string out;
+    for (std::size_t i = 0; i < part.size(); ++i) {
+      if (part[i] == '\\' && i + 1 < part.size()) ++i;
+      out += part[i];
+    }
+    return out;
+  }
+
+  void found(std::string path) {
+    ++out.matches;
+    if (out.paths.size() < max_matches) out.paths.push_back(std::move(path));
+  }
+
+  void step(const std::string& dir, std::size_t i) {
+    if (i == parts.size()) {
+      found(dir);
+      return;
+    }
+    const std::string& part = parts[i];
+    if (!has_glob_chars(part)) {
+      const std::string path = join(dir, unescape(part));
+      struct stat sb {};
+      if (::lstat(path.c_str(), &sb) == 0) step(path, i + 1);
+      return;
+    }
+    DIR* d = ::opendir(dir.empty() ? "." : dir.c_str());
+    if (d == nullptr) {
+      // glob() passes over it too; an unreadable one is noted (a missing one is no match).
+      if (errno != ENOENT && errno != ENOTDIR)
+        out.unreadable.emplace_back(dir.empty() ? "." : dir, errno);
+      return;
+    }
+    std::vector<std::string> names;
+    try {
+      while (const dirent* e = ::readdir(d)) {
+        if (++entries > max_entries) {
+          throw input_error({pattern, 0, 0},
+                            "include \"" + pattern + "\" reads more than " +
+                                std::to_string(max_entries) +
+                                " directory entries looking for matches (max_glob_entries)");
+        }
+        if (::fnmatch(part.c_str(), e->d_name, FNM_PERIOD) == 0) names.emplace_back(e->d_name);
+      }
+    } catch (...) {
+      ::closedir(d);
+      throw;
+    }
+    ::closedir(d);
+    for (const auto& name : names) step(join(dir, name), i + 1);
+  }
+};
 
 class disk_source final : public file_source {
  public:
@@ -127,36 +208,15 @@ class disk_source final : public file_source {
     return out;
   }
 
-  std::vector<std::string> glob(const std::string& pattern) override {
-    glob_t g{};
-    glob_errors_.clear();
-    // glob()'s error callback has no user pointer: a thread_local list collects what it says.
-    static thread_local std::vector<std::pair<std::string, int>>* sink = nullptr;
-    sink = &glob_errors_;
-    const int rc = ::glob(
-        pattern.c_str(), 0,
-        [](const char* dir, int err) {
-          // A missing directory is an ordinary empty match.
-          if (sink && err != ENOENT && err != ENOTDIR) sink->emplace_back(dir, err);
-          return 0;  // go on, as nginx's glob() does
-        },
-        &g);
-    sink = nullptr;
-    std::vector<std::string> out;
-    if (rc == 0) {
-      for (std::size_t i = 0; i < g.gl_pathc; ++i) out.emplace_back(g.gl_pathv[i]);
-    }
-    ::globfree(&g);
-    if (rc != 0 && rc != GLOB_NOMATCH) {
-      throw input_error({pattern, 0, 0}, "glob() \"" + pattern + "\" failed");
-    }
-    std::sort(out.begin(), out.end());
-    return out;
+  glob_result glob(const std::string& pattern, std::size_t max_matches,
+                   std::size_t max_entries) override {
+    glob_walk walk{pattern, max_matches, max_entries};
+    walk.run();
+    std::sort(walk.out.paths.begin(), walk.out.paths.end());
+    return std::move(walk.out);
   }
-  std::vector<std::pair<std::string, int>> glob_read_errors() override { return glob_errors_; }
 
  private:
-  std::vector<std::pair<std::string, int>> glob_errors_;
   input_error too_big(const std::string& path, const source_location& from) const {
     return input_error(from, "\"" + path + "\" is larger than the limit of " +
                                  std::to_string(max_bytes_) + " bytes (max_file_bytes)");
@@ -182,11 +242,18 @@ class memory_source final : public file_source {
     if (it == files_.end() || it->second.size() < min_bytes) return std::nullopt;
     return mapped_bytes{store.adopt(it->second), std::nullopt};
   }
-  std::vector<std::string> glob(const std::string& pattern) override {
-    std::vector<std::string> out;
+  glob_result glob(const std::string& pattern, std::size_t max_matches, std::size_t) override {
+    glob_result out;
     const std::string p = normalize(pattern);
-    for (const auto& [k, v] : files_) {
-      if (::fnmatch(p.c_str(), k.c_str(), FNM_PATHNAME | FNM_PERIOD) == 0) out.push_back(k);
+    // Only keys under the pattern's literal start can match: a dump of 8,000 sites that
+    // each include a glob of their own must not test every file against every glob.
+    const std::string start = p.substr(0, p.find_first_of("*?[\\"));
+    for (auto it = files_.lower_bound(start);
+         it != files_.end() && it->first.compare(0, start.size(), start) == 0; ++it) {
+      if (::fnmatch(p.c_str(), it->first.c_str(), FNM_PATHNAME | FNM_PERIOD) == 0) {
+        ++out.matches;
+        if (out.paths.size() < max_matches) out.paths.push_back(it->first);
+      }
     }
     return out;  // std::map keys are already sorted bytewise
   }
@@ -209,9 +276,9 @@ class overlay_source final : public file_source {
     }
     return base_.read(path, from);
   }
-  std::vector<std::string> glob(const std::string& pattern) override { return base_.glob(pattern); }
-  std::vector<std::pair<std::string, int>> glob_read_errors() override {
-    return base_.glob_read_errors();
+  glob_result glob(const std::string& pattern, std::size_t max_matches,
+                   std::size_t max_entries) override {
+    return base_.glob(pattern, max_matches, max_entries);
   }
   std::optional<mapped_bytes> map(const std::string& path, const source_location& from,
                                   storage& store, std::size_t min_bytes) override {
@@ -342,6 +409,16 @@ class loader {
     }
     std::vector<directive> out;
     out.reserve(src.size());
+    expand_into(src, chain, context, out);
+    return cfg_.store->copy(out.data(), out.size());
+  }
+
+  /// Appends the expanded form of `src` to `out`. An include's files are appended straight
+  /// into the block that holds the include, so each directive is copied into storage once,
+  /// with its block, not once per level of includes above it (an include bomb's memory and
+  /// time grew with the depth of the chain times the directives).
+  void expand_into(list<directive> src, std::uint32_t chain, block_context context,
+                   std::vector<directive>& out) {
     for (const directive& d : src) {
       if (!options_.single_file && is_include(d)) {
         include(d, chain, context, out);
@@ -371,25 +448,27 @@ class loader {
       }
       out.push_back(copy);
     }
-    return cfg_.store->copy(out.data(), out.size());
   }
 
   void include(const directive& d, std::uint32_t chain, block_context context,
                std::vector<directive>& out) {
     const source_location site = where(d);
-    std::vector<source_location> site_chain = chain_locations(chain);
+    // The chain is spelled out only for an error: an include bomb reaches millions of sites.
+    const auto site_chain = [&] { return chain_locations(chain); };
     if (d.args.size() != 1) {
-      throw input_error(site, "invalid number of arguments in \"include\" directive", site_chain);
+      throw input_error(site, "invalid number of arguments in \"include\" directive", site_chain());
     }
     const std::string pattern = resolve(cfg_.conf_prefix, std::string(d.args[0].value()));
     std::vector<std::string> paths;
     if (has_glob_chars(pattern)) {
+      file_source::glob_result found;
       try {
-        paths = source_.glob(pattern);
+        found = source_.glob(pattern, options_.max_glob_matches, options_.max_glob_entries);
       } catch (const input_error& e) {
-        throw input_error(site, e.message(), site_chain);
+        throw input_error(site, e.message(), site_chain());
       }
-      for (const auto& [dir, err] : source_.glob_read_errors()) {
+      paths = std::move(found.paths);
+      for (const auto& [dir, err] : found.unreadable) {
         const bool known =
             std::any_of(cfg_.unread_directories.begin(), cfg_.unread_directories.end(),
                         [&](const unread_directory& u) {
@@ -398,12 +477,12 @@ class loader {
                         });
         if (!known) cfg_.unread_directories.push_back({site, dir, std::strerror(err)});
       }
-      if (paths.size() > options_.max_glob_matches) {
+      if (found.matches > options_.max_glob_matches) {
         throw input_error(site,
-                          "include \"" + pattern + "\" matches " + std::to_string(paths.size()) +
+                          "include \"" + pattern + "\" matches " + std::to_string(found.matches) +
                               " files, more than the limit of " +
                               std::to_string(options_.max_glob_matches) + " (max_glob_matches)",
-                          site_chain);
+                          site_chain());
       }
     } else {
       paths.push_back(pattern);
@@ -412,7 +491,7 @@ class loader {
       throw input_error(site,
                         "includes nested deeper than the limit of " +
                             std::to_string(options_.max_include_depth) + " (max_include_depth)",
-                        site_chain);
+                        site_chain());
     }
     std::vector<std::uint32_t> indices;
     for (const auto& path : paths) {
@@ -425,7 +504,7 @@ class loader {
         // file carries the include that brought it in.
         const bool at_site = e.where().file == site.file && e.where().line == site.line &&
                              e.where().column == site.column;
-        std::vector<source_location> chain = site_chain;
+        std::vector<source_location> chain = site_chain();
         if (!at_site) chain.push_back(site);
         throw input_error(e.where(), e.message(), std::move(chain));
       }
@@ -433,10 +512,10 @@ class loader {
       if (std::find(active_.begin(), active_.end(), index) != active_.end()) {
         // nginx has no guard here (1.22 segfaults, DESIGN fact 10); name the active chain.
         std::string message = "include cycle: ";
-        for (const auto& f : site_chain) message += to_string(f) + " -> ";
+        for (const auto& f : site_chain()) message += to_string(f) + " -> ";
         message += to_string(site) + " includes \"" + cfg_.files[index].path +
                    "\", which is already being included";
-        throw input_error(site, message, site_chain);
+        throw input_error(site, message, site_chain());
       }
       // Each expansion is counted like a directive: files of nothing but includes (or
       // empty ones) add no directives yet grow the chains exponentially (a fuzzer finding).
@@ -444,15 +523,21 @@ class loader {
         throw input_error(site,
                           "more than " + std::to_string(options_.max_directives) +
                               " directives after expanding includes (max_directives)",
-                          site_chain);
+                          site_chain());
       }
-      std::vector<include_frame> frames = cfg_.chains[chain];
-      frames.push_back({d.file, site.line, site.column});
-      cfg_.chains.push_back(std::move(frames));
+      // An include bomb (a file that includes the next one twice, and so on) stays under
+      // every other limit for millions of expansions: bound the expansions themselves.
+      if (++expansions_ > options_.max_include_expansions) {
+        throw input_error(site,
+                          "more than " + std::to_string(options_.max_include_expansions) +
+                              " files expanded by includes, counting every include site "
+                              "(max_include_expansions; an include bomb?)",
+                          site_chain());
+      }
+      cfg_.chains.push_back({chain, {d.file, site.line, site.column}});
       const auto new_chain = static_cast<std::uint32_t>(cfg_.chains.size() - 1);
       active_.push_back(index);
-      const list<directive> expanded = expand(cfg_.files[index].parsed, new_chain, context);
-      out.insert(out.end(), expanded.begin(), expanded.end());
+      expand_into(cfg_.files[index].parsed, new_chain, context, out);
       active_.pop_back();
     }
     // The site's own file records what it named (first expansion only: the same text
@@ -462,7 +547,7 @@ class loader {
 
   std::vector<source_location> chain_locations(std::uint32_t chain) const {
     std::vector<source_location> out;
-    for (const auto& f : cfg_.chains[chain])
+    for (const auto& f : cfg_.chain_frames(chain))
       out.push_back({cfg_.files[f.file].path, f.line, f.column});
     return out;
   }
@@ -474,6 +559,7 @@ class loader {
   std::set<std::pair<std::uint32_t, block_context>> checked_;
   std::vector<std::uint32_t> active_;
   std::size_t directives_ = 0;
+  std::size_t expansions_ = 0;   ///< files expanded by includes, every site counted
   std::size_t block_depth_ = 0;  ///< blocks open in the expanded tree, across includes
 };
 
@@ -512,37 +598,43 @@ std::string_view strip_dump_newline(std::string_view text) {
   return text;
 }
 
-/// The include patterns (resolved against `prefix`) in `text`; none when it does not parse.
-void collect_includes(std::string_view text, const std::string& prefix,
-                      std::vector<std::string>& patterns) {
+/// One `include` of a dumped file, as nginx opens its files: a literal path (which must
+/// exist, or nginx would have failed) or a glob (whose matches nginx opens in sorted order;
+/// any of them may be missing from the dump's files).
+struct include_item {
+  std::string pattern;  ///< resolved against the prefix and normalized
+  bool glob = false;
+};
+
+/// The includes of `text` in the order nginx processes them (text order, blocks included),
+/// or nullopt when `text` does not parse as a whole file: nginx -T prints only
+/// configurations that load, so a file boundary never falls where the text before it
+/// does not parse.
+std::optional<std::vector<include_item>> includes_in_order(std::string_view text,
+                                                           const std::string& prefix) {
   parsed_buffer tree;
   try {
     tree = parse_buffer(text, "<dump>", 0);
   } catch (const input_error&) {
-    return;
+    return std::nullopt;
   }
-  std::vector<list<directive>> todo{tree.directives};
+  std::vector<include_item> out;
+  // An explicit stack of (run, next index): text order, without recursion.
+  std::vector<std::pair<list<directive>, std::size_t>> todo{{tree.directives, 0}};
   while (!todo.empty()) {
-    const list<directive> v = todo.back();
-    todo.pop_back();
-    for (const auto& d : v) {
-      if (d.name == "include" && d.args.size() == 1)
-        patterns.push_back(resolve(prefix, std::string(d.args[0].value())));
-      if (d.has_block) todo.push_back(d.block);
+    auto& [run, i] = todo.back();
+    if (i == run.size()) {
+      todo.pop_back();
+      continue;
     }
-  }
-}
-
-bool named_by(const std::string& path, const std::vector<std::string>& patterns) {
-  const std::string p = normalize(path);
-  for (const auto& pat : patterns) {
-    if (has_glob_chars(pat)) {
-      if (::fnmatch(normalize(pat).c_str(), p.c_str(), FNM_PATHNAME | FNM_PERIOD) == 0) return true;
-    } else if (normalize(pat) == p) {
-      return true;
+    const directive& d = run[i++];
+    if (d.name == "include" && !d.has_block && !d.lua && d.args.size() == 1) {
+      const std::string pattern = normalize(resolve(prefix, std::string(d.args[0].value())));
+      out.push_back({pattern, has_glob_chars(pattern)});
     }
+    if (d.has_block) todo.emplace_back(d.block, 0);
   }
-  return false;
+  return out;
 }
 
 /// Whether `text` starts like an `nginx -T` dump: decided by its first line that is not blank
@@ -594,6 +686,129 @@ std::optional<bool> large_file_is_dump(const std::string& path, std::size_t min_
   return dump_verdict(head);
 }
 
+/// The markers of `dump` that start files, main file first. nginx -T prints the files in
+/// the order it opened them, each once: depth first, each include's files when nginx
+/// reaches the include, a glob's matches sorted. A marker starts a file only where that
+/// walk opens it next, judged from the files read so far and the markers still ahead:
+/// it names an unprinted file; the text before it parses as a whole file; and it is what
+/// the next include leads to (a literal include's file, or the first of a glob's matches
+/// among the unprinted paths of the markers ahead; a glob with none of those left is
+/// passed over). Any other marker-like line (a comment in a file) is part of the file it
+/// sits in. The dump itself cannot tell a file that holds such a comment from two files
+/// when the comment names exactly the file nginx would open next: that reads as two.
+/// Each file's text is parsed once when the next file starts; a marker-like line whose
+/// path is unprinted costs one more parse of the text before it, bounded in total.
+std::vector<const dump_marker*> split_dump(std::string_view dump, const std::string& dump_name,
+                                           const std::vector<dump_marker>& markers,
+                                           const std::string& prefix) {
+  // One opened file's includes and how far nginx has got through them.
+  struct frame {
+    std::vector<include_item> items;
+    std::size_t next = 0;   ///< first item not finished
+    std::string glob_last;  ///< within items[next] (a glob): the last match opened
+  };
+  std::vector<std::string> paths;  // normalized, per marker
+  paths.reserve(markers.size());
+  std::map<std::string, std::size_t> ahead;  // path -> markers at or after the current one
+  for (const auto& m : markers) ++ahead[paths.emplace_back(normalize(m.path))];
+  std::set<std::string> seen;
+  // Per glob pattern: the paths of markers that match it, less those found printed or
+  // with no marker left ahead (erased as they are met: they never come back).
+  std::map<std::string, std::set<std::string>> glob_paths;
+  auto alive = [&](const std::string& p) { return !seen.count(p) && ahead[p] > 0; };
+  auto first_match = [&](const std::string& pattern,
+                         const std::string& after) -> std::optional<std::string> {
+    auto g = glob_paths.find(pattern);
+    if (g == glob_paths.end()) {
+      // Only paths under the pattern's literal start can match: a dump whose every site
+      // includes a glob of its own must not test every path against every glob.
+      const std::string start = pattern.substr(0, pattern.find_first_of("*?[\\"));
+      std::set<std::string> matches;
+      for (auto p = ahead.lower_bound(start);
+           p != ahead.end() && p->first.compare(0, start.size(), start) == 0; ++p) {
+        if (::fnmatch(pattern.c_str(), p->first.c_str(), FNM_PATHNAME | FNM_PERIOD) == 0)
+          matches.insert(p->first);
+      }
+      g = glob_paths.emplace(pattern, std::move(matches)).first;
+    }
+    std::set<std::string>& set = g->second;
+    auto it = after.empty() ? set.begin() : set.upper_bound(after);
+    while (it != set.end() && !alive(*it)) it = set.erase(it);
+    if (it == set.end()) return std::nullopt;
+    return *it;
+  };
+
+  std::vector<frame> stack;  ///< the files being read, outermost first (not the current one)
+  std::vector<const dump_marker*> accepted{&markers[0]};
+  seen.insert(paths[0]);
+  --ahead[paths[0]];
+  // Parses beyond one per file are paid by marker-like lines: a dump made of thousands of
+  // them must not take quadratic time.
+  std::size_t parse_budget_bytes = 4 * dump.size() + (std::size_t{16} << 20);
+  for (std::size_t i = 1; i < markers.size(); ++i) {
+    const dump_marker& m = markers[i];
+    const std::string& path = paths[i];
+    const bool candidate = alive(path);
+    if (!candidate) {
+      --ahead[path];
+      continue;
+    }
+    const dump_marker& cur = *accepted.back();
+    const std::string_view text =
+        strip_dump_newline(dump.substr(cur.content_start, m.line_start - cur.content_start));
+    if (text.size() > parse_budget_bytes) {
+      throw input_error({dump_name, 0, 0},
+                        "too many lines shaped like \"# configuration file PATH:\" to split "
+                        "the dump into its files");
+    }
+    parse_budget_bytes -= text.size();
+    std::optional<std::vector<include_item>> current = includes_in_order(text, prefix);
+    // Walk the open files from the innermost (the current one, none of whose includes is
+    // opened yet) outwards, to the include that opens the next file.
+    std::optional<std::pair<std::size_t, std::size_t>> at;  // (frame, item) that opens `path`
+    bool blocked = !current.has_value();  // inside a block, a string, ...: no file boundary
+    auto scan = [&](const std::vector<include_item>& items, std::size_t from,
+                    const std::string& glob_last, std::size_t level) {
+      for (std::size_t j = from; j < items.size() && !at && !blocked; ++j) {
+        const include_item& it = items[j];
+        std::optional<std::string> next;
+        if (!it.glob) {
+          if (alive(it.pattern)) next = it.pattern;
+        } else {
+          next = first_match(it.pattern, j == from ? glob_last : std::string());
+        }
+        if (!next) continue;  // printed already, or nothing of it left ahead
+        if (*next == path) {
+          at.emplace(level, j);
+        } else {
+          blocked = true;  // nginx opens *next first
+        }
+      }
+    };
+    if (current) scan(*current, 0, {}, stack.size());
+    for (std::size_t level = stack.size(); level-- > 0 && !at && !blocked;)
+      scan(stack[level].items, stack[level].next, stack[level].glob_last, level);
+    --ahead[path];
+    if (!at) continue;
+    // `m` starts the next file: the current one is complete, and nginx is at include
+    // at->second of open file at->first.
+    stack.push_back({std::move(*current), 0, {}});
+    stack.resize(at->first + 1);
+    frame& f = stack.back();
+    if (f.next != at->second) f.glob_last.clear();
+    f.next = at->second;
+    if (f.items[f.next].glob) {
+      f.glob_last = path;
+    } else {
+      ++f.next;
+      f.glob_last.clear();
+    }
+    accepted.push_back(&m);
+    seen.insert(path);
+  }
+  return accepted;
+}
+
 }  // namespace
 
 std::unique_ptr<file_source> make_disk_source() {
@@ -614,6 +829,30 @@ config load_buffer(std::string content, const std::string& name, file_source& so
   load_options o = options;
   if (!o.conf_prefix) o.conf_prefix = ".";
   return loader(overlay, o).run(name);
+}
+
+std::string read_stream_bounded(int fd, const std::string& name, std::size_t max_bytes) {
+  std::string out;
+  std::size_t got = 0;
+  while (true) {
+    if (got == out.size()) {
+      if (out.size() > max_bytes) {
+        throw input_error({name, 0, 0}, "the input is larger than the limit of " +
+                                            std::to_string(max_bytes) + " bytes (max_file_bytes)");
+      }
+      out.resize(std::min(std::max<std::size_t>(out.size() * 2, 64 << 10), max_bytes + 1));
+    }
+    const ssize_t n = ::read(fd, out.data() + got, out.size() - got);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      throw input_error({name, 0, 0}, syscall_failed("read()", name, errno));
+    }
+    if (n == 0) break;
+    got += static_cast<std::size_t>(n);
+  }
+  out.resize(got);
+  out.shrink_to_fit();
+  return out;
 }
 
 config load_file(const std::string& main_path, const load_options& options) {
@@ -642,26 +881,7 @@ config load_dump(std::string_view dump, const std::string& dump_name, const load
   }
   const std::string prefix =
       options.conf_prefix ? *options.conf_prefix : directory_of(markers[0].path);
-  // nginx -T prints files in the order it opened them, each once: a marker starts a new
-  // file only when an earlier file (or the current one, before the marker) names that
-  // path in an include and the path has not been printed yet. Any other marker-like
-  // line is part of the file it sits in (DESIGN fact 10).
-  std::vector<const dump_marker*> accepted{&markers[0]};
-  std::set<std::string> seen{normalize(markers[0].path)};
-  std::vector<std::string> named;  // include patterns of the files before the current one
-  for (std::size_t i = 1; i < markers.size(); ++i) {
-    const dump_marker& m = markers[i];
-    if (seen.count(normalize(m.path))) continue;
-    std::vector<std::string> patterns = named;
-    const dump_marker& cur = *accepted.back();
-    collect_includes(
-        strip_dump_newline(dump.substr(cur.content_start, m.line_start - cur.content_start)),
-        prefix, patterns);
-    if (!named_by(m.path, patterns)) continue;
-    named = std::move(patterns);
-    accepted.push_back(&m);
-    seen.insert(normalize(m.path));
-  }
+  std::vector<const dump_marker*> accepted = split_dump(dump, dump_name, markers, prefix);
   std::map<std::string, std::string> files;
   for (std::size_t i = 0; i < accepted.size(); ++i) {
     const std::size_t begin = accepted[i]->content_start;

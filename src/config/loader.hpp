@@ -23,12 +23,20 @@ class file_source {
   /// not a regular file, unreadable or over the size limit; message as nginx's
   /// `open() "PATH" failed (2: No such file or directory)` where nginx has one.
   virtual std::string read(const std::string& path, const source_location& from) = 0;
-  /// Paths matching a glob pattern, sorted bytewise (nginx sorts glob results); empty when none
-  /// match.
-  virtual std::vector<std::string> glob(const std::string& pattern) = 0;
-  /// Directories the last glob() could not read, with the errno (glob() skips them, as
-  /// nginx's does: the include silently loads fewer files). Empty for sources without them.
-  virtual std::vector<std::pair<std::string, int>> glob_read_errors() { return {}; }
+  /// What glob() found: at most `max_matches` paths, and how many matched in all.
+  struct glob_result {
+    std::vector<std::string> paths;  ///< sorted bytewise (nginx sorts glob results)
+    std::size_t matches = 0;         ///< every match, also those past max_matches
+    /// Directories the walk could not read, with the errno (glob() passes over them, as
+    /// nginx's does: the include silently loads fewer files).
+    std::vector<std::pair<std::string, int>> unreadable;
+  };
+  /// Paths matching a glob pattern as glibc's glob() matches them; none when none match.
+  /// Bounded while it walks: it keeps at most `max_matches` paths and reads at most
+  /// `max_entries` directory entries (else input_error naming max_glob_entries), so a glob
+  /// over a huge or self-linked tree stops early.
+  virtual glob_result glob(const std::string& pattern, std::size_t max_matches,
+                           std::size_t max_entries) = 0;
   /// A file's bytes as map() gives them, with the file's stamp when they are a mapping of a
   /// file on disk (nullopt for the memory source's copies).
   struct mapped_bytes {
@@ -72,11 +80,18 @@ struct load_options {
   /// grows exponentially, so the expansion is bounded too; each file an include expands
   /// counts as one, so that files holding only includes are bounded as well.
   std::size_t max_directives = 10000000;
+  /// Files expanded by `include`, every site counted (a file included by 8,000 servers
+  /// counts 8,000 times): bounds an include bomb's work and chain memory long before its
+  /// directives reach max_directives.
+  std::size_t max_include_expansions = 1000000;
   /// Arguments of one directive (nginx has no such limit in its tokenizer; `server_name`
   /// and `map` lines take any number): bounds memory per directive.
   std::size_t max_args_per_directive = 100000;
   /// Paths one `include` glob may expand to (glibc's glob() has no limit of its own).
   std::size_t max_glob_matches = 65536;
+  /// Directory entries one `include` glob may read while it looks for matches: a glob over
+  /// a deep or self-linked tree (`d/*/*/*/*/*/*`) stops here, long before it lists millions.
+  std::size_t max_glob_entries = 1000000;
   /// A file of at least this many bytes is parsed on up to 4 threads (cut at `server {`
   /// lines; the tree and errors are the same as a serial parse). npos: never.
   std::size_t parallel_parse_min_bytes = 1u << 20;
@@ -105,6 +120,11 @@ config load(const std::string& main_path, file_source& source, const load_option
 /// options.conf_prefix, else the current directory. Throws input_error as load().
 config load_buffer(std::string content, const std::string& name, file_source& source,
                    const load_options& options = {});
+
+/// Reads file descriptor `fd` (standard input) to its end, but never more than `max_bytes`:
+/// past that it stops reading and throws input_error at `name` naming the limit
+/// (max_file_bytes), so that a huge or endless stream does not fill memory first.
+std::string read_stream_bounded(int fd, const std::string& name, std::size_t max_bytes);
 
 /// Loads a file from disk (load() with the disk source). A file that looks_like_dump() is
 /// loaded with load_dump() (a saved `nginx -T` output).

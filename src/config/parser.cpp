@@ -142,6 +142,9 @@ struct parse_state {
   std::vector<directive> open;
   std::vector<frame> stack;
   std::vector<argument> pending;  ///< words of the statement being read; [0] is the name
+  /// Arguments of the statement being read past max_args: counted, not kept, so that the
+  /// limit holds while the statement is read (the error names the full count).
+  std::size_t args_past_limit = 0;
   std::uint32_t name_line = 0;    ///< position of pending[0]
   std::uint32_t name_column = 0;
   std::size_t name_offset = 0;
@@ -154,6 +157,7 @@ struct parse_state {
   /// file whose pages the loader drops after the parse.
   bool detach = false;
   name_interner names{};
+  g::lua_quote_memo lua_quotes{};  ///< unterminated Lua strings seen (g::lua_short_string)
 
   /// Line and byte column (1-based) of `p`, counted on from the previous call: actions run
   /// in text order, so the whole buffer is scanned about once (PEGTL's eager tracking paid
@@ -244,7 +248,7 @@ struct parse_state {
 
   /// The statement read so far as a directive; `lua_body` is kept past the arguments.
   directive take_pending(std::optional<std::string_view> lua_body = std::nullopt) {
-    const std::size_t nargs = pending.size() - 1;
+    const std::size_t nargs = pending.size() - 1 + args_past_limit;
     if (nargs > max_args) {
       fail(name_line, name_column,
            "directive \"" + name_text() + "\" has " + std::to_string(nargs) +
@@ -325,7 +329,9 @@ void add_word(const Input& in, parse_state& st, quote_style quote) {
     st.check_length(b + 1, st.last_read_from(end), line, raw.front(), close);
     inner = raw.substr(1, raw.size() - 2);
   }
-  if (inner.find('\\') == std::string_view::npos) {
+  if (st.pending.size() > st.max_args) {
+    ++st.args_past_limit;  // take_pending() fails with the count
+  } else if (inner.find('\\') == std::string_view::npos) {
     st.pending.push_back(argument_builder::make(raw, inner, quote, st.store));
   } else {
     const std::string value = detail::unescape(inner);

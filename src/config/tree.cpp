@@ -340,10 +340,20 @@ std::optional<std::string> config::changed_file() const {
   return std::nullopt;
 }
 
+std::vector<include_frame> config::chain_frames(std::uint32_t chain) const {
+  std::vector<include_frame> out;
+  // Parents are made before their children, so every step goes to a smaller index.
+  while (chain != 0 && chain < chains.size()) {
+    out.push_back(chains[chain].site);
+    chain = chains[chain].parent;
+  }
+  std::reverse(out.begin(), out.end());
+  return out;
+}
+
 std::vector<source_location> config::chain_of(const directive& d) const {
   std::vector<source_location> out;
-  if (d.chain >= chains.size()) return out;
-  for (const auto& f : chains[d.chain]) {
+  for (const auto& f : chain_frames(d.chain)) {
     out.push_back(
         {f.file < files.size() ? files[f.file].path : std::string("?"), f.line, f.column});
   }

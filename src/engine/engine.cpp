@@ -9,7 +9,9 @@
 #include <thread>
 #include <tuple>
 
+#include "base/error.hpp"
 #include "engine/file_facts.hpp"
+#include "tls/file_read.hpp"
 
 namespace ngxtls::engine {
 
@@ -158,7 +160,7 @@ constexpr const char* unused_suppression_id = "unused-suppression";
 // (issue 7). Only rules that ran count: a comment for a deselected rule is not stale.
 void report_unused(const model::model& m, const lint_options& opts,
                    const std::set<std::string>& ran, const std::set<suppression_use>& used,
-                   std::vector<finding>& out) {
+                   finding_list& out) {
   if (!m.cfg || !ran.count(unused_suppression_id)) return;
   std::set<std::string> seen_files;
   for (const auto& file : m.cfg->files) {
@@ -196,6 +198,17 @@ void report_unused(const model::model& m, const lint_options& opts,
   }
 }
 
+// The directives whose argument names a file that lint, check or the sandbox nginx reads.
+constexpr std::string_view file_directives[] = {"ssl_certificate",
+                                                "ssl_certificate_key",
+                                                "ssl_trusted_certificate",
+                                                "ssl_client_certificate",
+                                                "ssl_dhparam",
+                                                "ssl_session_ticket_key",
+                                                "ssl_stapling_file",
+                                                "ssl_crl",
+                                                "ssl_password_file"};
+
 }  // namespace
 
 bool suppressed_inline(const model::model& m, const finding& f) {
@@ -204,9 +217,57 @@ bool suppressed_inline(const model::model& m, const finding& f) {
   return suppressed(m, f, used, lines);
 }
 
+void check_named_files(const model::model& m) {
+  if (!m.cfg) return;
+  const config::config& cfg = *m.cfg;
+  std::map<std::string, std::string> verdicts;  // resolved path -> refusal ("" when fine)
+  std::vector<config::list<config::directive>> todo{cfg.root};
+  while (!todo.empty()) {
+    const config::list<config::directive> run = todo.back();
+    todo.pop_back();
+    for (const config::directive& d : run) {
+      if (d.has_block) todo.push_back(d.block);
+      if (d.args.empty() || d.lua) continue;
+      const std::string_view* named = nullptr;
+      for (const auto& n : file_directives)
+        if (d.name == n) named = &n;
+      if (named == nullptr) continue;
+      const std::string_view arg = d.args[0].value();
+      // data: certificates, engine: keys and paths with variables name no file here.
+      if (arg.empty() || arg.substr(0, 5) == "data:" || arg.substr(0, 7) == "engine:" ||
+          arg.find('$') != std::string_view::npos)
+        continue;
+      std::string path(arg);
+      if (path[0] != '/')
+        path = (std::filesystem::path(cfg.conf_prefix) / path).lexically_normal().string();
+      auto it = verdicts.find(path);
+      if (it == verdicts.end()) it = verdicts.emplace(path, tls::refused_file_reason(path)).first;
+      if (it->second.empty()) continue;
+      throw input_error(cfg.where(d),
+                        std::string(*named) + " \"" + std::string(arg) + "\": " + it->second,
+                        cfg.chain_of(d));
+    }
+  }
+}
+
 std::vector<finding> run(const model::model& m, const lint_options& opts, unsigned threads) {
+  return run_counted(m, opts, threads).findings;
+}
+
+run_result run_counted(const model::model& m, const lint_options& opts, unsigned threads) {
+  check_named_files(m);
+  if (opts.baseline) check_named_files(*opts.baseline);
   context ctx(m, opts);
-  std::vector<finding> out;
+  run_result result;
+  std::vector<finding>& out = result.findings;
+  // Kept in catalog order up to max_findings in all; the rest counted per rule.
+  auto keep = [&](finding&& f) {
+    if (out.size() < max_findings) {
+      out.push_back(std::move(f));
+    } else {
+      ++result.dropped_per_rule[f.rule];
+    }
+  };
   std::set<std::string> ran;
   std::set<suppression_use> used;
   std::map<std::size_t, line_index> lines;
@@ -218,7 +279,7 @@ std::vector<finding> run(const model::model& m, const lint_options& opts, unsign
   }
   // Rules only read the model and share the context's locked caches, so they run side by
   // side; results are taken in catalog order, so the output does not depend on the threads.
-  std::vector<std::vector<finding>> results(selected.size());
+  std::vector<finding_list> results(selected.size());
   std::vector<std::exception_ptr> errors(selected.size());
   std::atomic<std::size_t> next{0};
   auto worker = [&] {
@@ -239,21 +300,28 @@ std::vector<finding> run(const model::model& m, const lint_options& opts, unsign
   }
   std::size_t found_total = 0;
   for (const auto& found : results) found_total += found.size();
-  out.reserve(found_total);
+  out.reserve(std::min(found_total, max_findings));
   for (std::size_t i = 0; i < selected.size(); ++i) {
     if (errors[i]) std::rethrow_exception(errors[i]);
     const rule& r = *selected[i];
     ran.insert(r.id);
-    std::vector<finding>& found = results[i];
+    finding_list& found = results[i];
+    if (found.dropped() > 0) result.dropped_per_rule[r.id] += found.dropped();
     for (auto& f : found) {
       if (suppressed(m, f, used, lines)) continue;
       if (auto it = opts.severity_overrides.find(f.rule); it != opts.severity_overrides.end())
         f.level = it->second;
-      out.push_back(std::move(f));
+      keep(std::move(f));
     }
-    std::vector<finding>().swap(found);  // moved-from records still held their full size
+    std::vector<finding>().swap(found.kept());  // moved-from records still held their full size
   }
-  report_unused(m, opts, ran, used, out);
+  {
+    finding_list unused;
+    report_unused(m, opts, ran, used, unused);
+    if (unused.dropped() > 0) result.dropped_per_rule[unused_suppression_id] += unused.dropped();
+    for (auto& f : unused) keep(std::move(f));
+  }
+  for (const auto& [id, n] : result.dropped_per_rule) result.dropped += n;
   auto key = [](const finding& f) {
     return std::tie(f.location.file, f.location.line, f.location.column, f.rule, f.message);
   };
@@ -280,7 +348,7 @@ std::vector<finding> run(const model::model& m, const lint_options& opts, unsign
   out.erase(std::unique(out.begin(), out.end(),
                         [&](const finding& a, const finding& b) { return key(a) == key(b); }),
             out.end());
-  return out;
+  return result;
 }
 
 const rule* find_rule(const std::string& id) {

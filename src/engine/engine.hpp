@@ -25,7 +25,7 @@ struct rule {
   severity level;          ///< default severity (a rule may lower or raise per finding)
   std::string summary;     ///< one line
   std::string doc;         ///< Markdown: What it flags / Why it matters / Example / Fix / How the prober confirms it / Source
-  std::function<void(const context&, std::vector<finding>&)> check;
+  std::function<void(const context&, finding_list&)> check;
   /// Found only by `check` from probe evidence (its lint check reports nothing): a suppression
   /// comment for it silences the probe's finding and is never reported unused by lint.
   bool probe_only = false;
@@ -111,8 +111,16 @@ class context {
   mutable std::map<std::string, std::string, std::less<>> resolved_;
 };
 
-/// Runs every selected rule over `m` (on up to `threads` threads, default: the machine's cores,
-/// at most 4; the result does not depend on it), then drops findings suppressed inline with
+/// Throws input_error at the directive when a file named by an ssl_* file directive
+/// (ssl_certificate, ssl_certificate_key, ssl_trusted_certificate, ssl_client_certificate,
+/// ssl_dhparam, ssl_session_ticket_key, ssl_stapling_file, ssl_crl, ssl_password_file) is a
+/// FIFO, socket or device, or a file over tls::max_tls_file_bytes: reading it would block or
+/// fill memory, in ngxtls or in the sandbox's nginx. Missing files are left to the rules.
+void check_named_files(const model::model& m);
+
+/// Runs every selected rule over `m` (check_named_files() first; on up to `threads` threads,
+/// default: the machine's cores, at most 4; the result does not depend on it), then drops findings
+/// suppressed inline with
 /// `# ngxtls: ignore RULE-ID` on the finding's line or the line above, then applies severity
 /// overrides; sorted by file, line, column, rule; exact duplicates (same rule, place and
 /// message reached through two include sites) kept once. A suppression comment naming a rule
@@ -123,5 +131,17 @@ std::vector<finding> run(const model::model& m, const lint_options& opts, unsign
 /// Whether `# ngxtls: ignore RULE-ID` on the finding's line or the line above silences `f`, as
 /// run() decides for lint findings; for findings made outside run() (check's probe findings).
 bool suppressed_inline(const model::model& m, const finding& f);
+
+/// What run_counted() found: the findings kept, and those past the caps, counted.
+struct run_result {
+  std::vector<finding> findings;  ///< as run() returns them
+  /// Findings not kept: past max_findings_per_rule for their rule (counted before
+  /// suppressions), or past max_findings in all; rule id -> count.
+  std::map<std::string, std::size_t> dropped_per_rule;
+  std::size_t dropped = 0;  ///< the sum of dropped_per_rule
+};
+
+/// run(), with the count of findings dropped at the caps (finding.hpp), for the reports.
+run_result run_counted(const model::model& m, const lint_options& opts, unsigned threads = 0);
 
 }  // namespace ngxtls::engine

@@ -52,4 +52,44 @@ struct finding {
                                                ///< probe evidence by these); empty = not socket-bound
 };
 
+/// The most findings one rule keeps in one run (unused-suppression notes count as a rule):
+/// a config of millions of unknown directives must not hold millions of findings (a 30 MB
+/// one took 8.6 GB). Past it the rule's findings are counted, not kept.
+inline constexpr std::size_t max_findings_per_rule = 10000;
+/// The most findings one run reports in all (kept in rule catalog order).
+inline constexpr std::size_t max_findings = 100000;
+
+/// Where a rule puts its findings: keeps the first `cap` and counts the rest.
+class finding_list {
+ public:
+  explicit finding_list(std::size_t cap = max_findings_per_rule) : cap_(cap) {}
+  /// Keeps `f` unless the cap is reached; then counts it as dropped.
+  void push_back(finding f) {
+    if (kept_.size() < cap_) {
+      kept_.push_back(std::move(f));
+    } else {
+      ++dropped_;
+    }
+  }
+  bool empty() const { return kept_.empty(); }
+  std::size_t size() const { return kept_.size(); }
+  auto begin() { return kept_.begin(); }
+  auto end() { return kept_.end(); }
+  auto begin() const { return kept_.begin(); }
+  auto end() const { return kept_.end(); }
+  const finding& operator[](std::size_t i) const { return kept_[i]; }
+  /// The findings kept.
+  std::vector<finding>& kept() { return kept_; }
+  /// Findings past the cap, counted and not kept.
+  std::size_t dropped() const { return dropped_; }
+  /// Counts `n` findings that were never made: a rule whose shared input was capped
+  /// already (rules/directive_check.hpp).
+  void count_dropped(std::size_t n) { dropped_ += n; }
+
+ private:
+  std::size_t cap_;
+  std::vector<finding> kept_;
+  std::size_t dropped_ = 0;
+};
+
 }  // namespace ngxtls::engine

@@ -72,6 +72,18 @@ void write_text(const lint_report& r, bool color, std::ostream& os) {
      << ")\n";
   os << count(r, engine::severity::error) << " errors, " << count(r, engine::severity::warning)
      << " warnings, " << count(r, engine::severity::note) << " notes\n";
+  if (const std::size_t n = dropped_total(r); n > 0) {
+    os << n << " more findings dropped, not shown (at most " << engine::max_findings_per_rule
+       << " per rule and " << engine::max_findings << " in all are kept):";
+    for (const auto& [rule, k] : r.dropped_findings) os << ' ' << rule << ' ' << k;
+    os << '\n';
+  }
+}
+
+std::size_t dropped_total(const lint_report& r) {
+  std::size_t n = 0;
+  for (const auto& [rule, k] : r.dropped_findings) n += k;
+  return n;
 }
 
 std::string render_text(const lint_report& r, bool color) {
@@ -118,6 +130,11 @@ void write_json(const lint_report& r, std::ostream& os) {
   nlohmann::json summary = {{"error", count(r, engine::severity::error)},
                             {"warning", count(r, engine::severity::warning)},
                             {"note", count(r, engine::severity::note)}};
+  // Keys in nlohmann::json's sorted order: "findings_dropped" sorts after "findings".
+  if (const std::size_t n = dropped_total(r); n > 0) {
+    nlohmann::json dropped = {{"per_rule", r.dropped_findings}, {"total", n}};
+    os << ",\n  \"findings_dropped\": " << dump_nested(dropped, 1);
+  }
   nlohmann::json project =
       r.project_config ? nlohmann::json(*r.project_config) : nlohmann::json(nullptr);
   os << ",\n  \"inputs\": " << dump_nested(inputs, 1)

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <map>
 #include <optional>
 #include <ostream>
 #include <string>
@@ -20,7 +21,13 @@ struct lint_report {
   model::assumed_versions assumed;        ///< versions the defaults were resolved for, and why
   std::vector<engine::finding> findings;  ///< sorted by file, line, column, rule
   std::optional<std::string> project_config;  ///< the .ngxtls.toml read, if any
+  /// Findings not kept, per rule id: past engine::max_findings_per_rule or
+  /// engine::max_findings (engine::run_counted). Reported when not empty.
+  std::map<std::string, std::size_t> dropped_findings;
 };
+
+/// The sum of r.dropped_findings.
+std::size_t dropped_total(const lint_report& r);
 
 /// Text for a terminal: one block per finding (location, severity, rule, message, evidence,
 /// fix), then a summary line. `color` adds ANSI colors (only on a TTY).

@@ -203,9 +203,9 @@ void write_tree_json(const config::config& cfg, bool single_file, std::ostream& 
     files.push_back(ojson{{"path", f.path}, {"bytes", f.content.size()}});
   root["files"] = std::move(files);
   ojson chains = ojson::array();
-  for (const auto& c : cfg.chains) {
+  for (std::uint32_t c = 0; c < cfg.chains.size(); ++c) {
     ojson chain = ojson::array();
-    for (const auto& fr : c)
+    for (const auto& fr : cfg.chain_frames(c))
       chain.push_back(ojson{{"file", fr.file}, {"line", fr.line}, {"column", fr.column}});
     chains.push_back(std::move(chain));
   }

@@ -171,6 +171,8 @@ void write_sarif(const lint_report& r, const std::string& working_dir, std::ostr
                          {"openssl", r.assumed.openssl.str()},
                          {"openssl_source", r.assumed.openssl_source}}}};
   run["properties"]["project_config"] = r.project_config ? json(*r.project_config) : json(nullptr);
+  if (const std::size_t n = dropped_total(r); n > 0)
+    run["properties"]["findings_dropped"] = {{"per_rule", r.dropped_findings}, {"total", n}};
   json log = {{"$schema", "https://json.schemastore.org/sarif-2.1.0.json"},
               {"version", "2.1.0"},
               {"runs", json::array({run})}};

@@ -8,23 +8,22 @@
 #include <cstring>
 #include <ctime>
 
+#include "tls/file_read.hpp"
 #include "tls/openssl_ptr.hpp"
 
 namespace ngxtls::tls {
 namespace {
 
-// Opens `path` for reading as a BIO, keeping errno for file_error (missing() needs ENOENT).
+// The bytes of `path` (read_file_bounded: never a blocking read of a FIFO or device) as a
+// BIO. A secure-memory BIO: key files pass through here, and it wipes what it held.
 bio_ptr open_bio(const std::string& path) {
-  std::FILE* f = std::fopen(path.c_str(), "rb");
-  if (f == nullptr) {
-    int e = errno;
-    throw file_error(path, std::strerror(e), e);
-  }
-  bio_ptr bio(BIO_new_fp(f, BIO_CLOSE));
-  if (!bio) {
-    std::fclose(f);
-    throw_openssl("BIO_new_fp");
-  }
+  std::string bytes = read_file_bounded(path);
+  bio_ptr bio(BIO_new(BIO_s_secmem()));
+  if (!bio) throw_openssl("BIO_new");
+  const int wrote =
+      bytes.empty() ? 0 : BIO_write(bio.get(), bytes.data(), static_cast<int>(bytes.size()));
+  OPENSSL_cleanse(bytes.data(), bytes.size());
+  if (wrote != static_cast<int>(bytes.size())) throw_openssl("BIO_write");
   return bio;
 }
 

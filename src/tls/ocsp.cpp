@@ -12,6 +12,7 @@
 #include <stdexcept>
 #include <vector>
 
+#include "tls/file_read.hpp"
 #include "tls/openssl_ptr.hpp"
 
 namespace ngxtls::tls {
@@ -106,14 +107,11 @@ X509* find_issuer(X509* leaf, const std::vector<X509*>& chain) {
 }
 
 std::vector<x509_ptr> read_pems(const std::string& path) {
-  std::FILE* f = std::fopen(path.c_str(), "rb");
-  if (f == nullptr) {
-    int e = errno;
-    throw file_error(path, std::strerror(e), e);
-  }
+  const std::string pem = read_file_bounded(path);  // never blocks on a FIFO or device
+  bio_ptr bio(BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size())));
+  if (!bio) throw openssl_error("BIO_new_mem_buf");
   std::vector<x509_ptr> out;
-  while (X509* c = PEM_read_X509(f, nullptr, nullptr, nullptr)) out.emplace_back(c);
-  std::fclose(f);
+  while (X509* c = PEM_read_bio_X509(bio.get(), nullptr, nullptr, nullptr)) out.emplace_back(c);
   ERR_clear_error();
   if (out.empty()) throw file_error(path, "no certificate found");
   return out;
@@ -309,14 +307,7 @@ staple_check check_ocsp_staple(std::string_view der, X509* leaf, const std::vect
 ocsp_response_info read_ocsp_response_file(const std::string& der_path,
                                            const std::string& chain_path,
                                            const std::string& issuer_path) {
-  std::ifstream f(der_path, std::ios::binary);
-  if (!f) {
-    int e = errno;
-    throw file_error(der_path, std::strerror(e), e);
-  }
-  std::ostringstream s;
-  s << f.rdbuf();
-  const std::string der = s.str();
+  const std::string der = read_file_bounded(der_path);  // never blocks on a FIFO or device
 
   std::vector<x509_ptr> chain, issuers;
   if (!chain_path.empty()) chain = read_pems(chain_path);

@@ -5,17 +5,22 @@
 #include <cerrno>
 #include <cstdio>
 
+#include "tls/file_read.hpp"
 #include "tls/openssl_ptr.hpp"
 
 namespace ngxtls::tls {
 
 int dhparam_bits(const std::string& path) {
-  bio_ptr bio(BIO_new_file(path.c_str(), "r"));
-  if (!bio) {
-    const int err = errno;
-    ERR_clear_error();
-    throw file_error(path, err == ENOENT ? "no such file" : "cannot be opened", err);
+  std::string bytes;
+  try {
+    bytes = read_file_bounded(path);  // a FIFO or device named by ssl_dhparam must not block
+  } catch (const file_error& e) {
+    if (e.not_a_file()) throw;
+    throw file_error(path, e.errno_value() == ENOENT ? "no such file" : "cannot be opened",
+                     e.errno_value());
   }
+  bio_ptr bio(BIO_new_mem_buf(bytes.data(), static_cast<int>(bytes.size())));
+  if (!bio) throw openssl_error("BIO_new_mem_buf");
   evp_pkey_ptr params(PEM_read_bio_Parameters(bio.get(), nullptr));
   ERR_clear_error();
   if (!params || (EVP_PKEY_get_base_id(params.get()) != EVP_PKEY_DH &&

@@ -11,6 +11,7 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "tls/file_read.hpp"
 #include "tls/openssl_ptr.hpp"
 
 namespace ngxtls::tls {
@@ -31,7 +32,11 @@ constexpr std::size_t key_name_bytes = 16;
 }  // namespace
 
 ticket_key_info inspect_ticket_key_file(const std::string& path) {
-  fd_guard f{::open(path.c_str(), O_RDONLY | O_CLOEXEC)};
+  // A FIFO or device named by ssl_session_ticket_key must not block: look before opening,
+  // open without blocking, and look again at what was opened.
+  if (std::string why = refused_file_reason(path); !why.empty())
+    throw file_error(path, why, 0, true);
+  fd_guard f{::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC)};
   if (f.fd < 0) {
     int e = errno;
     throw file_error(path, std::strerror(e), e);
@@ -41,7 +46,7 @@ ticket_key_info inspect_ticket_key_file(const std::string& path) {
     int e = errno;
     throw file_error(path, std::strerror(e), e);
   }
-  if (!S_ISREG(st.st_mode)) throw file_error(path, "not a regular file");
+  if (!S_ISREG(st.st_mode)) throw file_error(path, "not a regular file", 0, !S_ISDIR(st.st_mode));
 
   ticket_key_info info;
   info.size_bytes = static_cast<std::uint64_t>(st.st_size);
@@ -55,6 +60,7 @@ ticket_key_info inspect_ticket_key_file(const std::string& path) {
   std::array<unsigned char, 4096> buf{};
   unsigned char name[key_name_bytes];
   std::size_t name_len = 0;
+  std::size_t total = 0;
   for (;;) {
     ssize_t n = ::read(f.fd, buf.data(), buf.size());
     if (n < 0) {
@@ -65,6 +71,13 @@ ticket_key_info inspect_ticket_key_file(const std::string& path) {
     }
     if (n == 0) break;
     auto got = static_cast<std::size_t>(n);
+    total += got;
+    if (total > max_tls_file_bytes) {  // grew past the limit while read
+      OPENSSL_cleanse(buf.data(), buf.size());
+      throw file_error(path,
+                       "larger than the limit of " + std::to_string(max_tls_file_bytes) + " bytes",
+                       0, true);
+    }
     std::size_t take = std::min(got, key_name_bytes - name_len);
     std::memcpy(name + name_len, buf.data(), take);
     name_len += take;
