@@ -299,10 +299,11 @@ void default_on_b_off_no_cache(const nginx_version_entry& v) {
 void default_on_b_off_shared_cache(const nginx_version_entry& v) {
   default_on_b_off(v, "ssl_session_cache shared:SSL:1m;");
 }
-NGINX_VERSION_CASES("default server tickets on, b off, no cache: TLS 1.3 at SNI b",
+NGINX_VERSION_CASES("default server tickets on and b off without cache: TLS 1.3 at SNI b",
                     default_on_b_off_no_cache)
-NGINX_VERSION_CASES("default server tickets on, b off, shared cache in http: TLS 1.3 at SNI b",
-                    default_on_b_off_shared_cache)
+NGINX_VERSION_CASES(
+    "default server tickets on and b off with a shared cache in http: TLS 1.3 at SNI b",
+    default_on_b_off_shared_cache)
 
 void settings_only_in_b(const nginx_version_entry& v) {
   names_pki k;
@@ -464,7 +465,7 @@ void ssl_on(const nginx_version_entry& v) {
     CHECK(r.err.find("unknown directive \"ssl\"") != std::string::npos);
   }
 }
-NGINX_VERSION_CASES("nginx -t on `ssl on;`", ssl_on)
+NGINX_VERSION_CASES("nginx -t on the ssl directive", ssl_on)
 
 void listen_http2(const nginx_version_entry& v) {
   temp_dir dir;
@@ -478,7 +479,7 @@ void listen_http2(const nginx_version_entry& v) {
         by_version(v, false, true, true));
   CHECK((r.err.find("[warn]") != std::string::npos) == by_version(v, false, true, true));
 }
-NGINX_VERSION_CASES("nginx -t on `listen ... http2`", listen_http2)
+NGINX_VERSION_CASES("nginx -t on listen ... http2", listen_http2)
 
 /// Two servers on one port whose listen lines differ (`first`, `second`, e.g. " reuseport" and
 /// " ssl"): nginx -t's warning, and what the socket then does for the first server's name.
@@ -521,14 +522,18 @@ void ssl_http2_then_ssl(const nginx_version_entry& v) {
   differing_listen(v, " ssl", " ssl http2", false);
 }
 NGINX_VERSION_CASES(
-    "one server `listen P reuseport`, another `listen P ssl`: the socket speaks TLS for both",
+    "one server listens with reuseport and another with ssl on one port: the socket speaks TLS for "
+    "both",
     reuseport_then_ssl)
-NGINX_VERSION_CASES("one server `listen P`, another `listen P ssl`: the socket speaks TLS for both",
-                    plain_then_ssl)
 NGINX_VERSION_CASES(
-    "one server `listen P ssl`, another `listen P reuseport`: the socket speaks TLS for both",
+    "one server listens plain and another with ssl on one port: the socket speaks TLS for both",
+    plain_then_ssl)
+NGINX_VERSION_CASES(
+    "one server listens with ssl and another with reuseport on one port: the socket speaks TLS for "
+    "both",
     ssl_then_plain_reuseport)
-NGINX_VERSION_CASES("one server `listen P ssl`, another `listen P ssl http2`: HTTP/2 for both",
-                    ssl_http2_then_ssl)
+NGINX_VERSION_CASES(
+    "one server listens with ssl and another with ssl http2 on one port: HTTP/2 for both",
+    ssl_http2_then_ssl)
 
 }  // namespace
