@@ -254,7 +254,7 @@ void two_masters_shared_cache(const nginx_version_entry& v) {
   two_masters(v, "ssl_session_cache shared:SSL:1m;");
 }
 NGINX_VERSION_CASES(
-    "two nginx masters on one port with reuseport: two ticket keys, about half resume",
+    "two nginx masters on one port with reuseport: two ticket keys and about half resume",
     two_masters_no_cache)
 NGINX_VERSION_CASES(
     "two nginx masters on one port with reuseport and a shared cache: two ticket keys",
@@ -272,7 +272,7 @@ void default_off_b_on(const nginx_version_entry& v) {
   CHECK(run.at("resumed") == by_version(v, 0, 0, 20));
 }
 NGINX_VERSION_CASES(
-    "default server tickets off, b on, no cache: TLS 1.3 at SNI b resumes only from 1.29.2",
+    "default server tickets off and b on without cache: TLS 1.3 at SNI b resumes only from 1.29.2",
     default_off_b_on)
 
 void default_on_b_off(const nginx_version_entry& v, const std::string& http_extra) {
@@ -324,7 +324,7 @@ void settings_only_in_b(const nginx_version_entry& v) {
   CHECK(at_b.at("resumed") == 2);
 }
 NGINX_VERSION_CASES(
-    "session cache, ticket key file and timeout only in the name-based server are ignored",
+    "session cache and ticket key file and timeout only in the name-based server are ignored",
     settings_only_in_b)
 
 void protocols_only_in_b(const nginx_version_entry& v) {
