@@ -376,12 +376,14 @@ struct verify_setup {
   std::string conf() const {
     const auto& ca = one_certificate ? k.both : k.a;
     const auto& cb = one_certificate ? k.both : k.b;
-    return nginx_conf(1, two_servers(port, ca, cb, "",
-                                     "ssl_verify_client on; ssl_client_certificate " + client.root_cert + ";"));
+    return nginx_conf(
+        1, two_servers(port, ca, cb, "",
+                       "ssl_verify_client on; ssl_client_certificate " + client.root_cert + ";"));
   }
 };
 
-void verify_bypass(const nginx_version_entry& v, const std::string& proto, bool one_certificate = false) {
+void verify_bypass(const nginx_version_entry& v, const std::string& proto,
+                   bool one_certificate = false) {
   verify_setup s;
   s.one_certificate = one_certificate;
   nginx_instance ngx(s.conf(), on(v, s.port));
@@ -445,12 +447,20 @@ void verify_bypass_tls13(const nginx_version_entry& v) {
 void verify_bypass_tls12(const nginx_version_entry& v) {
   verify_bypass(v, "-tls1_2");
 }
-void verify_bypass_tls13_one_cert(const nginx_version_entry& v) { verify_bypass(v, "-tls1_3", true); }
-void verify_bypass_tls12_one_cert(const nginx_version_entry& v) { verify_bypass(v, "-tls1_2", true); }
-NGINX_VERSION_CASES("TLS 1.3 session from SNI a offered at SNI b that verifies client certificates with one certificate for both names",
-                    verify_bypass_tls13_one_cert)
-NGINX_VERSION_CASES("TLS 1.2 session from SNI a offered at SNI b that verifies client certificates with one certificate for both names",
-                    verify_bypass_tls12_one_cert)
+void verify_bypass_tls13_one_cert(const nginx_version_entry& v) {
+  verify_bypass(v, "-tls1_3", true);
+}
+void verify_bypass_tls12_one_cert(const nginx_version_entry& v) {
+  verify_bypass(v, "-tls1_2", true);
+}
+NGINX_VERSION_CASES(
+    "TLS 1.3 session from SNI a offered at SNI b that verifies client certificates with one "
+    "certificate for both names",
+    verify_bypass_tls13_one_cert)
+NGINX_VERSION_CASES(
+    "TLS 1.2 session from SNI a offered at SNI b that verifies client certificates with one "
+    "certificate for both names",
+    verify_bypass_tls12_one_cert)
 NGINX_VERSION_CASES("TLS 1.3 session from SNI a offered at SNI b that verifies client certificates",
                     verify_bypass_tls13)
 NGINX_VERSION_CASES("TLS 1.2 session from SNI a offered at SNI b that verifies client certificates",
