@@ -18,9 +18,14 @@ struct version {
   static std::optional<version> parse(const std::string& text);
 };
 
-/// The newest nginx version whose behaviour the rules encode (DESIGN facts 6 and 7 name
-/// changes up to 1.29.2). Used when nothing else says which nginx is deployed.
-inline constexpr version newest_known_nginx{1, 29, 2};
+/// The newest nginx version whose behaviour the rules encode: 1.30.6, Debian sid's package,
+/// measured with the older versions of the matrix in tests/integration/test_nginx_versions.cpp.
+/// Used when nothing else says which nginx is deployed.
+inline constexpr version newest_known_nginx{1, 30, 6};
+
+/// The oldest nginx of that matrix (Debian 12's 1.22.1): when the version is only assumed,
+/// the report names the findings that would differ on it.
+inline constexpr version oldest_measured_nginx{1, 22, 1};
 
 /// The versions the model resolves defaults for, and why each was chosen
 /// (e.g. "--nginx-version", ".ngxtls.toml", "nginx -V", "newest known").
