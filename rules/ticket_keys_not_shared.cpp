@@ -116,16 +116,18 @@ void check(const engine::context& ctx, std::vector<engine::finding>& out) {
     } else {
       if (shared_zone_keys && shared) {
         // The zone keeps keys across reloads, but each master has its own zone.
-        f = ctx.make(id, engine::severity::warning,
-                     "session tickets on " + where_sockets +
-                         " are sealed with keys nginx rotates in this instance's shared cache zone: "
-                         "with `reuseport`, several nginx instances can bind this port, each with its "
-                         "own zone and keys, and a client resumes only on the instance that sealed "
-                         "its ticket (about half with two)",
-                     default_anchor(d));
+        f = ctx.make(
+            id, engine::severity::warning,
+            "session tickets on " + where_sockets +
+                " are sealed with keys nginx rotates in this instance's shared cache zone: "
+                "with `reuseport`, several nginx instances can bind this port, each with its "
+                "own zone and keys, and a client resumes only on the instance that sealed "
+                "its ticket (about half with two)",
+            default_anchor(d));
       } else {
         std::string why = m.versions.nginx < model::version{1, 23, 2}
-                              ? "nginx " + m.versions.nginx.str() + " < 1.23.2 keeps no ticket keys in shared memory"
+                              ? "nginx " + m.versions.nginx.str() +
+                                    " < 1.23.2 keeps no ticket keys in shared memory"
                               : std::string("there is no `shared:` session cache to keep them in");
         f = ctx.make(id, engine::severity::warning,
                      "session tickets on " + where_sockets +

@@ -216,13 +216,15 @@ void check(const engine::context& ctx, std::vector<engine::finding>& out) {
         } else if (tls13_enabled(m, s)) {
           // Measured on 1.22.1 and 1.26.3: no TLS 1.3 ticket at all at SNI b, with or without
           // a shared cache in http.
-          f = ctx.make(id, engine::severity::error,
-                       "no TLS 1.3 client of " + who + " can resume on " + where_sockets +
-                           ": with `ssl_session_tickets off` in this name-based server and on in the "
-                           "default server " +
-                           dname + ", nginx < 1.29.2 issues no TLS 1.3 ticket at all under this "
-                           "name, even with a shared session cache",
-                       s_at);
+          f = ctx.make(
+              id, engine::severity::error,
+              "no TLS 1.3 client of " + who + " can resume on " + where_sockets +
+                  ": with `ssl_session_tickets off` in this name-based server and on in the "
+                  "default server " +
+                  dname +
+                  ", nginx < 1.29.2 issues no TLS 1.3 ticket at all under this "
+                  "name, even with a shared session cache",
+              s_at);
         } else {
           f = ctx.make(id, engine::severity::warning,
                        "`ssl_session_tickets off` in " + who +
