@@ -447,6 +447,44 @@ void verify_bypass_tls13(const nginx_version_entry& v) {
 void verify_bypass_tls12(const nginx_version_entry& v) {
   verify_bypass(v, "-tls1_2");
 }
+/// Both servers verify client certificates against the same CA: a TLS 1.3 session that a
+/// client with a valid certificate got at SNI a, offered at SNI b with that certificate.
+void both_verify(const nginx_version_entry& v, bool one_certificate) {
+  verify_setup s;
+  const std::string verify = "ssl_verify_client on; ssl_client_certificate " + s.client.root_cert + ";";
+  const auto& ca = one_certificate ? s.k.both : s.k.a;
+  const auto& cb = one_certificate ? s.k.both : s.k.b;
+  nginx_instance ngx(nginx_conf(1, two_servers(s.port, ca, cb, verify, verify)), on(v, s.port));
+  const std::string sess = (s.k.dir.path() / "a.pem").string();
+  const std::vector<std::string> cert{"-cert", s.client.leaf_cert, "-key", s.client.leaf_key};
+  std::vector<std::string> first{"-tls1_3", "-sess_out", sess};
+  first.insert(first.end(), cert.begin(), cert.end());
+  auto out_a = s_client(s.port, "a.test", first);
+  REQUIRE(http_status(out_a) == 200);
+  std::vector<std::string> second{"-tls1_3", "-sess_in", sess};
+  second.insert(second.end(), cert.begin(), cert.end());
+  auto out_b = s_client(s.port, "b.test", second);
+  INFO(out_b);
+  std::cout << "  s_client -tls1_3 SNI b with a's session, both verifying: "
+            << (access_denied(out_b) ? std::string("handshake failed: alert access denied")
+                                     : std::string(reused(out_b) ? "resumed" : "full handshake") + ", HTTP " +
+                                           std::to_string(http_status(out_b)))
+            << std::endl;
+  if (v.slot != "1.30") {
+    // The fix refuses any session for another name at a verifying server, equal checks or not.
+    CHECK(access_denied(out_b));
+  } else {
+    CHECK_FALSE(access_denied(out_b));
+    CHECK(reused(out_b) == one_certificate);
+    CHECK(http_status(out_b) == 200);
+  }
+}
+void both_verify_two_certs(const nginx_version_entry& v) { both_verify(v, false); }
+void both_verify_one_cert(const nginx_version_entry& v) { both_verify(v, true); }
+NGINX_VERSION_CASES("TLS 1.3 session from SNI a offered at SNI b when both verify client certificates alike",
+                    both_verify_two_certs)
+NGINX_VERSION_CASES("TLS 1.3 session from SNI a offered at SNI b when both verify client certificates alike with one certificate",
+                    both_verify_one_cert)
 void verify_bypass_tls13_one_cert(const nginx_version_entry& v) {
   verify_bypass(v, "-tls1_3", true);
 }
