@@ -32,6 +32,10 @@ inline constexpr version oldest_measured_nginx{1, 22, 1};
 struct assumed_versions {
   version nginx = newest_known_nginx;
   std::string nginx_source = "newest known";
+  /// The Debian package version of the nginx whose version was detected ("1.22.1-9+deb12u11",
+  /// from dpkg-query); empty when the version was given, or the binary is not from a package.
+  /// Distributions backport security fixes without changing the upstream version.
+  std::string nginx_package;
   version openssl{3, 0, 0};
   std::string openssl_source = "linked libssl";
 };
@@ -43,5 +47,10 @@ struct nginx_v_info {
   std::optional<version> openssl;
 };
 nginx_v_info parse_nginx_v(const std::string& text);
+
+/// The package name that owns `path` in `dpkg-query -S` output ("nginx-core: /usr/sbin/nginx",
+/// "nginx-core:amd64: /usr/sbin/nginx", diversion lines skipped); empty when none owns it or
+/// the name is not a valid Debian package name.
+std::string package_owning(const std::string& dpkg_query_s_output, const std::string& path);
 
 }  // namespace ngxtls::model
