@@ -96,7 +96,8 @@ bool package_fixed(const model::version& v, const std::string& package) {
   const std::string prefix = "1.22.1-9+deb12u";
   if (package.rfind(prefix, 0) != 0 || package.size() == prefix.size()) return false;
   std::size_t n = 0, i = prefix.size();
-  for (; i < package.size() && std::isdigit(static_cast<unsigned char>(package[i])) && n < 100000; ++i)
+  for (; i < package.size() && std::isdigit(static_cast<unsigned char>(package[i])) && n < 100000;
+       ++i)
     n = n * 10 + static_cast<std::size_t>(package[i] - '0');
   return i > prefix.size() && n >= 1;
 }
@@ -151,31 +152,36 @@ void check(const engine::context& ctx, std::vector<engine::finding>& out) {
     std::string msg;
     if (fixed) {
       sev = tls13 ? engine::severity::warning : engine::severity::note;
-      msg = tls13 ? "TLS 1.3 clients that offer a session from " + a + " to " + b + " on " + p.socket->name() +
-                        " fail the handshake (alert access denied), with a valid client certificate or "
-                        "without: " +
-                        assumed +
-                        " refuses such sessions (CVE-2025-23419 fix) before any certificate is sent; "
-                        "a separate socket for " +
-                        b + " avoids it"
-                  : "TLS 1.2 sessions from " + a + " resume in " + b + " on " + p.socket->name() +
-                        " and nginx answers 421 Misdirected Request (" + assumed +
-                        ", CVE-2025-23419 fix); a separate socket for " + b + " avoids it";
+      msg =
+          tls13
+              ? "TLS 1.3 clients that offer a session from " + a + " to " + b + " on " +
+                    p.socket->name() +
+                    " fail the handshake (alert access denied), with a valid client certificate or "
+                    "without: " +
+                    assumed +
+                    " refuses such sessions (CVE-2025-23419 fix) before any certificate is sent; "
+                    "a separate socket for " +
+                    b + " avoids it"
+              : "TLS 1.2 sessions from " + a + " resume in " + b + " on " + p.socket->name() +
+                    " and nginx answers 421 Misdirected Request (" + assumed +
+                    ", CVE-2025-23419 fix); a separate socket for " + b + " avoids it";
     } else {
       sev = tls13 ? engine::severity::error : engine::severity::warning;
       const std::string unless =
-          package.empty()
-              ? "; this holds unless your distribution backported the fix"
-              : "; Debian package " + package + " is not one known to carry the fix: check its changelog";
-      msg = tls13 ? "a TLS 1.3 session from " + a + " resumes in " + b + " on " + p.socket->name() +
-                        " without its client-certificate check (CVE-2025-23419, fixed in nginx 1.27.4 / "
-                        "1.26.3; assumed nginx " +
-                        nv.str() + unless + ")"
-                  : "TLS 1.2 sessions from " + a + " resume in " + b + " on " + p.socket->name() +
-                        " without its client-certificate check, and nginx answers 421 Misdirected "
-                        "Request; enabling TLS 1.3 would let them through (CVE-2025-23419, fixed in "
-                        "nginx 1.27.4 / 1.26.3; assumed nginx " +
-                        nv.str() + unless + ")";
+          package.empty() ? "; this holds unless your distribution backported the fix"
+                          : "; Debian package " + package +
+                                " is not one known to carry the fix: check its changelog";
+      msg = tls13
+                ? "a TLS 1.3 session from " + a + " resumes in " + b + " on " + p.socket->name() +
+                      " without its client-certificate check (CVE-2025-23419, fixed in nginx "
+                      "1.27.4 / "
+                      "1.26.3; assumed nginx " +
+                      nv.str() + unless + ")"
+                : "TLS 1.2 sessions from " + a + " resume in " + b + " on " + p.socket->name() +
+                      " without its client-certificate check, and nginx answers 421 Misdirected "
+                      "Request; enabling TLS 1.3 would let them through (CVE-2025-23419, fixed in "
+                      "nginx 1.27.4 / 1.26.3; assumed nginx " +
+                      nv.str() + unless + ")";
     }
     auto f = ctx.make(id, sev, msg, anchor_of(victim, "ssl_verify_client"));
     for (const char* n : {"ssl_verify_client", "ssl_client_certificate"}) {

@@ -66,7 +66,8 @@ std::string package_version_of(const std::string& binary) {
       auto ver = check::run_command({"dpkg-query", "-W", "-f=${Version}", pkg}, 5000);
       if (ver.exit_code != 0 || ver.out.empty() || ver.out.size() > 100) return {};
       for (char c : ver.out)
-        if (!std::isalnum(static_cast<unsigned char>(c)) && std::string_view(".+-~:").find(c) == std::string_view::npos)
+        if (!std::isalnum(static_cast<unsigned char>(c)) &&
+            std::string_view(".+-~:").find(c) == std::string_view::npos)
           return {};
       return ver.out;
     }

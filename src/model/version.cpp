@@ -46,7 +46,9 @@ std::string package_owning(const std::string& out, const std::string& path) {
     start = end + 1;
     // "PACKAGE[:ARCH][, PACKAGE...]: PATH"; "diversion by ..." lines have other shapes.
     const std::string tail = ": " + path;
-    if (line.size() <= tail.size() || line.compare(line.size() - tail.size(), tail.size(), tail) != 0) continue;
+    if (line.size() <= tail.size() ||
+        line.compare(line.size() - tail.size(), tail.size(), tail) != 0)
+      continue;
     std::string name = line.substr(0, line.size() - tail.size());
     if (name.rfind("diversion by ", 0) == 0) continue;
     name = name.substr(0, name.find_first_of(",:"));
@@ -54,7 +56,8 @@ std::string package_owning(const std::string& out, const std::string& path) {
     bool ok = name.size() >= 2 && name.size() <= 100;
     for (std::size_t i = 0; ok && i < name.size(); ++i) {
       const char c = name[i];
-      ok = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || (i > 0 && (c == '+' || c == '.' || c == '-'));
+      ok = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+           (i > 0 && (c == '+' || c == '.' || c == '-'));
     }
     if (ok) return name;
   }

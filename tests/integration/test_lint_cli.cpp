@@ -2,7 +2,6 @@
 // fleets and bad input.
 
 #include <doctest/doctest.h>
-
 #include <sys/stat.h>
 
 #include <filesystem>
@@ -183,15 +182,17 @@ TEST_CASE("cross-server-resumption reads the Debian package version of the nginx
   // such a package is judged as fixed (failed handshakes), not as the bypass.
   auto owner = test::run({"dpkg-query", "-S", "/usr/sbin/nginx"}, "", 20);
   if (owner.exit_code != 0) {
-    std::cout << "NGXTLS_SKIP: /usr/sbin/nginx does not come from a Debian package here" << std::endl;
+    std::cout << "NGXTLS_SKIP: /usr/sbin/nginx does not come from a Debian package here"
+              << std::endl;
     return;
   }
   const std::string pkg = owner.out.substr(0, owner.out.find_first_of(":,"));
   const std::string version = test::run({"dpkg-query", "-W", "-f=${Version}", pkg}, "", 20).out;
   REQUIRE(version.rfind("1.22.1-9+deb12u", 0) == 0);
-  const std::string conf = (test::source_dir() / "fixtures/rules/cross-server-resumption/verify-in-sni.conf").string();
-  auto r = test::run({"env", "PATH=/usr/sbin:/usr/bin:/bin", test::ngxtls_binary(), "lint", conf, "--select",
-                      "cross-server-resumption", "--format", "json"},
+  const std::string conf =
+      (test::source_dir() / "fixtures/rules/cross-server-resumption/verify-in-sni.conf").string();
+  auto r = test::run({"env", "PATH=/usr/sbin:/usr/bin:/bin", test::ngxtls_binary(), "lint", conf,
+                      "--select", "cross-server-resumption", "--format", "json"},
                      "", 60);
   INFO(r.out, r.err);
   auto doc = nlohmann::json::parse(r.out);
@@ -200,19 +201,22 @@ TEST_CASE("cross-server-resumption reads the Debian package version of the nginx
   REQUIRE(doc["findings"].size() == 1);
   const auto& f = doc["findings"][0];
   CHECK(f["severity"] == "warning");
-  CHECK(f["message"].get<std::string>().find("fail the handshake (alert access denied)") != std::string::npos);
+  CHECK(f["message"].get<std::string>().find("fail the handshake (alert access denied)") !=
+        std::string::npos);
   bool package_fact = false;
   for (const auto& e : f["evidence"])
-    if (e["name"] == "nginx package") package_fact = e["value"] == version && e["origin"] == "dpkg-query";
+    if (e["name"] == "nginx package")
+      package_fact = e["value"] == version && e["origin"] == "dpkg-query";
   CHECK(package_fact);
   // Pinned by hand, the version says nothing about a backport: the bypass holds unless the
   // distribution backported the fix.
-  auto pinned = test::run({test::ngxtls_binary(), "lint", conf, "--select", "cross-server-resumption",
-                           "--nginx-version", "1.22.1", "--format", "json"},
-                          "", 60);
+  auto pinned =
+      test::run({test::ngxtls_binary(), "lint", conf, "--select", "cross-server-resumption",
+                 "--nginx-version", "1.22.1", "--format", "json"},
+                "", 60);
   auto pdoc = nlohmann::json::parse(pinned.out);
   REQUIRE(pdoc["findings"].size() == 1);
   CHECK(pdoc["findings"][0]["severity"] == "error");
-  CHECK(pdoc["findings"][0]["message"].get<std::string>().find("unless your distribution backported the fix") !=
-        std::string::npos);
+  CHECK(pdoc["findings"][0]["message"].get<std::string>().find(
+            "unless your distribution backported the fix") != std::string::npos);
 }

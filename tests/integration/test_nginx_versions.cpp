@@ -451,7 +451,8 @@ void verify_bypass_tls12(const nginx_version_entry& v) {
 /// client with a valid certificate got at SNI a, offered at SNI b with that certificate.
 void both_verify(const nginx_version_entry& v, bool one_certificate) {
   verify_setup s;
-  const std::string verify = "ssl_verify_client on; ssl_client_certificate " + s.client.root_cert + ";";
+  const std::string verify =
+      "ssl_verify_client on; ssl_client_certificate " + s.client.root_cert + ";";
   const auto& ca = one_certificate ? s.k.both : s.k.a;
   const auto& cb = one_certificate ? s.k.both : s.k.b;
   nginx_instance ngx(nginx_conf(1, two_servers(s.port, ca, cb, verify, verify)), on(v, s.port));
@@ -467,8 +468,8 @@ void both_verify(const nginx_version_entry& v, bool one_certificate) {
   INFO(out_b);
   std::cout << "  s_client -tls1_3 SNI b with a's session, both verifying: "
             << (access_denied(out_b) ? std::string("handshake failed: alert access denied")
-                                     : std::string(reused(out_b) ? "resumed" : "full handshake") + ", HTTP " +
-                                           std::to_string(http_status(out_b)))
+                                     : std::string(reused(out_b) ? "resumed" : "full handshake") +
+                                           ", HTTP " + std::to_string(http_status(out_b)))
             << std::endl;
   if (v.slot != "1.30") {
     // The fix refuses any session for another name at a verifying server, equal checks or not.
@@ -479,12 +480,19 @@ void both_verify(const nginx_version_entry& v, bool one_certificate) {
     CHECK(http_status(out_b) == 200);
   }
 }
-void both_verify_two_certs(const nginx_version_entry& v) { both_verify(v, false); }
-void both_verify_one_cert(const nginx_version_entry& v) { both_verify(v, true); }
-NGINX_VERSION_CASES("TLS 1.3 session from SNI a offered at SNI b when both verify client certificates alike",
-                    both_verify_two_certs)
-NGINX_VERSION_CASES("TLS 1.3 session from SNI a offered at SNI b when both verify client certificates alike with one certificate",
-                    both_verify_one_cert)
+void both_verify_two_certs(const nginx_version_entry& v) {
+  both_verify(v, false);
+}
+void both_verify_one_cert(const nginx_version_entry& v) {
+  both_verify(v, true);
+}
+NGINX_VERSION_CASES(
+    "TLS 1.3 session from SNI a offered at SNI b when both verify client certificates alike",
+    both_verify_two_certs)
+NGINX_VERSION_CASES(
+    "TLS 1.3 session from SNI a offered at SNI b when both verify client certificates alike with "
+    "one certificate",
+    both_verify_one_cert)
 void verify_bypass_tls13_one_cert(const nginx_version_entry& v) {
   verify_bypass(v, "-tls1_3", true);
 }
