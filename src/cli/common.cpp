@@ -99,12 +99,15 @@ model::assumed_versions choose_versions(const std::string& nginx_flag, const std
   if (auto f = parse_flag(nginx_flag, "nginx")) {
     v.nginx = *f;
     v.nginx_source = "--nginx-version";
+    v.nginx_pinned = true;
   } else if (pc && pc->nginx_version) {
     v.nginx = *parse_flag(*pc->nginx_version, "nginx");
     v.nginx_source = pc->path;
+    v.nginx_pinned = true;
   } else if (detect().nginx) {
     v.nginx = *detect().nginx;
     v.nginx_source = "nginx -V";
+    v.nginx_pinned = true;
     v.nginx_package = package_version_of(nginx_binary);
   } else {
     v.nginx = model::newest_known_nginx;

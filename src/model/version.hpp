@@ -36,6 +36,9 @@ struct assumed_versions {
   /// from dpkg-query); empty when the version was given, or the binary is not from a package.
   /// Distributions backport security fixes without changing the upstream version.
   std::string nginx_package;
+  /// True when the nginx version was given (--nginx-version, .ngxtls.toml) or detected
+  /// (nginx -V); false when it is only the newest known one.
+  bool nginx_pinned = false;
   version openssl{3, 0, 0};
   std::string openssl_source = "linked libssl";
 };

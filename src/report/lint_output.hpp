@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <optional>
 #include <ostream>
 #include <string>
 #include <thread>
@@ -13,12 +14,34 @@
 
 namespace ngxtls::report {
 
+/// A finding present, or at another severity, on one nginx version but not the other.
+struct version_difference {
+  std::string rule;
+  source_location location;
+  std::optional<engine::severity> on_assumed;  ///< its severity on the assumed version, or absent
+  std::optional<engine::severity> on_older;    ///< its severity on the older version, or absent
+};
+
+/// When the nginx version was neither given nor detected: the older measured version the
+/// findings were also computed for, and what differs there.
+struct version_notice {
+  model::version older;
+  std::vector<version_difference> differences;
+};
+
 /// Everything a lint run reports.
 struct lint_report {
   std::vector<std::string> inputs;        ///< configs linted, as given
   model::assumed_versions assumed;        ///< versions the defaults were resolved for, and why
   std::vector<engine::finding> findings;  ///< sorted by file, line, column, rule
+  /// Set when the nginx version is only assumed (the newest known): the text report's first
+  /// line says so, names the findings that would differ on `older`, and how to pin it.
+  std::optional<version_notice> notice;
 };
+
+/// The one-line notice (no newline): the assumed version, the findings that differ on the
+/// older version (at most 5 named, then a count), and how to pin the version.
+std::string notice_line(const lint_report& r);
 
 /// Text for a terminal: one block per finding (location, severity, rule, message, evidence,
 /// fix), then a summary line. `color` adds ANSI colors (only on a TTY).

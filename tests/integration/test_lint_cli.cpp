@@ -220,3 +220,47 @@ TEST_CASE("cross-server-resumption reads the Debian package version of the nginx
   CHECK(pdoc["findings"][0]["message"].get<std::string>().find(
             "unless your distribution backported the fix") != std::string::npos);
 }
+
+TEST_CASE(
+    "with the nginx version neither given nor detected the first line says so and names what "
+    "differs on 1.22.1") {
+  test::temp_dir tmp;
+  // Default server tickets off, b on, no cache: measured 0/20 at SNI b on 1.22.1 and 1.26.3
+  // (an error there), 20/20 on 1.30.6 (no finding).
+  const auto conf = tmp.write("nginx.conf", R"(events {}
+http {
+    ssl_protocols TLSv1.2 TLSv1.3;
+    server { listen 443 ssl; server_name a.test; ssl_session_tickets off; }
+    server { listen 443 ssl; server_name b.test; ssl_session_tickets on; }
+}
+)");
+  auto lint = [&](const std::string& extra) {
+    // No nginx on PATH (Debian's is in /usr/sbin), no .ngxtls.toml above the temp dir.
+    return test::run(
+        {"sh", "-c",
+         "cd " + tmp.path().string() + " && PATH=/usr/bin:/bin " + test::ngxtls_binary() +
+             " lint nginx.conf --select tls13-resumption-disabled --fail-on never " + extra},
+        "", 60);
+  };
+  auto r = lint("");
+  INFO(r.out, r.err);
+  const std::string first = r.out.substr(0, r.out.find('\n'));
+  CHECK(first.rfind("nginx version neither given nor detected: assumed 1.30.6 (the newest known)",
+                    0) == 0);
+  CHECK(
+      first.find(
+          "on nginx 1.22.1, 1 finding differs: tls13-resumption-disabled at nginx.conf:5:50 (error "
+          "instead of none)") != std::string::npos);
+  CHECK(first.find("--nginx-version 1.22.1") != std::string::npos);
+  CHECK(first.find(".ngxtls.toml") != std::string::npos);
+  auto j = lint("--format json");
+  auto doc = nlohmann::json::parse(j.out);
+  CHECK(doc["assumed"]["notice"].get<std::string>() == first);
+  // A pinned version: no notice.
+  auto pinned = lint("--nginx-version 1.30.6");
+  CHECK(pinned.out.rfind("nginx version neither", 0) == std::string::npos);
+  CHECK(pinned.out.find("neither given nor detected") == std::string::npos);
+  CHECK_FALSE(
+      nlohmann::json::parse(lint("--nginx-version 1.30.6 --format json").out)["assumed"].contains(
+          "notice"));
+}
