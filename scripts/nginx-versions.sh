@@ -16,8 +16,9 @@
 # the tarball or .deb against the sha256 in that index. The system's apt sources and state are
 # never touched: index files are fetched directly with curl into a temporary directory.
 #
-# Cache: binaries are installed under $NGXTLS_NGINX_CACHE (default /var/cache/ngxtls-nginx), which
-# outlives build directories, so CI runs on the same machine reuse them without any network
+# Cache: binaries are installed under $NGXTLS_NGINX_CACHE (default /var/cache/ngxtls-nginx, or
+# ${XDG_CACHE_HOME:-~/.cache}/ngxtls-nginx without write access to /var/cache), which outlives
+# build directories, so CI runs on the same machine reuse them without any network
 # access. A version is installed into a staging directory and renamed into place only when it
 # works, so an interrupted run leaves no half-installed version. --refresh reinstalls.
 #
@@ -31,7 +32,7 @@
 # 1 when a slot failed, 2 for usage errors.
 #
 # Environment:
-#   NGXTLS_NGINX_CACHE           cache and manifest directory (default /var/cache/ngxtls-nginx)
+#   NGXTLS_NGINX_CACHE           cache and manifest directory (default above)
 #   NGXTLS_NGINX_SOURCE_VERSION  version built from trixie's orig tarball (default 1.26.3)
 #   NGXTLS_NGINX_SOURCE_SUITE    suite whose Sources index lists it (default trixie)
 #   NGXTLS_NGINX_SID_SERIES      sid binary package series (default 1.30)
@@ -55,7 +56,12 @@ for arg in "$@"; do
   esac
 done
 
-cache=${NGXTLS_NGINX_CACHE:-/var/cache/ngxtls-nginx}
+# /var/cache outlives build trees and CI workspaces; without the rights to it, the user's cache.
+default_cache=/var/cache/ngxtls-nginx
+if ! { [ -d "$default_cache" ] && [ -w "$default_cache" ]; } && ! { [ ! -e "$default_cache" ] && [ -w /var/cache ]; }; then
+  default_cache=${XDG_CACHE_HOME:-$HOME/.cache}/ngxtls-nginx
+fi
+cache=${NGXTLS_NGINX_CACHE:-$default_cache}
 src_version=${NGXTLS_NGINX_SOURCE_VERSION:-1.26.3}
 src_suite=${NGXTLS_NGINX_SOURCE_SUITE:-trixie}
 sid_series=${NGXTLS_NGINX_SID_SERIES:-1.30}

@@ -8,8 +8,16 @@ namespace ngxtls::test {
 
 std::filesystem::path nginx_versions_manifest() {
   const char* cache = std::getenv("NGXTLS_NGINX_CACHE");
-  std::filesystem::path dir = (cache && *cache) ? cache : "/var/cache/ngxtls-nginx";
-  return dir / "manifest";
+  if (cache && *cache) return std::filesystem::path(cache) / "manifest";
+  // The script's default, else its fallback for users who cannot write /var/cache.
+  std::filesystem::path system = "/var/cache/ngxtls-nginx/manifest";
+  std::error_code ec;
+  if (std::filesystem::exists(system, ec)) return system;
+  const char* xdg = std::getenv("XDG_CACHE_HOME");
+  const char* home = std::getenv("HOME");
+  if (xdg && *xdg) return std::filesystem::path(xdg) / "ngxtls-nginx" / "manifest";
+  if (home && *home) return std::filesystem::path(home) / ".cache" / "ngxtls-nginx" / "manifest";
+  return system;
 }
 
 std::vector<nginx_version_entry> read_nginx_versions() {

@@ -19,7 +19,8 @@ struct nginx_version_entry {
   std::string note;    ///< origin and OpenSSL version, or why it is skipped/failed
 };
 
-/// The manifest: $NGXTLS_NGINX_CACHE/manifest (default /var/cache/ngxtls-nginx/manifest).
+/// The manifest: $NGXTLS_NGINX_CACHE/manifest, else /var/cache/ngxtls-nginx/manifest when it
+/// exists, else the script's per-user fallback ${XDG_CACHE_HOME:-$HOME/.cache}/ngxtls-nginx.
 std::filesystem::path nginx_versions_manifest();
 
 /// All lines of the manifest; empty when it does not exist. Lines that do not have five
