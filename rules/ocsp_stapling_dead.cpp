@@ -53,6 +53,9 @@ resolver                127.0.0.53 valid=300s;
 ## How the prober confirms it
 `ngxtls probe` retries over several connections and at least 2 s (staples are fetched lazily
 per worker) and reports the staple absent, or not applicable when the certificate has no URL.
+`check` confirms this finding only when no staple arrives, and refutes it only when every staple
+is valid (checked as a client would); a staple that arrives but is not valid leaves it not
+testable and is reported as `ocsp-staple-invalid`.
 
 ## Source
 DESIGN fact 9 (nginx 1.22.1 `nginx -t` warnings, measured; shared cases B09, B10, B11);

@@ -6,10 +6,13 @@ namespace ngxtls::engine {
 const std::vector<rule>& all_rules() {
   static const std::vector<rule> catalog = {
       rules::utf8_bom(),
+      rules::empty_config(),
+      rules::include_dir_unreadable(),
       rules::tls13_resumption_disabled(),
       rules::ticket_keys_not_shared(),
       rules::ticket_key_rotation(),
       rules::ocsp_stapling_dead(),
+      rules::ocsp_staple_invalid(),
       rules::unused_suppression(),
       rules::file_not_inspected(),
       rules::session_cache_per_worker(),

@@ -6,10 +6,15 @@
 namespace ngxtls::rules {
 
 engine::rule utf8_bom();
+/// empty-config: the main file holds no directive.
+engine::rule empty_config();
+/// include-dir-unreadable: an include glob skipped a directory it could not read.
+engine::rule include_dir_unreadable();
 engine::rule tls13_resumption_disabled();
 engine::rule ticket_keys_not_shared();
 engine::rule ticket_key_rotation();
 engine::rule ocsp_stapling_dead();
+engine::rule ocsp_staple_invalid();
 engine::rule unused_suppression();
 engine::rule file_not_inspected();
 engine::rule session_cache_per_worker();

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Fuzzes the parser and include expansion for a bounded time (issue 6): builds tests/fuzz with
-# clang-14 in ./build-fuzz, seeds from ../shared (corpus files, cases) and
-# fixtures/fuzz-regressions, runs libFuzzer with a fixed seed for FUZZ_SECONDS (default 60).
+# clang-14 in ./build-fuzz, seeds from fixtures/cases, fixtures/fuzz-regressions and, when
+# present, the real-config corpus ($NGXTLS_CORPUS_DIR, else ../shared/corpus), runs libFuzzer
+# with a fixed seed for FUZZ_SECONDS (default 60).
 # Exits non-zero on any crash, sanitizer report, leak or timeout; the input is saved under
 # build-fuzz/artifacts and printed in base64: add it to fixtures/fuzz-regressions/, and
 # tests/unit/test_fuzz_regressions.cpp replays it.
@@ -9,7 +10,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
 seconds=${FUZZ_SECONDS:-60}
-shared=${NGXTLS_SHARED_DIR:-$root/../shared}
+corpus=${NGXTLS_CORPUS_DIR:-${NGXTLS_SHARED_DIR:-$root/../shared}/corpus}
 build=$root/build-fuzz
 start=$(date +%s)
 
@@ -25,13 +26,14 @@ n=0
 while IFS= read -r -d '' f; do
   n=$((n + 1))
   cp "$f" "$work/seeds/seed-$n"
-done < <(find "$shared/corpus/files" "$shared/cases" "$root/fixtures/fuzz-regressions" \
-  -type f \( -path '*/corpus/files/*' -o -name '*.conf' -o -path '*/fuzz-regressions/*' \) ! -name README.md \
+done < <(find "$corpus/files" "$root/fixtures/cases" "$root/fixtures/fuzz-regressions" \
+  -type f \( -path "$corpus/files/*" -o -name '*.conf' -o -path '*/fuzz-regressions/*' \) ! -name README.md \
   -print0 2>/dev/null | sort -z)
 if [ "$n" -eq 0 ]; then
-  echo "fuzz: FAILED: no seeds found under $shared (set NGXTLS_SHARED_DIR)" >&2
+  echo "fuzz: FAILED: no seeds found (fixtures/cases is missing?)" >&2
   exit 1
 fi
+[ -d "$corpus/files" ] || echo "fuzz: no real-config corpus at $corpus: seeded from the repository's fixtures only ($n files)"
 
 artifacts=$build/artifacts
 rm -rf "$artifacts"

@@ -82,7 +82,9 @@ struct judge_options {
 ///   visible there); refuted with several endpoints all at 100% with one key name.
 /// - ticket-key-rotation: with a --sess-in session, confirmed when it no longer resumes, refuted
 ///   when it does; key file size and mode findings are not testable by a probe.
-/// - ocsp-stapling-dead: confirmed when no staple arrived over the retries; refuted when one did.
+/// - ocsp-stapling-dead: confirmed when no staple arrived over the retries; refuted when valid
+///   staples arrived; not testable when staples arrive but are not valid (that is
+///   ocsp-staple-invalid, from probe_findings).
 /// - session-cache-per-worker: confirmed when TLS 1.2 session-ID resumption is partial (DESIGN
 ///   fact 2); 100% or 0% is not testable (one worker may take every connection under light load).
 /// - tls13-missing: confirmed when a TLS 1.3 handshake is refused, refuted when one completes.
@@ -97,5 +99,21 @@ struct judge_options {
 std::vector<checked_finding> judge(const std::vector<engine::finding>& findings,
                                    const std::vector<probe::target_result>& results,
                                    const judge_options& options = {});
+
+/// Findings only a probe can make, not predicted by any lint rule: one `ocsp-staple-invalid`
+/// (an error unless `ctx.options().severity_overrides` say otherwise; none when the rule is
+/// deselected, or suppressed inline at its location) per probed target whose staples are not all
+/// valid (probe::ocsp_status::invalid),
+/// confirmed, with the staple's verdict and reason. Located at the `ssl_stapling_file`, else
+/// `ssl_stapling`, else `ssl_certificate` of the server that answered: on the target's port
+/// (mapped through `port_map`), the server whose server_name matches the SNI, else the socket's
+/// default server; the config's first line when no socket of the config has that port.
+/// `sandboxed`: the results are of `check --sandbox`, where a certificate that cannot be read
+/// here runs as a stand-in while an ssl_stapling_file is served as it is; such a server's staple
+/// belongs to another certificate, so it yields no finding.
+std::vector<checked_finding> probe_findings(const engine::context& ctx,
+                                            const std::vector<probe::target_result>& results,
+                                            const std::map<int, int>& port_map = {},
+                                            bool sandboxed = false);
 
 }  // namespace ngxtls::check

@@ -1,6 +1,7 @@
 #include "check/sandbox.hpp"
 
 #include <arpa/inet.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <sys/socket.h>
@@ -15,10 +16,10 @@
 #include <optional>
 #include <random>
 #include <regex>
-#include <tuple>
-#include <sstream>
 #include <set>
+#include <sstream>
 #include <thread>
+#include <tuple>
 
 #include "tls/certificate.hpp"
 #include "tls/pki.hpp"
@@ -36,6 +37,75 @@ using clock_type = std::chrono::steady_clock;
 // is single-valued and only its last occurrence counts (model::setting).
 const std::set<std::string> k_repeatable = {"ssl_certificate", "ssl_certificate_key", "ssl_session_ticket_key",
                                              "ssl_conf_command", "ssl_passwords"};
+// The directives of nginx's own ngx_http_ssl_module and ngx_stream_ssl_module (nginx 1.22 to
+// 1.27): the only ssl_* directives the sandbox copies. Anything else named ssl_* comes from
+// another module (lua-nginx-module's ssl_*_by_lua*, ngx_stream_ssl_preread_module) or is
+// unknown; ssl_key_log is left out too: it writes TLS secrets to a file outside the run.
+const std::set<std::string> k_ssl_module_directives = {"ssl_certificate",
+                                                       "ssl_certificate_key",
+                                                       "ssl_password_file",
+                                                       "ssl_dhparam",
+                                                       "ssl_ecdh_curve",
+                                                       "ssl_protocols",
+                                                       "ssl_ciphers",
+                                                       "ssl_buffer_size",
+                                                       "ssl_verify_client",
+                                                       "ssl_verify_depth",
+                                                       "ssl_client_certificate",
+                                                       "ssl_trusted_certificate",
+                                                       "ssl_prefer_server_ciphers",
+                                                       "ssl_session_cache",
+                                                       "ssl_session_tickets",
+                                                       "ssl_session_ticket_key",
+                                                       "ssl_session_timeout",
+                                                       "ssl_crl",
+                                                       "ssl_ocsp",
+                                                       "ssl_ocsp_responder",
+                                                       "ssl_ocsp_cache",
+                                                       "ssl_stapling",
+                                                       "ssl_stapling_file",
+                                                       "ssl_stapling_responder",
+                                                       "ssl_stapling_verify",
+                                                       "ssl_early_data",
+                                                       "ssl_conf_command",
+                                                       "ssl_reject_handshake",
+                                                       "ssl_handshake_timeout",
+                                                       "ssl_alpn",
+                                                       "ssl_certificate_cache"};
+// Files a copied file argument may be at most: the copy is read whole.
+constexpr std::uintmax_t k_max_material_bytes = 64u << 20;
+
+// Whether `host` (no port, brackets allowed) is this machine's loopback.
+bool loopback_host(std::string host) {
+  if (host.size() > 1 && host.front() == '[' && host.back() == ']')
+    host = host.substr(1, host.size() - 2);
+  std::transform(host.begin(), host.end(), host.begin(),
+                 [](unsigned char c) { return std::tolower(c); });
+  if (host == "localhost" || host == "::1" || host == "0:0:0:0:0:0:0:1") return true;
+  in_addr a{};
+  return ::inet_pton(AF_INET, host.c_str(), &a) == 1 && (ntohl(a.s_addr) >> 24) == 127;
+}
+
+// The host of an nginx address argument: "http://host:port/path", "host:port", "[v6]:port", "host".
+std::string host_of(std::string arg) {
+  if (auto at = arg.find("://"); at != std::string::npos) arg = arg.substr(at + 3);
+  arg = arg.substr(0, arg.find('/'));
+  if (!arg.empty() && arg[0] == '[') return arg.substr(0, arg.find(']') + 1);
+  if (std::count(arg.begin(), arg.end(), ':') > 1) return arg;  // a bare IPv6 address
+  return arg.substr(0, arg.find(':'));
+}
+
+// A module file nginx may load for the sandbox: a regular file in a directory, both owned by
+// root (or this user) and writable by no one else.
+bool trusted_module(const std::string& path) {
+  auto ok = [](const std::string& p, bool dir) {
+    struct stat st {};
+    return ::lstat(p.c_str(), &st) == 0 && (dir ? S_ISDIR(st.st_mode) : S_ISREG(st.st_mode)) &&
+           (st.st_uid == 0 || st.st_uid == ::getuid()) && !(st.st_mode & 022);
+  };
+  return ok(path, false) && ok(fs::path(path).parent_path().string(), true);
+}
+
 // A closed local port for stand-in OCSP URLs: connecting is refused at once, nothing leaves the host.
 constexpr const char* k_dead_responder = "http://127.0.0.1:9/";
 
@@ -201,11 +271,21 @@ sandbox::sandbox(const model::model& m, const sandbox_options& o) {
     if (v.exit_code != 0 || text.find("nginx") == std::string::npos)
       throw target_error("sandbox: `" + binary_ + " -V` failed (exit " + std::to_string(v.exit_code) + "): is it nginx?");
     version_ = text.substr(0, text.find('\n'));
+    if (auto at = text.find("configure arguments:"); at != std::string::npos)
+      configure_ = text.substr(at) + " ";
+    std::replace(configure_.begin(), configure_.end(), '\n', ' ');
+    auto configured = [&](const std::string& opt, const std::string& fallback) {
+      auto at = configure_.find(" " + opt + "=");
+      if (at == std::string::npos) return fallback;
+      at += opt.size() + 2;
+      return configure_.substr(at, configure_.find_first_of(" \n", at) - at);
+    };
     // The compiled-in prefix, against which relative load_module paths resolve.
-    prefix_ = "/usr/local/nginx";
-    if (auto at = text.find("--prefix="); at != std::string::npos)
-      prefix_ = text.substr(at + 9, text.find_first_of(" \n", at + 9) - at - 9);
+    prefix_ = configured("--prefix", "/usr/local/nginx");
+    modules_path_ = configured("--modules-path", prefix_ + "/modules");
   }
+  network_isolated_ = o.network_isolated;
+  ident_ = choose_sandbox_identity();
 
   // Run directory: private, swept by later runs if this one is killed.
   const std::string base = fs::absolute(o.base_dir.empty() ? default_sandbox_base() : o.base_dir).lexically_normal().string();
@@ -220,11 +300,17 @@ sandbox::sandbox(const model::model& m, const sandbox_options& o) {
     notes_.push_back({"", base + " was writable by others: left-over runs not swept this time"});
   else
     sweep_stale_runs(base);
-  std::string tmpl = base + "/run-XXXXXX";
+  std::string tmpl = run_dir_template(base);
   if (!::mkdtemp(tmpl.data())) throw target_error("sandbox: cannot create a run directory in " + base);
   run_dir_ = tmpl;
+  nginx_root_ = ident_.drop ? "/proc/self/cwd" : run_dir_;
   try {
     write_owner(run_dir_);
+    // Run as root: the directory is root's, open (search only) to the sandbox gid alone.
+    if (ident_.drop &&
+        (::chown(run_dir_.c_str(), 0, ident_.gid) != 0 || ::chmod(run_dir_.c_str(), 0710) != 0))
+      throw target_error("sandbox: cannot hand " + run_dir_ +
+                         " to the sandbox identity: " + std::strerror(errno));
     fs::create_directories(run_dir_ + "/material");
     ::chmod((run_dir_ + "/material").c_str(), 0700);
 
@@ -234,9 +320,23 @@ sandbox::sandbox(const model::model& m, const sandbox_options& o) {
       fs::create_directories(inst_dirs_.back() + "/logs");
     }
     conf_path_ = run_dir_ + "/nginx.conf";
+    if (ident_.drop)
+      notes_.push_back(
+          {"",
+           "nginx runs as uid " + std::to_string(ident_.uid) + " and gid " +
+               std::to_string(ident_.gid) +
+               " (no account uses them; chosen for this run), not as root: it reads copies of the "
+               "certificates, keys and other files it needs in the private run directory"});
+    notes_.push_back(
+        {"", network_isolated_
+                 ? "network: ngxtls and nginx run in their own network namespace with loopback only"
+                 : "network: no network namespace (" +
+                       (o.no_namespace_reason.empty() ? std::string("not asked for")
+                                                      : o.no_namespace_reason) +
+                       "); resolver and OCSP responder values that point off-host are left out"});
     const std::size_t notes_before = notes_.size();
     // A port picked free can be taken before nginx binds it (another sandbox starting at the
-    // same moment): then start again on new ports, at most three times.
+    // same moment): then start again on new ports, at most eight times.
     for (int attempt = 1;; ++attempt) {
       generate(m);
       if (sockets_.empty()) {
@@ -246,11 +346,16 @@ sandbox::sandbox(const model::model& m, const sandbox_options& o) {
       std::vector<std::vector<std::string>> argvs;
       std::vector<std::string> logs;
       for (const auto& d : inst_dirs_) {
-        argvs.push_back({binary_, "-p", d + "/", "-e", d + "/logs/error.log", "-c", conf_path_, "-g", "daemon off;"});
+        argvs.push_back({binary_, "-p", nx(d) + "/", "-e", nx(d) + "/logs/error.log", "-c",
+                         nx(conf_path_), "-g", "daemon off;"});
         logs.push_back(d + "/logs/stderr.log");
-        std::ofstream(d + "/logs/error.log", std::ios::trunc).flush();
+        // Not through a link nginx (another uid) may have put there.
+        const std::string log = d + "/logs/error.log";
+        int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+        if (fd >= 0) ::close(fd);
       }
-      keeper_ = std::make_unique<keeper>(argvs, logs, run_dir_);
+      hand_over();
+      keeper_ = std::make_unique<keeper>(argvs, logs, run_dir_, setup());
       const auto deadline = clock_type::now() + std::chrono::milliseconds(timeout_ms_);
       std::string failure;
       for (;;) {
@@ -263,15 +368,16 @@ sandbox::sandbox(const model::model& m, const sandbox_options& o) {
         for (const auto& d : inst_dirs_) {
           std::ifstream in(d + "/logs/error.log");
           for (std::string l; std::getline(in, l);)
-            if (l.find("[emerg]") != std::string::npos) failure += "\n  " + l;
+            if (l.find("[emerg]") != std::string::npos) failure += "\n  " + from_nginx(l);
         }
         if (!failure.empty() || clock_type::now() > deadline) break;
         std::this_thread::sleep_for(std::chrono::milliseconds(20));
       }
       if (failure.empty() && clock_type::now() <= deadline) break;
-      keeper_->stop();
+      // The run directory stays for the next attempt (a collision is retried in it).
+      keeper_->stop(true);
       keeper_.reset();
-      if (failure.find("Address already in use") != std::string::npos && attempt < 3) {
+      if (failure.find("Address already in use") != std::string::npos && attempt < 8) {
         ports_by_name_.clear();
         addr_display_.clear();
         notes_.resize(notes_before);
@@ -283,6 +389,55 @@ sandbox::sandbox(const model::model& m, const sandbox_options& o) {
   } catch (...) {
     stop();
     throw;
+  }
+}
+
+std::string sandbox::nx(const std::string& path) const {
+  if (!ident_.drop || path.compare(0, run_dir_.size(), run_dir_) != 0) return path;
+  return nginx_root_ + path.substr(run_dir_.size());
+}
+
+std::string sandbox::from_nginx(std::string text) const {
+  return ident_.drop ? replace_all(std::move(text), nginx_root_ + "/", run_dir_ + "/") : text;
+}
+
+child_setup sandbox::setup() const {
+  child_setup cs;
+  cs.identity = ident_;
+  cs.nofile = nofile_;
+  // Entered as root, so that the sandbox identity needs no right on the run directory's parents.
+  if (ident_.drop) cs.cwd = run_dir_;
+  return cs;
+}
+
+void sandbox::hand_over() const {
+  if (!ident_.drop) return;
+  const gid_t gid = ident_.gid;
+  // Read-only material: root's, readable by the sandbox gid. Links are skipped (chmod would
+  // follow them); nothing here makes any.
+  auto give_readable = [&](const std::string& root) {
+    std::error_code ec;
+    auto one = [&](const fs::path& p) {
+      struct stat st {};
+      if (::lstat(p.c_str(), &st) != 0 || S_ISLNK(st.st_mode)) return;
+      if (::lchown(p.c_str(), 0, gid) == 0) ::chmod(p.c_str(), S_ISDIR(st.st_mode) ? 0750 : 0640);
+    };
+    one(root);
+    for (auto it = fs::recursive_directory_iterator(root, ec);
+         !ec && it != fs::recursive_directory_iterator(); it.increment(ec))
+      one(it->path());
+  };
+  give_readable(run_dir_ + "/material");
+  if (fs::exists(conf_path_)) give_readable(conf_path_);
+  // Instance directories: nginx writes its pid, logs and temp files there.
+  for (const auto& d : inst_dirs_) {
+    std::error_code ec;
+    ::lchown(d.c_str(), ident_.uid, gid);
+    ::chmod(d.c_str(), 0700);
+    for (auto it = fs::recursive_directory_iterator(d, ec);
+         !ec && it != fs::recursive_directory_iterator(); it.increment(ec))
+      if (::lchown(it->path().c_str(), ident_.uid, gid) != 0) {
+      }
   }
 }
 
@@ -337,6 +492,38 @@ void sandbox::generate(const model::model& m) {
     return path;
   };
 
+  // A file nginx reads, as nginx gets it: the real path when nginx runs as this user; else a
+  // copy in the run directory (one per real file), empty when it cannot be copied.
+  auto usable = [&](const std::string& real, const std::string& arg) -> std::string {
+    if (!ident_.drop) return real;
+    if (auto it = copy_of_.find(real); it != copy_of_.end()) return it->second;
+    std::error_code ec;
+    const auto size = fs::file_size(real, ec);
+    if (ec || size > k_max_material_bytes) return "";
+    const std::string copy = material + "/file-" + std::to_string(++standins_);
+    int in = ::open(real.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY);
+    if (in < 0) return "";
+    int out = ::open(copy.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    bool ok = out >= 0;
+    std::uintmax_t total = 0;
+    char buf[65536];
+    for (ssize_t n; ok && (n = ::read(in, buf, sizeof buf)) != 0;) {
+      if (n < 0 && errno == EINTR) continue;
+      total += static_cast<std::uintmax_t>(std::max<ssize_t>(n, 0));
+      ok = n > 0 && total <= k_max_material_bytes &&
+           ::write(out, buf, static_cast<std::size_t>(n)) == n;
+    }
+    ::close(in);
+    if (out >= 0) ::close(out);
+    if (!ok) {
+      fs::remove(copy, ec);
+      return "";
+    }
+    copy_of_[real] = copy;
+    display_of_[copy] = arg;
+    return copy;
+  };
+
   // Server plans.
   std::vector<server_plan> plans;
   for (std::size_t si = 0; si < m.servers.size(); ++si) {
@@ -364,9 +551,11 @@ void sandbox::generate(const model::model& m) {
       const std::string karg(k && !k->args.empty() ? k->args.front() : "");
       const std::string creal = resolve(m, carg), kreal = resolve(m, karg);
       const bool data_cert = carg.rfind("data:", 0) == 0, data_key = karg.rfind("data:", 0) == 0;
-      const bool cert_ok = data_cert || (!carg.empty() && carg.find('$') == std::string::npos && readable_file(creal));
+      const bool cert_ok = data_cert || (!carg.empty() && carg.find('$') == std::string::npos &&
+                                         readable_file(creal) && !usable(creal, carg).empty());
       const bool key_ok = data_key || (!karg.empty() && karg.find('$') == std::string::npos &&
-                                       karg.rfind("engine:", 0) != 0 && readable_file(kreal));
+                                       karg.rfind("engine:", 0) != 0 && readable_file(kreal) &&
+                                       !usable(kreal, karg).empty());
       std::optional<std::vector<tls::certificate_info>> chain;
       if (cert_ok && !data_cert) {
         try {
@@ -382,7 +571,8 @@ void sandbox::generate(const model::model& m) {
       }
       if (!carg.empty() && (!chain || chain->empty()) && !data_cert) url_unknown = true;
       if (cert_ok && key_ok) {
-        pairs.push_back({data_cert ? carg : creal, data_key ? karg : kreal});
+        pairs.push_back(
+            {data_cert ? carg : usable(creal, carg), data_key ? karg : usable(kreal, karg)});
         pair_where.push_back({c ? c->where : nullptr, k ? k->where : nullptr});
         continue;
       }
@@ -437,14 +627,26 @@ void sandbox::generate(const model::model& m) {
       p.origins.push_back(pair_where[i].second);
     }
 
-    // Every other effective ssl_* directive (and resolver), with file arguments checked.
+    // Every other effective directive of nginx's ssl modules (and resolver), with file
+    // arguments checked; no other module's ssl_* (that could be code: *_by_lua*).
     const bool stapling_on = model::is_on(s.get("ssl_stapling"));
+    bool responder_kept = false;
     for (const auto& [name_view, setting_ptr] : s.settings()) {
       const std::string name(name_view);
       const model::setting& setting = *setting_ptr;
       if (setting.from == model::origin::nginx_default) continue;
       if (name == "ssl" || name == "ssl_certificate" || name == "ssl_certificate_key") continue;
       if (name.rfind("ssl_", 0) != 0 && name != "resolver" && name != "resolver_timeout") continue;
+      if (name.rfind("ssl_", 0) == 0 && !k_ssl_module_directives.count(name)) {
+        notes_.push_back(
+            {p.label, name + ": left out (" +
+                          (name == "ssl_key_log"
+                               ? std::string("it writes TLS secrets to a file outside the sandbox")
+                               : "not a directive of nginx's own ssl modules: the sandbox runs no "
+                                 "code a config names (Lua, Perl, njs) and no third-party module") +
+                          ")"});
+        continue;
+      }
       std::vector<const model::occurrence*> occs;
       if (k_repeatable.count(name)) {
         for (const auto& occ : setting.values) occs.push_back(&occ);
@@ -456,8 +658,47 @@ void sandbox::generate(const model::model& m) {
         const std::string arg0 = args.empty() ? "" : args.front();
         const std::string real = resolve(m, arg0);
         auto drop = [&](const std::string& why) { notes_.push_back({p.label, name + " \"" + arg0 + "\" " + why}); };
+        if (!network_isolated_ && (name == "resolver" || name == "ssl_stapling_responder" ||
+                                   name == "ssl_ocsp_responder")) {
+          std::string off;
+          for (const auto& a : args)
+            if (name != "resolver" || a.find('=') == std::string::npos)
+              if (!loopback_host(host_of(a))) off = a;
+          if (!off.empty()) {
+            notes_.push_back(
+                {p.label, name + " \"" + off +
+                              "\": left out (off-host, and the sandbox has no network namespace "
+                              "to keep nginx from reaching it)"});
+            continue;
+          }
+        }
+        if (network_isolated_ && name == "resolver") {
+          // nginx resolves a resolver given by name while it loads the config; with loopback
+          // only that fails, and nginx -t would reject what production accepts.
+          std::string by_name;
+          for (const auto& a : args) {
+            if (a.find('=') != std::string::npos) continue;
+            std::string h = host_of(a);
+            if (h.size() > 1 && h.front() == '[') h = h.substr(1, h.size() - 2);
+            in_addr v4{};
+            in6_addr v6{};
+            if (!loopback_host(h) && ::inet_pton(AF_INET, h.c_str(), &v4) != 1 &&
+                ::inet_pton(AF_INET6, h.c_str(), &v6) != 1)
+              by_name = a;
+          }
+          if (!by_name.empty()) {
+            notes_.push_back(
+                {p.label, "resolver \"" + by_name +
+                              "\": left out (a host name, which the sandbox's loopback-only "
+                              "network cannot resolve)"});
+            continue;
+          }
+        }
+        if (name == "ssl_stapling_responder") responder_kept = true;
         if (name == "ssl_session_ticket_key") {
-          if (readable_file(real)) args[0] = real;
+          const std::string copy = readable_file(real) ? usable(real, arg0) : "";
+          if (!copy.empty())
+            args[0] = copy;
           else args[0] = ticket_standin(real, p.label, arg0);
         } else if (name == "ssl_trusted_certificate" || name == "ssl_client_certificate") {
           if (any_standin_cert) {
@@ -473,21 +714,21 @@ void sandbox::generate(const model::model& m) {
             args[0] = bundle;
             display_of_[bundle] = arg0;
             notes_.push_back({p.label, name + " \"" + arg0 + "\": the stand-in issuer stands in for it (assumed to hold the real issuer)"});
-          } else if (readable_file(real)) {
-            args[0] = real;
+          } else if (readable_file(real) && !usable(real, arg0).empty()) {
+            args[0] = usable(real, arg0);
           } else {
             drop("is not readable here: left out");
             continue;
           }
         } else if (name == "ssl_crl" || name == "ssl_dhparam" || name == "ssl_stapling_file" ||
                    name == "ssl_password_file" || name == "ssl_ecdh_curve_file") {
-          if (!readable_file(real)) {
+          if (!readable_file(real) || usable(real, arg0).empty()) {
             drop(name == "ssl_dhparam" ? "is not readable here: left out (no DHE cipher suites in the sandbox)"
                  : name == "ssl_stapling_file" ? "is not readable here: left out (staple presence not tested)"
                                                : "is not readable here: left out");
             continue;
           }
-          args[0] = real;
+          args[0] = usable(real, arg0);
         }
         p.lines.push_back({name, args});
         p.origins.push_back(occ->where);
@@ -495,7 +736,8 @@ void sandbox::generate(const model::model& m) {
     }
     // Stapling from a real responder needs the network: point nginx at a closed local port
     // instead, so the load never waits on DNS, and say that staple presence is not tested.
-    if (stapling_on && any_real_url && all_have_url && !s.get("ssl_stapling_responder")) {
+    // Without a network namespace that holds even when some certificates have no OCSP URL.
+    if (stapling_on && any_real_url && (all_have_url || !network_isolated_) && !responder_kept) {
       p.lines.push_back({"ssl_stapling_responder", {k_dead_responder}});
       p.origins.push_back(nullptr);
     }
@@ -517,31 +759,61 @@ void sandbox::generate(const model::model& m) {
   }
   workers_ = std::max(1, workers_);
 
-  // load_module lines whose file exists (Debian: the stream module is one).
+  // Modules: none the config names (a module is code, run as the master's user at load). The
+  // stream module of the build's own module directory when stream servers need it and the
+  // build has it as a dynamic module; anything else the TLS servers need is built in.
+  bool has_stream = false;
+  for (const auto& p : plans)
+    has_stream = has_stream || m.servers[p.index].context == model::context_kind::stream;
   std::vector<std::string> modules;
+  const std::string stream_module = modules_path_ + "/ngx_stream_module.so";
+  if (has_stream && configure_.find(" --with-stream=dynamic ") != std::string::npos) {
+    if (trusted_module(stream_module))
+      modules.push_back(stream_module);
+    else
+      notes_.push_back(
+          {"", stream_module + " is missing, or writable by others: stream servers cannot run"});
+  }
   if (m.cfg)
     for (const auto& d : m.cfg->root)
       if (d.name == "load_module" && !d.args.empty()) {
         const std::string arg(d.args.front().value());
-        // nginx resolves a relative module path against its prefix (Debian: /usr/share/nginx).
-        const std::string path = arg.empty() || arg[0] == '/' ? arg : (fs::path(prefix_) / arg).lexically_normal().string();
-        if (!path.empty() && readable_file(path)) modules.push_back(path);
-        else notes_.push_back({"", "load_module \"" + arg + "\" is not on this machine: left out"});
+        if (!modules.empty() && fs::path(arg).filename() == "ngx_stream_module.so")
+          notes_.push_back({"", "load_module \"" + arg + "\": the sandbox loads the build's own " +
+                                    stream_module});
+        else
+          notes_.push_back({"", "load_module \"" + arg +
+                                    "\": left out (the sandbox loads no module a config names; "
+                                    "its TLS servers need none but the stream module)"});
       }
+  if (has_stream && !modules.empty() && m.cfg &&
+      std::none_of(m.cfg->root.begin(), m.cfg->root.end(),
+                   [](const auto& d) { return d.name == "load_module"; }))
+    notes_.push_back(
+        {"", "the config has stream servers but loads no stream module: the sandbox loads " +
+                 stream_module +
+                 " (unless your nginx has the module built in, it rejects `stream` as an unknown "
+                 "directive)"});
 
-  // Debian builds the stream module as a dynamic module: a config with stream servers that
-  // does not load it is still worth testing, with the module loaded here and a note.
-  bool has_stream = false, stream_loaded = false;
-  for (const auto& p : plans) has_stream = has_stream || m.servers[p.index].context == model::context_kind::stream;
-  for (const auto& mod : modules) stream_loaded = stream_loaded || mod.find("ngx_stream_module") != std::string::npos;
-  if (has_stream && !stream_loaded)
-    for (const char* dir : {"/usr/lib/nginx/modules/", "/usr/share/nginx/modules/", "/usr/lib64/nginx/modules/"})
-      if (readable_file(std::string(dir) + "ngx_stream_module.so")) {
-        modules.push_back(std::string(dir) + "ngx_stream_module.so");
-        notes_.push_back({"", "the config has stream servers but loads no stream module: the sandbox loads " + modules.back() +
-                                  " (unless your nginx has the module built in, it rejects `stream` as an unknown directive)"});
-        break;
-      }
+  // Limits that grow with the config: every worker holds a connection per listen socket.
+  worker_connections_ = 512 + static_cast<int>(port_of_socket.size());
+  nofile_ =
+      static_cast<rlim_t>(worker_connections_) + static_cast<rlim_t>(port_of_socket.size()) + 256;
+  {
+    rlimit rl{};
+    if (::getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_max != RLIM_INFINITY &&
+        rl.rlim_max < nofile_ && ::geteuid() != 0)
+      notes_.push_back({"", "RLIMIT_NOFILE's hard limit " + std::to_string(rl.rlim_max) +
+                                " is below the " + std::to_string(nofile_) + " descriptors " +
+                                std::to_string(port_of_socket.size()) +
+                                " listen sockets need: nginx may fail to start"});
+  }
+  // Temp paths of the http modules this build has (each defaults to a compiled-in path such
+  // as /var/lib/nginx/body, which nginx creates and, as root, chowns to its worker user).
+  std::vector<std::string> temp_paths = {"client_body_temp_path client_body_temp;"};
+  for (const char* mod : {"proxy", "fastcgi", "uwsgi", "scgi"})
+    if (configure_.find(std::string(" --without-http_") + mod + "_module ") == std::string::npos)
+      temp_paths.push_back(std::string(mod) + "_temp_path " + mod + "_temp;");
 
   // Generate, `nginx -t`, blame, drop, repeat.
   const std::string& conf = conf_path_;
@@ -635,9 +907,11 @@ void sandbox::generate(const model::model& m) {
     emit("# ngxtls check --sandbox: the TLS servers of " + m.cfg->files.front().path + " on loopback");
     for (const auto& mod : modules) emit("load_module " + quote_token(mod) + ";");
     emit("worker_processes " + std::to_string(workers_) + ";");
+    // Every path nginx writes, relative to the instance's -p prefix inside the run directory.
     emit("pid nginx.pid;");
+    emit("lock_file nginx.lock;");
     emit("error_log logs/error.log notice;");
-    emit("events { worker_connections 512; }");
+    emit("events { worker_connections " + std::to_string(worker_connections_) + "; }");
     for (int ctx = 0; ctx < 2; ++ctx) {
       const bool stream = ctx == 1;
       if (stream && stream_dropped) continue;
@@ -648,7 +922,10 @@ void sandbox::generate(const model::model& m) {
           in_ctx.push_back(pi);
       if (in_ctx.empty()) continue;
       emit(stream ? "stream {" : "http {", {stream ? line_kind::stream_head : line_kind::other, 0, nullptr, ""});
-      if (!stream) emit("    access_log off;");
+      if (!stream) {
+        emit("    access_log off;");
+        for (const auto& t : temp_paths) emit("    " + t);
+      }
       for (auto pi : in_ctx) {
         const auto& p = plans[pi];
         const auto& s = m.servers[p.index];
@@ -676,12 +953,17 @@ void sandbox::generate(const model::model& m) {
   auto nginx_test = [&](const std::string& text) {
     {
       std::ofstream out(conf, std::ios::binary | std::ios::trunc);
-      out << text;
+      out << (ident_.drop ? replace_all(text, run_dir_ + "/", nginx_root_ + "/") : text);
       if (!out) throw target_error("sandbox: cannot write " + conf);
     }
-    return run_command({binary_, "-t", "-q", "-p", inst_dirs_.front() + "/", "-e", inst_dirs_.front() + "/logs/error.log",
-                        "-c", conf},
-                       60000);
+    hand_over();
+    const std::string inst = nx(inst_dirs_.front());
+    auto r = run_command(
+        {binary_, "-t", "-q", "-p", inst + "/", "-e", inst + "/logs/error.log", "-c", nx(conf)},
+        60000, setup());
+    r.out = from_nginx(std::move(r.out));
+    r.err = from_nginx(std::move(r.err));
+    return r;
   };
   auto key_of = [](const line_origin& lo) {
     auto pos = lo.key.find(':');
@@ -693,7 +975,7 @@ void sandbox::generate(const model::model& m) {
     auto t = nginx_test(text);
     if (t.exit_code == 0) break;
     auto e = first_emerg(t.err, conf);
-    if (!e || round >= 64)
+    if (!e || round >= 64 + 2 * static_cast<int>(plans.size()))
       throw target_error("sandbox: nginx -t rejects the sandbox config: " + shown(t.err.empty() ? t.out : t.err));
     // Blame: a directive whose argument the message quotes (nginx reports some errors with no
     // line, or at a block's end: DESIGN fact 5), else the line nginx names.

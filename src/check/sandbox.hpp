@@ -26,6 +26,13 @@ struct sandbox_options {
   int start_timeout_ms = 15000;  ///< per start and per reload, ms
   /// Parent of the run directories; empty: $TMPDIR (else /tmp) + "/ngxtls-sandbox-UID" (0700).
   std::string base_dir;
+  /// True when the caller moved this process into a network namespace with only loopback
+  /// (enter_loopback_network_namespace). False: resolver, ssl_stapling_responder and
+  /// ssl_ocsp_responder values that point off-host are left out, and stapling from a real
+  /// responder is pointed at a closed local port, so that nginx reaches no other host.
+  bool network_isolated = false;
+  /// Why there is no namespace (for the report's notes) when network_isolated is false.
+  std::string no_namespace_reason;
 };
 
 /// One TLS listen socket of the linted config, as the sandbox serves it.
@@ -58,8 +65,16 @@ class sandbox {
  public:
   /// Builds the sandbox config from `m` (whose cfg must be set): every server with a TLS listen
   /// socket (http and stream), its listen sockets moved to free 127.0.0.1 ports, its effective
-  /// ssl_* and resolver directives, worker_processes as configured (capped), load_module lines
-  /// whose module file exists. Unreadable certificates, keys and ticket key files get stand-ins
+  /// directives of nginx's own http/stream ssl modules (an allow-list: no Lua, Perl or njs code,
+  /// no ssl_key_log) and resolver, worker_processes as configured (capped). No module the config
+  /// loads is loaded: only ngx_stream_module from the build's own module directory
+  /// (`--modules-path`), when there are stream servers and the build has it as a dynamic
+  /// module. Every path nginx writes (pid, lock file, error log, *_temp_path) is inside the run
+  /// directory; worker_connections and RLIMIT_NOFILE grow with the number of listen sockets.
+  /// When ngxtls is root, `nginx -t` and the masters run as choose_sandbox_identity()'s
+  /// unprivileged uid, in the run directory (paths given as /proc/self/cwd/...), with copies
+  /// of the certificates, keys and other files they read inside it (root:that gid, 0640).
+  /// Unreadable certificates, keys and ticket key files get stand-ins
   /// of the same kind (tls::stand_in_options, tls::write_ticket_key_file with the same size);
   /// then runs `nginx -t`: a directive it rejects is recorded (rejections()) and left out, a
   /// server whose listen or certificate it rejects is left out (untested()), and the test is run
@@ -93,7 +108,12 @@ class sandbox {
   bool pid_namespace() const { return keeper_ && keeper_->pid_namespace(); }
   /// Worker processes per master.
   int workers() const { return workers_; }
-  /// The private (0700) run directory, removed at teardown: scratch space such as saved
+  /// Who nginx runs as (drop=false: the invoking user, who is not root).
+  const sandbox_identity& identity() const { return ident_; }
+  /// worker_connections in the generated config.
+  int worker_connections() const { return worker_connections_; }
+  /// The private run directory (0700; as root: root's, 0710 with the sandbox gid as group),
+  /// named by run_dir_template, removed at teardown: scratch space such as saved
   /// sessions goes here.
   const std::string& run_dir() const { return run_dir_; }
 
@@ -113,6 +133,15 @@ class sandbox {
  private:
   void generate(const model::model& m);
   std::string shown(std::string message) const;
+  /// Gives the files nginx reads (root:gid, group-readable) and the instance directories it
+  /// writes (its uid) to the sandbox identity; nothing when it is not dropped.
+  void hand_over() const;
+  /// A path under run_dir_ as nginx reaches it: /proc/self/cwd/... when it runs as the
+  /// sandbox identity (its working directory is run_dir_, whose parents it may not traverse).
+  std::string nx(const std::string& path) const;
+  /// nginx's words with its paths mapped back to run_dir_.
+  std::string from_nginx(std::string text) const;
+  child_setup setup() const;
 
   std::vector<sandbox_socket> sockets_;
   std::vector<sandbox_rejection> rejections_;
@@ -129,6 +158,14 @@ class sandbox {
   std::map<std::string, std::string> display_of_;        ///< sandbox path -> configured text
   std::map<std::string, std::string> addr_display_;      ///< "127.0.0.1:P" -> configured socket
   int standins_ = 0;
+  sandbox_identity ident_;
+  std::string nginx_root_;    ///< run_dir_ as nginx names it
+  std::string configure_;     ///< `nginx -V` configure arguments
+  std::string modules_path_;  ///< the build's --modules-path
+  bool network_isolated_ = false;
+  std::map<std::string, std::string> copy_of_;  ///< real path -> copy nginx reads
+  int worker_connections_ = 512;
+  rlim_t nofile_ = 0;  ///< RLIMIT_NOFILE for nginx
   std::unique_ptr<keeper> keeper_;
 };
 

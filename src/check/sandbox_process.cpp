@@ -1,21 +1,27 @@
 #include "check/sandbox_process.hpp"
 
 #include <fcntl.h>
+#include <grp.h>
+#include <net/if.h>
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
+#include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <random>
 #include <set>
 #include <sstream>
 #include <thread>
@@ -95,10 +101,39 @@ std::vector<char*> c_argv(const std::vector<std::string>& argv) {
   return out;
 }
 
+// In a forked child: the working directory while still privileged, the fd limit, then the
+// identity. Writes why to fd 2 and returns false when a step fails.
+bool apply_setup(const child_setup& setup) {
+  auto fail = [](const char* what) {
+    std::string m = std::string("ngxtls sandbox: ") + what + ": " + std::strerror(errno) + "\n";
+    write_all(2, m);
+    return false;
+  };
+  if (!setup.cwd.empty() && ::chdir(setup.cwd.c_str()) != 0) return fail("chdir");
+  if (setup.nofile > 0) {
+    rlimit rl{};
+    if (::getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < setup.nofile) {
+      rl.rlim_cur =
+          rl.rlim_max == RLIM_INFINITY ? setup.nofile : std::min<rlim_t>(setup.nofile, rl.rlim_max);
+      ::setrlimit(RLIMIT_NOFILE, &rl);
+    }
+  }
+  if (setup.identity.drop) {
+    if (::setgroups(0, nullptr) != 0) return fail("setgroups");
+    if (::setresgid(setup.identity.gid, setup.identity.gid, setup.identity.gid) != 0)
+      return fail("setresgid");
+    if (::setresuid(setup.identity.uid, setup.identity.uid, setup.identity.uid) != 0)
+      return fail("setresuid");
+    if (::geteuid() != setup.identity.uid || ::getuid() != setup.identity.uid)
+      return fail("uid check");
+  }
+  return true;
+}
+
 // The keeper's body: start the masters, wait for ngxtls to go, kill everything, clean up.
 [[noreturn]] void keeper_main(const std::vector<std::vector<std::string>>& masters,
                               const std::vector<std::string>& logs, const std::string& run_dir,
-                              int life_fd, pid_t parent, bool ns) {
+                              const child_setup& setup, int life_fd, pid_t parent, bool ns) {
   ::prctl(PR_SET_PDEATHSIG, SIGTERM);
   // In a new PID namespace getppid() is 0 for PID 1; the pipe's EOF covers that case.
   if (!ns && ::getppid() != parent) ::raise(SIGTERM);
@@ -119,6 +154,7 @@ std::vector<char*> c_argv(const std::vector<std::string>& argv) {
   int sfd = ::signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
 
   std::vector<pid_t> pgids;
+  const pid_t keeper_pid = ::getpid();
   for (std::size_t i = 0; i < masters.size(); ++i) {
     auto argv = c_argv(masters[i]);
     pid_t m = ::fork();
@@ -128,17 +164,21 @@ std::vector<char*> c_argv(const std::vector<std::string>& argv) {
       ::sigprocmask(SIG_SETMASK, &none, nullptr);
       for (int s : {SIGINT, SIGQUIT, SIGHUP, SIGPIPE}) ::signal(s, SIG_DFL);
       if (!ns) ::setpgid(0, 0);
-      // In a namespace the kernel takes the workers along; without one a master must stop its
-      // workers itself, which nginx does on SIGTERM (fast shutdown), not on SIGKILL.
-      ::prctl(PR_SET_PDEATHSIG, ns ? SIGKILL : SIGTERM);
       int in = ::open("/dev/null", O_RDONLY);
-      int log = ::open(logs[i].c_str(), O_WRONLY | O_CREAT | O_APPEND, 0600);
+      int log = ::open(logs[i].c_str(), O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW, 0600);
       if (in >= 0) ::dup2(in, 0);
       if (log >= 0) {
         ::dup2(log, 1);
         ::dup2(log, 2);
       }
+      if (!apply_setup(setup)) _exit(126);
+      // In a namespace the kernel takes the workers along; without one a master must stop its
+      // workers itself, which nginx does on SIGTERM (fast shutdown), not on SIGKILL. Set after
+      // the identity change, which clears it.
+      ::prctl(PR_SET_PDEATHSIG, ns ? SIGKILL : SIGTERM);
+      if (::getppid() != keeper_pid) _exit(0);
       ::execv(argv[0], argv.data());
+      write_all(2, std::string("cannot run ") + argv[0] + ": " + std::strerror(errno) + "\n");
       _exit(127);
     }
     if (m > 0 && !ns) {
@@ -156,14 +196,17 @@ std::vector<char*> c_argv(const std::vector<std::string>& argv) {
     }
   }
 
-  bool done = false;
+  bool done = false, keep_run_dir = false;
   while (!done) {
     pollfd p[2] = {{life_fd, POLLIN, 0}, {sfd, POLLIN, 0}};
     int n = ::poll(p, sfd >= 0 ? 2 : 1, 1000);
     if (n < 0 && errno != EINTR) break;
     if (p[0].revents) {
-      char c;
-      if (::read(life_fd, &c, 1) <= 0) done = true;  // EOF: ngxtls closed the pipe or died
+      char c = 0;
+      // 'K': ngxtls restarts in the same directory. EOF: ngxtls closed the pipe or died.
+      const ssize_t got = ::read(life_fd, &c, 1);
+      if (got == 1 && c == 'K') keep_run_dir = true;
+      if (got <= 0) done = true;
     }
     if (sfd >= 0 && (p[1].revents & POLLIN)) {
       signalfd_siginfo si;
@@ -192,13 +235,14 @@ std::vector<char*> c_argv(const std::vector<std::string>& argv) {
   while (::waitpid(-1, nullptr, 0) > 0) {
   }
   std::error_code ec;
-  fs::remove_all(run_dir, ec);
+  if (!keep_run_dir) fs::remove_all(run_dir, ec);
   _exit(0);
 }
 
 }  // namespace
 
-command_output run_command(const std::vector<std::string>& argv, int timeout_ms) {
+command_output run_command(const std::vector<std::string>& argv, int timeout_ms,
+                           const child_setup& setup) {
   if (argv.empty()) throw target_error("run_command: empty argv");
   int out_pipe[2], err_pipe[2];
   if (::pipe2(out_pipe, O_CLOEXEC) != 0) throw target_error(std::string("pipe: ") + std::strerror(errno));
@@ -208,21 +252,26 @@ command_output run_command(const std::vector<std::string>& argv, int timeout_ms)
     throw target_error(std::string("pipe: ") + std::strerror(errno));
   }
   auto args = c_argv(argv);
+  const pid_t parent = ::getpid();
   pid_t pid = ::fork();
   if (pid < 0) {
     for (int fd : {out_pipe[0], out_pipe[1], err_pipe[0], err_pipe[1]}) ::close(fd);
     throw target_error(std::string("fork: ") + std::strerror(errno));
   }
   if (pid == 0) {
-    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
     int in = ::open("/dev/null", O_RDONLY);
     if (in >= 0) ::dup2(in, 0);
     ::dup2(out_pipe[1], 1);
     ::dup2(err_pipe[1], 2);
+    if (!apply_setup(setup)) _exit(126);
+    // After the identity change, which clears it.
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (::getppid() != parent) _exit(127);
     if (argv[0].find('/') != std::string::npos)
       ::execv(args[0], args.data());
     else
       ::execvp(args[0], args.data());
+    write_all(2, "cannot run " + argv[0] + ": " + std::strerror(errno) + "\n");
     _exit(127);
   }
   ::close(out_pipe[1]);
@@ -304,8 +353,9 @@ std::vector<pid_t> child_pids(pid_t parent) {
   return out;
 }
 
-keeper::keeper(const std::vector<std::vector<std::string>>& masters, const std::vector<std::string>& logs,
-               const std::string& run_dir) {
+keeper::keeper(const std::vector<std::vector<std::string>>& masters,
+               const std::vector<std::string>& logs, const std::string& run_dir,
+               const child_setup& setup) {
   int life[2], report[2];
   if (::pipe2(life, O_CLOEXEC) != 0) throw target_error(std::string("pipe: ") + std::strerror(errno));
   if (::pipe2(report, O_CLOEXEC) != 0) {
@@ -335,7 +385,7 @@ keeper::keeper(const std::vector<std::vector<std::string>>& masters, const std::
     pid_t k = ::fork();
     if (k == 0) {
       ::close(report[1]);
-      keeper_main(masters, logs, run_dir, life[0], me, ns);
+      keeper_main(masters, logs, run_dir, setup, life[0], me, ns);
     }
     long msg[2] = {static_cast<long>(k), ns ? 1L : 0L};
     ssize_t w = ::write(report[1], msg, sizeof msg);
@@ -365,8 +415,13 @@ keeper::keeper(const std::vector<std::vector<std::string>>& masters, const std::
 
 keeper::~keeper() { stop(); }
 
-void keeper::stop() {
+void keeper::stop(bool keep_run_dir) {
   if (life_fd_ >= 0) {
+    if (keep_run_dir) {
+      const char k = 'K';
+      ssize_t w = ::write(life_fd_, &k, 1);
+      (void)w;
+    }
     ::close(life_fd_);  // EOF: the keeper kills every nginx, removes the run directory, exits
     life_fd_ = -1;
   }
@@ -384,6 +439,116 @@ void keeper::stop() {
   }
   middle_ = -1;
   pid_ = -1;
+}
+
+sandbox_identity choose_sandbox_identity() {
+  sandbox_identity id;
+  if (::geteuid() != 0) return id;
+  // Ranges this user namespace maps (inside, outside, count): a uid outside them cannot be set.
+  auto ranges = [](const char* path) {
+    std::vector<std::pair<unsigned long long, unsigned long long>> out;  // first, count
+    std::istringstream in(read_small(path));
+    for (unsigned long long inside, outside, count; in >> inside >> outside >> count;)
+      out.push_back({inside, count});
+    return out;
+  };
+  const auto uids = ranges("/proc/self/uid_map"), gids = ranges("/proc/self/gid_map");
+  auto mapped = [](const auto& rs, unsigned long long v) {
+    for (const auto& [first, count] : rs)
+      if (v >= first && v - first < count) return true;
+    return false;
+  };
+  // Numbers the account files name (third field), read without NSS (no directory service is asked).
+  auto named = [](const char* path) {
+    std::set<unsigned long long> out;
+    std::ifstream f(path);
+    for (std::string line; std::getline(f, line);) {
+      std::istringstream fields(line);
+      std::string name, pw, num;
+      if (std::getline(fields, name, ':') && std::getline(fields, pw, ':') &&
+          std::getline(fields, num, ':'))
+        try {
+          out.insert(std::stoull(num));
+        } catch (const std::exception&) {
+        }
+    }
+    return out;
+  };
+  const auto used_uids = named("/etc/passwd"), used_gids = named("/etc/group");
+  std::set<unsigned long long> running;
+  for (pid_t p : all_pids()) {
+    struct stat st {};
+    if (::stat(("/proc/" + std::to_string(p)).c_str(), &st) == 0) running.insert(st.st_uid);
+  }
+  // Candidates: far above any account (useradd stops at 60000, systemd's dynamic users at
+  // 65519), below 2^31 (some tools read uids as signed), inside the mapped ranges.
+  std::vector<std::pair<unsigned long long, unsigned long long>> spans;  // [lo, hi]
+  for (const auto& [first, count] : uids) {
+    const unsigned long long lo = std::max<unsigned long long>(first, 100000);
+    const unsigned long long hi = std::min<unsigned long long>(first + count - 1, 0x7ffffffeULL);
+    if (lo <= hi) spans.push_back({lo, hi});
+  }
+  std::mt19937_64 rng(std::random_device{}());
+  for (int attempt = 0; attempt < 4096 && !spans.empty(); ++attempt) {
+    const auto& [lo, hi] = spans[rng() % spans.size()];
+    const unsigned long long v = lo + rng() % (hi - lo + 1);
+    if (!mapped(gids, v) || used_uids.count(v) || used_gids.count(v) || running.count(v)) continue;
+    id.drop = true;
+    id.uid = static_cast<uid_t>(v);
+    id.gid = static_cast<gid_t>(v);
+    return id;
+  }
+  // A namespace mapping only a few ids (a container): nobody, when it is mapped.
+  if (mapped(uids, 65534) && mapped(gids, 65534)) {
+    id.drop = true;
+    id.uid = 65534;
+    id.gid = 65534;
+    return id;
+  }
+  throw target_error(
+      "sandbox: no unprivileged uid to run nginx as (this user namespace maps too few ids)");
+}
+
+bool enter_loopback_network_namespace(std::string& why) {
+  if (::geteuid() != 0) {
+    why = "not root";
+    return false;
+  }
+  std::error_code ec;
+  std::size_t threads = 0;
+  for (auto it = fs::directory_iterator("/proc/self/task", ec);
+       !ec && it != fs::directory_iterator(); it.increment(ec))
+    ++threads;
+  if (threads != 1) {
+    why = "other threads are already running";
+    return false;
+  }
+  if (::unshare(CLONE_NEWNET) != 0) {
+    why = std::string("unshare(CLONE_NEWNET): ") + std::strerror(errno);
+    return false;
+  }
+  int fd = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  if (fd < 0)
+    throw target_error(std::string("sandbox: socket in the new network namespace: ") +
+                       std::strerror(errno));
+  ifreq ifr{};
+  std::strncpy(ifr.ifr_name, "lo", IFNAMSIZ - 1);
+  bool ok = ::ioctl(fd, SIOCGIFFLAGS, &ifr) == 0;
+  ifr.ifr_flags = static_cast<short>(ifr.ifr_flags | IFF_UP | IFF_RUNNING);
+  ok = ok && ::ioctl(fd, SIOCSIFFLAGS, &ifr) == 0;
+  const int err = errno;
+  ::close(fd);
+  if (!ok)
+    throw target_error(std::string("sandbox: cannot bring up lo in the new network namespace: ") +
+                       std::strerror(err));
+  return true;
+}
+
+std::string run_dir_template(const std::string& base_dir) {
+  proc_stat st;
+  read_stat(::getpid(), st);
+  return base_dir + "/run-" + std::to_string(::getpid()) + "-" + std::to_string(st.start) +
+         "-XXXXXX";
 }
 
 void write_owner(const std::string& run_dir) {
@@ -405,12 +570,18 @@ int sweep_stale_runs(const std::string& base_dir) {
     const std::string dir = e.path().string();
     // Only runs of this user, recorded in files only this user could write.
     struct stat dst {};
-    if (::lstat(dir.c_str(), &dst) != 0 || dst.st_uid != ::getuid() || (dst.st_mode & 022)) continue;
-    std::istringstream owner(read_small(dir + "/owner"));
+    if (::lstat(dir.c_str(), &dst) != 0 || dst.st_uid != ::getuid() || (dst.st_mode & 022))
+      continue;
     long pid = 0;
     unsigned long long start = 0;
     bool alive = false;
-    if (owner >> pid >> start) {
+    // run-PID-START-XXXXXX names its owner from the moment it exists; older runs have `owner`.
+    char tail[8] = {};
+    const bool named_owner =
+        std::sscanf(name.c_str(), "run-%ld-%llu-%7s", &pid, &start, tail) == 3 &&
+        std::strlen(tail) == 6;
+    std::istringstream owner(named_owner ? std::string() : read_small(dir + "/owner"));
+    if (named_owner || (owner >> pid >> start)) {
       proc_stat st;
       alive = pid > 0 && read_stat(static_cast<pid_t>(pid), st) && st.start == start;
     } else {
@@ -430,7 +601,12 @@ int sweep_stale_runs(const std::string& base_dir) {
     auto names_dir = [&](pid_t p) {
       std::string cmd = read_small("/proc/" + std::to_string(p) + "/cmdline");
       std::replace(cmd.begin(), cmd.end(), '\0', ' ');
-      return cmd.rfind("nginx", 0) == 0 && cmd.find(dir + "/") != std::string::npos;
+      if (cmd.rfind("nginx", 0) == 0 && cmd.find(dir + "/") != std::string::npos) return true;
+      // A master run as the sandbox identity works in the run directory (its paths are
+      // /proc/self/cwd/...), and its workers inherit that.
+      std::error_code cec;
+      const std::string cwd = fs::read_symlink("/proc/" + std::to_string(p) + "/cwd", cec).string();
+      return !cec && (cwd == dir || cwd.rfind(dir + "/", 0) == 0);
     };
     for (pid_t p : all_pids()) {
       proc_stat st;

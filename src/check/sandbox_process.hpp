@@ -15,6 +15,7 @@
 // Either way the keeper then removes the run directory. What a keeper could not clean (it was
 // SIGKILLed too) a later run sweeps: see sweep_stale_runs.
 
+#include <sys/resource.h>
 #include <sys/types.h>
 
 #include <string>
@@ -29,10 +30,45 @@ struct command_output {
   std::string err;     ///< stderr, at most 1 MiB kept
 };
 
+/// An unprivileged identity for the sandbox nginx when ngxtls runs as root: a uid and gid
+/// (the same number) that no account in /etc/passwd or /etc/group and no running process
+/// uses, chosen per run, so that no file of the host and no other sandbox is open to it.
+struct sandbox_identity {
+  bool drop = false;  ///< false: nginx runs as the invoking user (ngxtls is not root)
+  uid_t uid = 0;
+  gid_t gid = 0;
+};
+
+/// How a child (nginx -t, an nginx master) is set up between fork and exec, in this order:
+/// working directory (entered while still privileged), RLIMIT_NOFILE, then the identity
+/// (supplementary groups dropped, gid, uid), then the parent-death signal (a credential
+/// change clears it, so it is set after).
+struct child_setup {
+  std::string cwd;  ///< empty: unchanged
+  sandbox_identity identity;
+  rlim_t nofile = 0;  ///< soft RLIMIT_NOFILE at least this (capped by the hard limit); 0: unchanged
+};
+
+/// Picks a sandbox_identity: drop=false when the effective uid is not 0. The uid is random in a
+/// range the process's user namespace maps (/proc/self/uid_map), checked against the account
+/// files (read directly: no NSS module gets asked) and /proc. Throws ngxtls::target_error when
+/// none is free.
+sandbox_identity choose_sandbox_identity();
+
+/// Moves the calling thread (call it on the main thread before any other thread exists: the
+/// namespace is per thread, and threads created later inherit it) into a new network namespace
+/// with only `lo`, brought up: what runs afterwards reaches 127.0.0.1 and nothing else.
+/// Returns false with `why` set when it cannot (not root, no CAP_SYS_ADMIN, other threads
+/// already running); throws ngxtls::target_error when the namespace was made but `lo` cannot
+/// be brought up (the process would then have no network at all).
+bool enter_loopback_network_namespace(std::string& why);
+
 /// Runs argv (argv[0] an absolute path, or looked up on PATH) with stdin from /dev/null and
-/// waits at most `timeout_ms`, then SIGKILLs it (exit_code 137). Throws ngxtls::target_error
-/// when it cannot be started.
-command_output run_command(const std::vector<std::string>& argv, int timeout_ms);
+/// waits at most `timeout_ms`, then SIGKILLs it (exit_code 137). `setup` is applied in the
+/// child before exec (exit code 126 when it fails). Throws ngxtls::target_error when it cannot
+/// be started.
+command_output run_command(const std::vector<std::string>& argv, int timeout_ms,
+                           const child_setup& setup = {});
 
 /// `name` if it contains a '/', else its first match on $PATH; then /usr/sbin/NAME and
 /// /sbin/NAME (nginx lives in sbin, which a non-root PATH often lacks). Empty when none is an
@@ -47,10 +83,12 @@ std::vector<pid_t> child_pids(pid_t parent);
 class keeper {
  public:
   /// Forks the keeper, which starts one master per argv in `masters` (stdout and stderr to
-  /// `log_paths[i]`) and watches ngxtls. `run_dir` is removed by the keeper when it ends.
+  /// `log_paths[i]`, `setup` applied before exec) and watches ngxtls. `run_dir` is removed by
+  /// the keeper when it ends, unless stop(true) asked it to keep it.
   /// Throws ngxtls::target_error when fork fails.
-  keeper(const std::vector<std::vector<std::string>>& masters, const std::vector<std::string>& log_paths,
-         const std::string& run_dir);
+  keeper(const std::vector<std::vector<std::string>>& masters,
+         const std::vector<std::string>& log_paths, const std::string& run_dir,
+         const child_setup& setup = {});
   ~keeper();
   keeper(const keeper&) = delete;
   keeper& operator=(const keeper&) = delete;
@@ -63,8 +101,9 @@ class keeper {
   /// has exited.
   std::vector<pid_t> masters() const { return child_pids(pid_); }
   /// Stops every nginx process (SIGKILL: the sandbox is throwaway) and reaps the keeper; waits
-  /// at most 5 s. Idempotent; the destructor calls it.
-  void stop();
+  /// at most 5 s. The keeper removes the run directory unless `keep_run_dir` (a restart in the
+  /// same directory). Idempotent; the destructor calls it.
+  void stop(bool keep_run_dir = false);
 
  private:
   pid_t pid_ = -1;     ///< the keeper
@@ -75,11 +114,18 @@ class keeper {
 
 /// Removes run directories under `base_dir` left by sandbox runs whose ngxtls process is gone
 /// (SIGKILLed together with its keeper): SIGKILLs nginx processes whose command line names the
-/// run directory (masters), or that sit in a process group the run recorded (file `pgids`)
-/// whose leader is such a master or gone (orphaned workers), then deletes the directory. Only
-/// directories and `pgids` files owned by this user and not group/other-writable count.
+/// run directory or whose working directory lies in it (masters and workers), or that sit in a
+/// process group the run recorded (file `pgids`) whose leader is such a master or gone
+/// (orphaned workers), then deletes the directory. A run's owner is read from its name
+/// (run_dir_template) or, for older runs, its `owner` file. Only directories and `pgids` files
+/// owned by this user and not group/other-writable count: another user's runs are left alone.
 /// Returns how many runs it removed. Never throws.
 int sweep_stale_runs(const std::string& base_dir);
+
+/// The mkdtemp(3) template of a new run directory under `base_dir`:
+/// "run-PID-STARTTIME-XXXXXX", this process's pid and start time (/proc/self/stat) in the name
+/// itself, so that no moment exists at which a run directory does not say whose it is.
+std::string run_dir_template(const std::string& base_dir);
 
 /// Writes the identity of this process (pid and start time from /proc/self/stat) to
 /// `run_dir`/owner, so that sweep_stale_runs can tell a live run from a dead one even after pid

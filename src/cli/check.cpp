@@ -1,15 +1,17 @@
 // ngxtls check CONFIG --endpoint TARGET | --sandbox: lint, probe every server name the config
 // serves (live, or in a throwaway nginx), and mark each finding confirmed, refuted or not testable.
 
+#include "check/check.hpp"
+
 #include <unistd.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <iostream>
 #include <memory>
 #include <set>
 
 #include "base/error.hpp"
-#include "check/check.hpp"
 #include "check/sandbox.hpp"
 #include "cli/commands.hpp"
 #include "cli/common.hpp"
@@ -67,6 +69,19 @@ int run_check(const check_args& a) {
   if (!a.sandbox && (a.instances != 1 || a.reload || !a.nginx.empty()))
     throw usage_error("check: --nginx, --instances and --reload need --sandbox");
   if (a.reload && !a.sess_in.empty()) throw usage_error("check: --reload takes its own sessions: drop --sess-in");
+  // Before any thread exists (the namespace is per thread; later threads inherit it): ngxtls,
+  // the sandbox nginx and the prober then share a loopback-only network, and nothing the
+  // config names can reach another host. NGXTLS_SANDBOX_NO_NETNS=1 skips it (tests of the
+  // path taken without root).
+  bool network_isolated = false;
+  std::string no_namespace_reason;
+  if (a.sandbox) {
+    const char* no_netns = std::getenv("NGXTLS_SANDBOX_NO_NETNS");
+    if (no_netns && *no_netns && std::string(no_netns) != "0")
+      no_namespace_reason = "NGXTLS_SANDBOX_NO_NETNS is set";
+    else
+      network_isolated = check::enter_loopback_network_namespace(no_namespace_reason);
+  }
   std::string nginx_bin = "nginx";
   if (a.sandbox) {
     nginx_bin = check::find_executable(a.nginx.empty() ? "nginx" : a.nginx);
@@ -74,13 +89,9 @@ int run_check(const check_args& a) {
       throw usage_error(a.nginx.empty() ? "check --sandbox: no nginx on PATH or in /usr/sbin (install nginx, or pass --nginx BIN)"
                                         : "check --sandbox: --nginx " + a.nginx + " is not an executable file");
   }
-  std::optional<engine::project_config> pc;
-  {
-    char buf[4096];
-    if (getcwd(buf, sizeof buf))
-      if (auto p = engine::find_project_config(buf)) pc = engine::load_project_config(*p);
-  }
+  auto pc = load_project("");
   report::check_report rep;
+  if (pc) rep.lint.project_config = pc->path;
   rep.lint.assumed = choose_versions(a.nginx_version, a.openssl_version, pc, nginx_bin);
   rep.lint.inputs.push_back(a.config);
   config::load_options lo;
@@ -139,6 +150,8 @@ int run_check(const check_args& a) {
     check::sandbox_options so;
     so.nginx_binary = nginx_bin;
     so.instances = a.instances;
+    so.network_isolated = network_isolated;
+    so.no_namespace_reason = no_namespace_reason;
     try {
       sb = std::make_unique<check::sandbox>(swap ? *base_model : *m, so);
       targets = sandbox_targets();
@@ -217,6 +230,12 @@ int run_check(const check_args& a) {
   rep.checked = check::judge(findings, rep.probes, jo);
   rep.lint.findings = findings;
   engine::context ctx(*m, opts);
+  // What only the probe sees (a staple clients must reject): findings of their own, after the
+  // lint findings.
+  for (auto& c : check::probe_findings(ctx, rep.probes, jo.port_map, sb != nullptr)) {
+    rep.lint.findings.push_back(c.finding);
+    rep.checked.push_back(std::move(c));
+  }
   auto keys = check::configured_keys(ctx);
   // Unreadable key files ran as stand-ins: their key names are the stand-ins'.
   if (sb)
@@ -297,7 +316,12 @@ void register_check(CLI::App& app, std::function<int()>& run) {
   sub->add_option("config", a->config, "nginx.conf, a saved `nginx -T` dump, or - for stdin")->required();
   sub->add_option("--endpoint", a->endpoints, "live TARGET serving this config (host[:port]); repeat for several instances");
   sub->add_option("--connect", a->connect, "dial this backend address instead, sending the config's server names as SNI");
-  sub->add_flag("--sandbox", a->sandbox, "before deploy: run this config's TLS servers in a throwaway nginx on loopback");
+  sub->add_flag("--sandbox", a->sandbox,
+                "before deploy: run this config's TLS servers in a throwaway nginx on loopback (as "
+                "root: nginx runs as "
+                "an unused uid in a loopback-only network namespace, with no module or Lua the "
+                "config names; see "
+                "docs/user-guide.md)");
   sub->add_option("--nginx", a->nginx, "--sandbox: the nginx binary (default: nginx on PATH, else /usr/sbin/nginx)");
   sub->add_option("--instances", a->instances, "--sandbox: masters on each port with reuseport, standing for N hosts")
       ->check(CLI::Range(1, 16));

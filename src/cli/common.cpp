@@ -1,10 +1,13 @@
 #include "cli/common.hpp"
 
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cctype>
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -14,6 +17,7 @@
 
 #include "base/error.hpp"
 #include "check/sandbox_process.hpp"
+#include "report/terminal_text.hpp"
 #include "tls/ciphers.hpp"
 
 namespace ngxtls::cli {
@@ -37,6 +41,21 @@ config::config load_input(const std::string& path, const config::load_options& o
   // load_file reads a saved `nginx -T` dump as a dump, and never opens FIFOs or devices
   // in a way that blocks.
   return config::load_file(path, opts);
+}
+
+std::optional<engine::project_config> load_project(const std::string& explicit_path) {
+  std::string path = explicit_path;
+  if (path.empty()) {
+    char buf[4096];
+    if (!getcwd(buf, sizeof buf)) return std::nullopt;
+    auto found = engine::find_project_config(buf);
+    if (!found.ignored.empty()) std::cerr << "ngxtls: warning: ignoring " << report::terminal_safe(found.ignored) << "\n";
+    if (!found.path) return std::nullopt;
+    path = *found.path;
+  }
+  auto pc = engine::load_project_config(path);
+  std::cerr << "ngxtls: using config " << report::terminal_safe(path) << "\n";
+  return pc;
 }
 
 namespace {
@@ -129,29 +148,189 @@ model::assumed_versions choose_versions(const std::string& nginx_flag, const std
   return v;
 }
 
+namespace {
+
+// An output buffer over a file descriptor that remembers why a write failed: std::ostream keeps
+// only badbit, and errno is long overwritten by the time the caller looks.
+class fd_buffer : public std::streambuf {
+ public:
+  explicit fd_buffer(int fd) : fd_(fd) { setp(buf_, buf_ + sizeof buf_); }
+  fd_buffer(const fd_buffer&) = delete;
+  fd_buffer& operator=(const fd_buffer&) = delete;
+  ~fd_buffer() override { drain(); }
+  /// The errno of the first failed write, 0 when none failed.
+  int error() const { return error_; }
+
+ protected:
+  int_type overflow(int_type c) override {
+    if (!drain()) return traits_type::eof();
+    if (!traits_type::eq_int_type(c, traits_type::eof())) {
+      *pptr() = traits_type::to_char_type(c);
+      pbump(1);
+    }
+    return traits_type::not_eof(c);
+  }
+  int sync() override { return drain() ? 0 : -1; }
+  std::streamsize xsputn(const char* s, std::streamsize n) override {
+    if (n >= static_cast<std::streamsize>(sizeof buf_)) {
+      if (!drain() || !write_all(s, static_cast<std::size_t>(n))) return 0;
+      return n;
+    }
+    return std::streambuf::xsputn(s, n);
+  }
+
+ private:
+  bool write_all(const char* p, std::size_t n) {
+    if (error_) return false;
+    while (n > 0) {
+      const ssize_t w = ::write(fd_, p, n);
+      if (w < 0 && errno == EINTR) continue;
+      if (w <= 0) {
+        error_ = w < 0 ? errno : EIO;
+        return false;
+      }
+      p += w;
+      n -= static_cast<std::size_t>(w);
+    }
+    return true;
+  }
+  bool drain() {
+    const std::size_t n = static_cast<std::size_t>(pptr() - pbase());
+    setp(buf_, buf_ + sizeof buf_);
+    return write_all(buf_, n);
+  }
+
+  int fd_;
+  int error_ = 0;
+  char buf_[1 << 16];
+};
+
+fd_buffer* stdout_buffer = nullptr;
+
+std::string errno_text(int e) {
+  return std::strerror(e);
+}
+
+// The directory part of `path` for a sibling temporary file ("." for a bare name).
+std::string directory_of_path(const std::string& path) {
+  auto slash = path.find_last_of('/');
+  if (slash == std::string::npos) return ".";
+  if (slash == 0) return "/";
+  return path.substr(0, slash);
+}
+
+// Writes through a temporary file created with O_EXCL next to `target`, then renames it over
+// `target`. `mode`/`owner` of the result: `like`'s when given, else 0666 less the umask.
+void write_replacing(const std::string& target, const std::string& shown,
+                     const std::function<void(std::ostream&)>& write, const struct stat* like) {
+  const std::string dir = directory_of_path(target);
+  const std::string base = target.substr(
+      target.find_last_of('/') == std::string::npos ? 0 : target.find_last_of('/') + 1);
+  if (base.empty() || base == "." || base == "..")
+    throw usage_error("cannot write " + shown + ": " + errno_text(EISDIR));
+  std::string tmp = dir + "/." + base + ".ngxtls-XXXXXX";
+  const int fd = ::mkstemp(tmp.data());
+  if (fd < 0) {
+    // mkstemp says why the directory cannot take a file; name the path the user gave.
+    throw usage_error("cannot write " + shown + ": " + errno_text(errno));
+  }
+  bool ok = false;
+  struct remove_tmp {
+    const std::string& tmp;
+    bool& ok;
+    ~remove_tmp() {
+      if (!ok) ::unlink(tmp.c_str());
+    }
+  } cleanup{tmp, ok};
+  int err = 0;
+  {
+    fd_buffer buf(fd);
+    std::ostream os(&buf);
+    write(os);
+    os.flush();
+    err = buf.error();
+  }
+  if (!err && like) {
+    if (::fchmod(fd, like->st_mode & 07777) != 0) err = errno;
+    if (!err && (like->st_uid != ::geteuid() || like->st_gid != ::getegid()) &&
+        ::fchown(fd, like->st_uid, like->st_gid) != 0)
+      err = errno;
+  } else if (!err) {
+    const mode_t mask = ::umask(0);
+    ::umask(mask);
+    if (::fchmod(fd, 0666 & ~mask) != 0) err = errno;
+  }
+  if (!err && ::fsync(fd) != 0 && errno != EINVAL) err = errno;
+  if (::close(fd) != 0 && !err) err = errno;
+  if (!err && ::rename(tmp.c_str(), target.c_str()) != 0) err = errno;
+  if (err) throw usage_error("cannot write " + shown + ": " + errno_text(err));
+  ok = true;
+}
+
+}  // namespace
+
+void install_stdout_buffer() {
+  // Never destroyed: std::cout is flushed after static objects are gone.
+  static fd_buffer* buf = new fd_buffer(STDOUT_FILENO);
+  stdout_buffer = buf;
+  std::cout.rdbuf(buf);
+}
+
+void finish_stdout() {
+  std::cout.flush();
+  const int err = stdout_buffer ? stdout_buffer->error() : (std::cout ? 0 : EIO);
+  if (err || !std::cout)
+    throw usage_error("cannot write to stdout: " + errno_text(err ? err : EIO));
+}
+
 void write_output(const std::string& path, const std::function<void(std::ostream&)>& write) {
   if (path.empty() || path == "-") {
     write(std::cout);
-    std::cout.flush();
+    finish_stdout();
     return;
   }
-  std::ofstream f(path, std::ios::binary | std::ios::trunc);
-  if (!f) throw usage_error("cannot write " + path + ": " + std::strerror(errno));
-  write(f);
-  f.flush();
-  if (!f) throw usage_error("cannot write " + path);
+  // A directory, or a FIFO or device given as -o, is written as it is (`-o /dev/stdout`);
+  // only a regular file, a symlink or a new name is replaced by rename.
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) != 0) st.st_mode = 0;
+  if (st.st_mode != 0 && !S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode)) {
+    if (S_ISDIR(st.st_mode)) throw usage_error("cannot write " + path + ": " + errno_text(EISDIR));
+    const int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC | O_NOCTTY);
+    if (fd < 0) throw usage_error("cannot write " + path + ": " + errno_text(errno));
+    int err = 0;
+    {
+      fd_buffer buf(fd);
+      std::ostream os(&buf);
+      write(os);
+      os.flush();
+      err = buf.error();
+    }
+    if (::close(fd) != 0 && !err) err = errno;
+    if (err) throw usage_error("cannot write " + path + ": " + errno_text(err));
+    return;
+  }
+  // An existing report file keeps its mode (not its owner: the writer owns the new file).
+  struct stat like = st;
+  like.st_uid = ::geteuid();
+  like.st_gid = ::getegid();
+  write_replacing(path, path, write, S_ISREG(st.st_mode) ? &like : nullptr);
 }
 
 void write_output(const std::string& path, const std::string& text) {
-  if (path.empty() || path == "-") {
-    std::cout << text << std::flush;
-    return;
-  }
-  std::ofstream f(path, std::ios::binary | std::ios::trunc);
-  if (!f) throw usage_error("cannot write " + path + ": " + std::strerror(errno));
-  f << text;
-  f.flush();
-  if (!f) throw usage_error("cannot write " + path);
+  write_output(path, [&](std::ostream& os) { os << text; });
+}
+
+void replace_config_file(const std::string& path, const std::string& text) {
+  char* real = ::realpath(path.c_str(), nullptr);
+  if (!real) throw usage_error("cannot write " + path + ": " + errno_text(errno));
+  const std::string target(real);
+  std::free(real);
+  struct stat st {};
+  if (::stat(target.c_str(), &st) != 0)
+    throw usage_error("cannot write " + path + ": " + errno_text(errno));
+  if (!S_ISREG(st.st_mode)) throw usage_error("cannot write " + path + ": not a regular file");
+  write_replacing(
+      target, path, [&](std::ostream& os) { os << text; }, &st);
 }
 
 bool is_tty(int fd) { return isatty(fd) == 1; }

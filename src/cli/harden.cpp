@@ -31,14 +31,7 @@ struct harden_args {
 };
 
 int run_harden(const harden_args& a) {
-  std::optional<engine::project_config> pc;
-  if (!a.config_file.empty()) {
-    pc = engine::load_project_config(a.config_file);
-  } else {
-    char buf[4096];
-    if (getcwd(buf, sizeof buf))
-      if (auto p = engine::find_project_config(buf)) pc = engine::load_project_config(*p);
-  }
+  auto pc = load_project(a.config_file);
   auto v = choose_versions(a.nginx_version, a.openssl_version, pc);
 
   harden::harden_options o;
@@ -62,7 +55,10 @@ int run_harden(const harden_args& a) {
 
   auto s = harden::generate(o);
   if (a.format == "json")
-    write_output(a.output, report::harden_json(s).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
+    write_output(a.output,
+                 report::harden_json(s, pc ? std::optional<std::string>(pc->path) : std::nullopt)
+                         .dump(2, ' ', false, nlohmann::json::error_handler_t::replace) +
+                     "\n");
   else
     write_output(a.output, report::harden_text(s));
   return exit_ok;

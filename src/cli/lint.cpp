@@ -18,6 +18,7 @@
 #include "model/model.hpp"
 #include "report/lint_output.hpp"
 #include "report/sarif_output.hpp"
+#include "report/terminal_text.hpp"
 
 // Address sanitizer builds (g++ defines __SANITIZE_ADDRESS__, clang answers __has_feature).
 #if defined(__SANITIZE_ADDRESS__)
@@ -50,14 +51,6 @@ struct lint_args {
   bool fix = false;      ///< --fix given
   std::string fix_mode;  ///< "" (print the diff) or "write"
 };
-
-std::optional<engine::project_config> project(const std::string& explicit_path) {
-  if (!explicit_path.empty()) return engine::load_project_config(explicit_path);
-  char buf[4096];
-  if (!getcwd(buf, sizeof buf)) return std::nullopt;
-  if (auto p = engine::find_project_config(buf)) return engine::load_project_config(*p);
-  return std::nullopt;
-}
 
 // The working directory, which SARIF and GitHub paths are made relative to.
 std::string current_dir() {
@@ -119,8 +112,14 @@ report::version_notice older_version_notice(
 }
 
 int run_lint(const lint_args& a) {
-  auto pc = project(a.config_file);
+  // The diff (or the files written) is --fix's output; a --format that would be ignored is a
+  // mistake in the command line, not a report in another format.
+  if (a.fix && a.format != "text")
+    throw usage_error("lint: --fix prints a diff or writes the files; it takes no --format " +
+                      a.format);
+  auto pc = load_project(a.config_file);
   report::lint_report rep;
+  if (pc) rep.project_config = pc->path;
   rep.assumed = choose_versions(a.nginx_version, a.openssl_version, pc);
 
   engine::lint_options opts;
@@ -147,6 +146,11 @@ int run_lint(const lint_args& a) {
   if (paths.empty()) throw usage_error("lint: name a config file, or - for stdin");
   if (std::count(paths.begin(), paths.end(), "-") > 1)
     throw usage_error("lint: stdin (-) can be read once");
+  // Checked before anything is read or written: a fix written to some files and then refused
+  // for stdin would leave the run half done.
+  if (a.fix && a.fix_mode == "write" && std::count(paths.begin(), paths.end(), "-") > 0)
+    throw usage_error(
+        "lint: --fix=write cannot write a fix back to stdin (-): use --fix to print a diff");
 
   config::load_options lo;
   if (!a.conf_prefix.empty()) lo.conf_prefix = a.conf_prefix;
@@ -194,15 +198,20 @@ int run_lint(const lint_args& a) {
       diff += result.diff;
       fixed += result.applied;
       for (const auto& c : result.conflicts)
-        std::cerr << "ngxtls: not fixed (overlaps another fix): " << c << '\n';
+        std::cerr << "ngxtls: not fixed (overlaps another fix): " << report::terminal_safe(c) << '\n';
+      for (const auto& c : result.refused) std::cerr << "ngxtls: not fixed: " << report::terminal_safe(c) << '\n';
       if (a.fix_mode == "write") {
         for (const auto& [path, text] : result.files) {
           if (path == "<stdin>" || configs[i]->files.empty())
             throw usage_error("--fix=write needs files, not stdin");
-          write_output(path, text);
+          replace_config_file(path, text);
         }
       }
-      std::erase_if(found, [](const engine::finding& f) { return !f.edits.empty(); });
+      // Findings whose fix was applied are done; those left unfixed stay in the report.
+      std::vector<engine::finding> left;
+      for (std::size_t k = 0; k < found.size(); ++k)
+        if (found[k].edits.empty() || result.unfixed.count(k)) left.push_back(std::move(found[k]));
+      found = std::move(left);
     }
     rep.findings.insert(rep.findings.end(), std::make_move_iterator(found.begin()),
                         std::make_move_iterator(found.end()));

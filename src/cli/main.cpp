@@ -9,6 +9,8 @@
 
 #include "base/error.hpp"
 #include "cli/commands.hpp"
+#include "cli/common.hpp"
+#include "report/terminal_text.hpp"
 
 namespace {
 
@@ -26,12 +28,26 @@ extern "C" void on_sigbus(int) {
   ::_exit(ngxtls::cli::exit_input);
 }
 
+std::string safe(const char* text) {
+  return ngxtls::report::terminal_safe(text);
+}
+std::string safe(const std::string& text) {
+  return ngxtls::report::terminal_safe(text);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   struct sigaction sa {};
   sa.sa_handler = on_sigbus;
   ::sigaction(SIGBUS, &sa, nullptr);
+  // A reader that closes the pipe early (`ngxtls lint ... | head`) must not end the run with
+  // an exit status that reads as a result: with SIGPIPE ignored the write fails with EPIPE,
+  // and that is an error (exit 2, `cannot write to stdout: Broken pipe`) like a full disk.
+  // The prober and the sandbox ignore SIGPIPE anyway (peer resets), so this is also the one
+  // behaviour every command has.
+  ::signal(SIGPIPE, SIG_IGN);
+  ngxtls::cli::install_stdout_buffer();
   CLI::App app{"ngxtls: audit and probe nginx TLS configuration"};
   app.set_version_flag("--version", std::string("ngxtls ") + NGXTLS_VERSION);
   app.require_subcommand(1);
@@ -63,17 +79,22 @@ int main(int argc, char** argv) {
     return rc == 0 ? 0 : ngxtls::cli::exit_input;
   }
   try {
-    return run ? run() : ngxtls::cli::exit_input;
+    const int rc = run ? run() : ngxtls::cli::exit_input;
+    // Commands that print to std::cout directly: a lost report is not a success.
+    ngxtls::cli::finish_stdout();
+    return rc;
   } catch (const ngxtls::input_error& e) {
-    std::cerr << "ngxtls: error: " << e.what() << '\n';
+    // Messages quote the config's bytes (`unknown directive "..."`): escape what a terminal
+    // would act on.
+    std::cerr << "ngxtls: error: " << safe(e.what()) << '\n';
     for (const auto& f : e.include_chain())
-      std::cerr << "  included from " << ngxtls::to_string(f) << '\n';
+      std::cerr << "  included from " << safe(ngxtls::to_string(f)) << '\n';
     return ngxtls::cli::exit_input;
   } catch (const ngxtls::usage_error& e) {
-    std::cerr << "ngxtls: error: " << e.what() << '\n';
+    std::cerr << "ngxtls: error: " << safe(e.what()) << '\n';
     return ngxtls::cli::exit_input;
   } catch (const ngxtls::target_error& e) {
-    std::cerr << "ngxtls: error: " << e.what() << '\n';
+    std::cerr << "ngxtls: error: " << safe(e.what()) << '\n';
     return ngxtls::cli::exit_target;
   } catch (const std::exception& e) {
     std::cerr << "ngxtls: internal error: " << e.what() << '\n';

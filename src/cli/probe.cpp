@@ -9,9 +9,11 @@
 #include <fstream>
 #include <iostream>
 #include <memory>
+#include <set>
 
 #include "base/error.hpp"
 #include "cli/commands.hpp"
+#include "cli/common.hpp"
 #include "probe/prober.hpp"
 #include "report/probe_output.hpp"
 
@@ -74,6 +76,25 @@ int run_probe_command(const probe_args& a) {
     }
   }
   if (texts.empty()) throw usage_error("probe: no target given (TARGET... or --targets FILE)");
+  // A target named twice (on the command line, in --targets, or both) is probed once: every
+  // output labels results by the text given, and Prometheus rejects two series with the same
+  // labels. The first occurrence keeps its place.
+  {
+    std::set<std::string> seen;
+    std::vector<std::string> unique;
+    std::size_t dropped = 0;
+    for (auto& t : texts) {
+      if (seen.insert(t).second)
+        unique.push_back(std::move(t));
+      else
+        ++dropped;
+    }
+    if (dropped > 0)
+      std::cerr << "ngxtls: " << dropped
+                << (dropped == 1 ? " duplicate target" : " duplicate targets")
+                << " ignored: each target is probed once\n";
+    texts = std::move(unique);
+  }
   if (a.sess_out && texts.size() != 1) throw usage_error("probe: --sess-out needs exactly one target");
   if (a.attempts < 0 || a.per_target < 1 || a.parallel < 1 || a.timeout_ms < 1 || a.total_timeout_ms < 1)
     throw usage_error("probe: -n must be >= 0, -c, --parallel, --timeout and --total-timeout >= 1");
@@ -106,10 +127,14 @@ int run_probe_command(const probe_args& a) {
   auto results = probe::run_probe(targets, o);
   bar.reset();
 
-  if (a.format == "json") std::cout << report::probe_json(results).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
-  else if (a.format == "prometheus") std::cout << report::probe_prometheus(results);
-  else std::cout << report::probe_text(results, ::isatty(STDOUT_FILENO) == 1);
-  std::cout.flush();
+  if (a.format == "json")
+    write_output("", report::probe_json(results).dump(2, ' ', false,
+                                                      nlohmann::json::error_handler_t::replace) +
+                         "\n");
+  else if (a.format == "prometheus")
+    write_output("", report::probe_prometheus(results));
+  else
+    write_output("", report::probe_text(results, ::isatty(STDOUT_FILENO) == 1));
 
   int rc = exit_ok;
   for (const auto& r : results) {

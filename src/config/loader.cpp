@@ -129,7 +129,19 @@ class disk_source final : public file_source {
 
   std::vector<std::string> glob(const std::string& pattern) override {
     glob_t g{};
-    const int rc = ::glob(pattern.c_str(), 0, nullptr, &g);
+    glob_errors_.clear();
+    // glob()'s error callback has no user pointer: a thread_local list collects what it says.
+    static thread_local std::vector<std::pair<std::string, int>>* sink = nullptr;
+    sink = &glob_errors_;
+    const int rc = ::glob(
+        pattern.c_str(), 0,
+        [](const char* dir, int err) {
+          // A missing directory is an ordinary empty match.
+          if (sink && err != ENOENT && err != ENOTDIR) sink->emplace_back(dir, err);
+          return 0;  // go on, as nginx's glob() does
+        },
+        &g);
+    sink = nullptr;
     std::vector<std::string> out;
     if (rc == 0) {
       for (std::size_t i = 0; i < g.gl_pathc; ++i) out.emplace_back(g.gl_pathv[i]);
@@ -141,8 +153,10 @@ class disk_source final : public file_source {
     std::sort(out.begin(), out.end());
     return out;
   }
+  std::vector<std::pair<std::string, int>> glob_read_errors() override { return glob_errors_; }
 
  private:
+  std::vector<std::pair<std::string, int>> glob_errors_;
   input_error too_big(const std::string& path, const source_location& from) const {
     return input_error(from, "\"" + path + "\" is larger than the limit of " +
                                  std::to_string(max_bytes_) + " bytes (max_file_bytes)");
@@ -196,6 +210,9 @@ class overlay_source final : public file_source {
     return base_.read(path, from);
   }
   std::vector<std::string> glob(const std::string& pattern) override { return base_.glob(pattern); }
+  std::vector<std::pair<std::string, int>> glob_read_errors() override {
+    return base_.glob_read_errors();
+  }
   std::optional<mapped_bytes> map(const std::string& path, const source_location& from,
                                   storage& store, std::size_t min_bytes) override {
     if (path == name_ && !taken_) return std::nullopt;  // in memory already
@@ -371,6 +388,15 @@ class loader {
         paths = source_.glob(pattern);
       } catch (const input_error& e) {
         throw input_error(site, e.message(), site_chain);
+      }
+      for (const auto& [dir, err] : source_.glob_read_errors()) {
+        const bool known =
+            std::any_of(cfg_.unread_directories.begin(), cfg_.unread_directories.end(),
+                        [&](const unread_directory& u) {
+                          return u.directory == dir && u.include.file == site.file &&
+                                 u.include.line == site.line && u.include.column == site.column;
+                        });
+        if (!known) cfg_.unread_directories.push_back({site, dir, std::strerror(err)});
       }
       if (paths.size() > options_.max_glob_matches) {
         throw input_error(site,

@@ -26,6 +26,9 @@ class file_source {
   /// Paths matching a glob pattern, sorted bytewise (nginx sorts glob results); empty when none
   /// match.
   virtual std::vector<std::string> glob(const std::string& pattern) = 0;
+  /// Directories the last glob() could not read, with the errno (glob() skips them, as
+  /// nginx's does: the include silently loads fewer files). Empty for sources without them.
+  virtual std::vector<std::pair<std::string, int>> glob_read_errors() { return {}; }
   /// A file's bytes as map() gives them, with the file's stamp when they are a mapping of a
   /// file on disk (nullopt for the memory source's copies).
   struct mapped_bytes {

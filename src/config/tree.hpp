@@ -307,6 +307,14 @@ struct line_column {
 line_column locate(std::string_view content, std::size_t offset, std::uint32_t from_line = 1,
                    std::size_t from_offset = 0);
 
+/// A directory an `include` glob could not read (EACCES, ...): glob() skips it, as nginx's
+/// does, so the files it holds were not loaded.
+struct unread_directory {
+  source_location include;  ///< the include directive
+  std::string directory;    ///< as glob() named it
+  std::string reason;       ///< strerror text, e.g. "Permission denied"
+};
+
 /// A whole configuration: the main file, every file it includes, and the expanded tree.
 /// Copies share the (immutable) storage.
 struct config {
@@ -315,6 +323,7 @@ struct config {
   std::vector<source_file> files;  ///< files[0] is the main file; each file read once
   std::vector<std::vector<include_frame>> chains;  ///< chains[0] is empty; outermost include first
   list<directive> root;  ///< expanded tree (includes inlined at every site)
+  std::vector<unread_directory> unread_directories;  ///< include globs that skipped a directory
 
   /// The location of a directive, as file:line:col.
   source_location where(const directive& d) const;

@@ -176,7 +176,7 @@ void report_unused(const model::model& m, const lint_options& opts,
         std::string message;
         if (!find_rule(id))
           message = "suppression names no rule \"" + id + "\" (see `ngxtls rules`)";
-        else if (ran.count(id) && !used.count({file.path, n, id}))
+        else if (ran.count(id) && !used.count({file.path, n, id}) && !find_rule(id)->probe_only)
           message =
               "suppression of " + id + " matches no finding on this line or the next: remove it";
         else
@@ -197,6 +197,12 @@ void report_unused(const model::model& m, const lint_options& opts,
 }
 
 }  // namespace
+
+bool suppressed_inline(const model::model& m, const finding& f) {
+  std::set<suppression_use> used;
+  std::map<std::size_t, line_index> lines;
+  return suppressed(m, f, used, lines);
+}
 
 std::vector<finding> run(const model::model& m, const lint_options& opts, unsigned threads) {
   context ctx(m, opts);

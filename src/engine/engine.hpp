@@ -26,6 +26,9 @@ struct rule {
   std::string summary;     ///< one line
   std::string doc;         ///< Markdown: What it flags / Why it matters / Example / Fix / How the prober confirms it / Source
   std::function<void(const context&, std::vector<finding>&)> check;
+  /// Found only by `check` from probe evidence (its lint check reports nothing): a suppression
+  /// comment for it silences the probe's finding and is never reported unused by lint.
+  bool probe_only = false;
 };
 
 /// The catalog, in a fixed order (rules/registry.cpp).
@@ -116,5 +119,9 @@ class context {
 /// that ran but silenced nothing, or naming no rule at all, is itself reported as an
 /// `unused-suppression` note (unless that rule is deselected).
 std::vector<finding> run(const model::model& m, const lint_options& opts, unsigned threads = 0);
+
+/// Whether `# ngxtls: ignore RULE-ID` on the finding's line or the line above silences `f`, as
+/// run() decides for lint findings; for findings made outside run() (check's probe findings).
+bool suppressed_inline(const model::model& m, const finding& f);
 
 }  // namespace ngxtls::engine

@@ -31,6 +31,10 @@ struct text_edit {
   std::size_t offset = 0;    ///< byte offset into the file
   std::size_t length = 0;    ///< bytes replaced (0 = insert)
   std::string replacement;
+  /// Offset of the directive whose block the replacement's directives belong in (the directive
+  /// replaced, or the one inserted after); apply_fixes re-parses the result and refuses an
+  /// edit whose directives land in another block. npos: not checked.
+  std::size_t anchor = static_cast<std::size_t>(-1);
 };
 
 /// One finding.

@@ -5,6 +5,9 @@
 #include <set>
 #include <tuple>
 
+#include "base/error.hpp"
+#include "config/loader.hpp"
+
 namespace ngxtls::engine {
 
 std::optional<std::size_t> offset_of(std::string_view content, std::uint32_t line, std::uint32_t column) {
@@ -69,7 +72,8 @@ std::optional<text_edit> replace_directive(const config::config& cfg, const conf
                                            const std::string& text) {
   auto span = span_of(cfg, d);
   if (!span) return std::nullopt;
-  return text_edit{cfg.files[d.file].path, span->first, span->second - span->first, text};
+  return text_edit{cfg.files[d.file].path, span->first, span->second - span->first, text,
+                   span->first};
 }
 
 std::optional<text_edit> insert_after(const config::config& cfg, const config::directive& d,
@@ -82,10 +86,21 @@ std::optional<text_edit> insert_after(const config::config& cfg, const config::d
   std::string indent;
   for (std::size_t i = line_start; i < span->first && (content[i] == ' ' || content[i] == '\t'); ++i)
     indent += content[i];
-  // After the directive's own line (keeping a trailing comment on it where it is).
+  const std::string& path = cfg.files[d.file].path;
+  // After the directive's own line (keeping a trailing comment on it where it is), when only
+  // space or a comment follows its `;`. When more follows on the line (`... ; } }` in a
+  // one-line config), the rest of the line may close the block: the text goes on a line of
+  // its own right after the `;`, so it stays in the directive's block.
+  std::size_t rest = span->second;
+  while (rest < content.size() &&
+         (content[rest] == ' ' || content[rest] == '\t' || content[rest] == '\r'))
+    ++rest;
+  if (rest < content.size() && content[rest] != '\n' && content[rest] != '#')
+    return text_edit{path, span->second, 0, "\n" + indent + text + "\n", span->first};
   auto eol = content.find('\n', span->second);
-  if (eol == std::string_view::npos) return text_edit{cfg.files[d.file].path, content.size(), 0, "\n" + indent + text};
-  return text_edit{cfg.files[d.file].path, eol + 1, 0, indent + text + "\n"};
+  if (eol == std::string_view::npos)
+    return text_edit{path, content.size(), 0, "\n" + indent + text, span->first};
+  return text_edit{path, eol + 1, 0, indent + text + "\n", span->first};
 }
 
 std::string display_path(const std::string& path) {
@@ -183,11 +198,110 @@ std::string file_diff(const std::string& path, std::string_view old_text, const 
 
 }  // namespace
 
+namespace {
+
+// The blocks (offsets of their directives, outermost first) around the directive that starts at
+// each offset of `wanted`, in a per-file tree.
+void enclosing_blocks(config::list<config::directive> level, std::vector<std::size_t>& stack,
+                      const std::set<std::size_t>& wanted,
+                      std::map<std::size_t, std::vector<std::size_t>>& out) {
+  for (const auto& d : level) {
+    if (wanted.count(d.offset)) out[d.offset] = stack;
+    if (d.has_block) {
+      stack.push_back(d.offset);
+      enclosing_blocks(d.block, stack, wanted, out);
+      stack.pop_back();
+    }
+  }
+}
+
+// Every directive starting in [from, to), with the blocks around it.
+void directives_in(config::list<config::directive> level, std::vector<std::size_t>& stack,
+                   std::size_t from, std::size_t to,
+                   std::vector<std::pair<std::size_t, std::vector<std::size_t>>>& out) {
+  for (const auto& d : level) {
+    if (d.offset >= from && d.offset < to) out.emplace_back(d.offset, stack);
+    if (d.has_block) {
+      stack.push_back(d.offset);
+      directives_in(d.block, stack, from, to, out);
+      stack.pop_back();
+    }
+  }
+}
+
+// Applies sorted, non-overlapping `edits` to `old_text`.
+std::string apply_edits(std::string_view old_text, const std::vector<text_edit>& edits) {
+  std::string updated;
+  std::size_t cursor = 0;
+  for (const auto& e : edits) {
+    updated.append(old_text.substr(cursor, e.offset - cursor));
+    updated += e.replacement;
+    cursor = e.offset + e.length;
+  }
+  updated.append(old_text.substr(cursor));
+  return updated;
+}
+
+}  // namespace
+
+std::string misplaced_edit(std::string_view old_text, const std::vector<text_edit>& edits,
+                           const std::string& path) {
+  const std::string updated = apply_edits(old_text, edits);
+  std::optional<config::parsed_buffer> old_tree, new_tree;
+  try {
+    old_tree = config::parse_buffer(old_text, path, 0);
+  } catch (const input_error&) {
+    return {};  // not a file this check can judge; the loader parsed it, so this does not happen
+  }
+  try {
+    new_tree = config::parse_buffer(updated, path, 0);
+  } catch (const input_error& e) {
+    return std::string("the fixed file would not parse: ") + e.what();
+  }
+  std::set<std::size_t> anchors;
+  for (const auto& e : edits)
+    if (e.anchor != static_cast<std::size_t>(-1)) anchors.insert(e.anchor);
+  std::map<std::size_t, std::vector<std::size_t>> intended;
+  std::vector<std::size_t> stack;
+  enclosing_blocks(old_tree->directives, stack, anchors, intended);
+  // Where an old offset is after the edits: shifted by every edit that ends at or before it.
+  auto moved = [&](std::size_t old_offset) {
+    std::ptrdiff_t shift = 0;
+    for (const auto& e : edits)
+      if (e.offset + e.length <= old_offset)
+        shift += static_cast<std::ptrdiff_t>(e.replacement.size()) -
+                 static_cast<std::ptrdiff_t>(e.length);
+    return static_cast<std::size_t>(static_cast<std::ptrdiff_t>(old_offset) + shift);
+  };
+  std::ptrdiff_t shift = 0;
+  for (const auto& e : edits) {
+    const std::size_t new_start =
+        static_cast<std::size_t>(static_cast<std::ptrdiff_t>(e.offset) + shift);
+    shift +=
+        static_cast<std::ptrdiff_t>(e.replacement.size()) - static_cast<std::ptrdiff_t>(e.length);
+    if (e.anchor == static_cast<std::size_t>(-1)) continue;
+    auto want = intended.find(e.anchor);
+    if (want == intended.end()) return "the fix's anchor directive is not in the file";
+    std::vector<std::size_t> expected;
+    for (auto b : want->second) expected.push_back(moved(b));
+    std::vector<std::pair<std::size_t, std::vector<std::size_t>>> landed;
+    directives_in(new_tree->directives, stack, new_start, new_start + e.replacement.size(), landed);
+    for (const auto& [offset, blocks] : landed)
+      if (blocks != expected) {
+        const auto lc = config::locate(updated, offset);
+        return "a directive the fix writes (line " + std::to_string(lc.line) +
+               ") would land outside the block it belongs in";
+      }
+  }
+  return {};
+}
+
 fix_result apply_fixes(const config::config& cfg, const std::vector<finding>& findings) {
   fix_result result;
   std::map<std::string, std::vector<text_edit>> per_file;
   std::set<std::tuple<std::string, std::size_t, std::size_t, std::string>> seen;
-  for (const auto& f : findings) {
+  for (std::size_t fi = 0; fi < findings.size(); ++fi) {
+    const auto& f = findings[fi];
     if (f.edits.empty()) continue;
     // All of a finding's edits apply, or none.
     bool conflict = false, all_seen = true;
@@ -202,6 +316,7 @@ fix_result apply_fixes(const config::config& cfg, const std::vector<finding>& fi
     }
     if (conflict) {
       result.conflicts.push_back(f.rule + " at " + to_string(f.location));
+      result.unfixed.insert(fi);
       continue;
     }
     if (!all_seen)
@@ -209,18 +324,49 @@ fix_result apply_fixes(const config::config& cfg, const std::vector<finding>& fi
         if (seen.insert({e.file, e.offset, e.length, e.replacement}).second) per_file[e.file].push_back(e);
     ++result.applied;
   }
+  const auto by_offset = [](const text_edit& a, const text_edit& b) { return a.offset < b.offset; };
   for (auto& [path, edits] : per_file) {
     auto file = std::find_if(cfg.files.begin(), cfg.files.end(), [&](const auto& s) { return s.path == path; });
     if (file == cfg.files.end() || edits.empty()) continue;
-    std::sort(edits.begin(), edits.end(), [](const text_edit& a, const text_edit& b) { return a.offset < b.offset; });
-    std::string updated;
-    std::size_t cursor = 0;
-    for (const auto& e : edits) {
-      updated.append(file->content, cursor, e.offset - cursor);
-      updated += e.replacement;
-      cursor = e.offset + e.length;
+    std::sort(edits.begin(), edits.end(), by_offset);
+    // Every fix is re-parsed before it is shown or written: a fix that would not parse, or
+    // whose directive would land in another block (the main context of a one-line
+    // `http { server { ... } }`), is dropped and named, never written.
+    if (!misplaced_edit(file->content, edits, path).empty()) {
+      std::vector<text_edit> kept;
+      for (std::size_t fi = 0; fi < findings.size(); ++fi) {
+        const auto& f = findings[fi];
+        if (result.unfixed.count(fi)) continue;
+        std::vector<text_edit> mine;
+        for (const auto& e : f.edits)
+          if (e.file == path &&
+              std::find_if(edits.begin(), edits.end(),
+                           [&](const text_edit& x) {
+                             return x.offset == e.offset && x.length == e.length &&
+                                    x.replacement == e.replacement;
+                           }) != edits.end() &&
+              std::find_if(kept.begin(), kept.end(), [&](const text_edit& x) {
+                return x.offset == e.offset && x.length == e.length &&
+                       x.replacement == e.replacement;
+              }) == kept.end())
+            mine.push_back(e);
+        if (mine.empty()) continue;
+        std::vector<text_edit> trial = kept;
+        trial.insert(trial.end(), mine.begin(), mine.end());
+        std::sort(trial.begin(), trial.end(), by_offset);
+        const std::string why = misplaced_edit(file->content, trial, path);
+        if (why.empty()) {
+          kept = std::move(trial);
+        } else {
+          result.refused.push_back(f.rule + " at " + to_string(f.location) + ": " + why);
+          result.unfixed.insert(fi);
+          --result.applied;
+        }
+      }
+      edits = std::move(kept);
+      if (edits.empty()) continue;
     }
-    updated.append(file->content, cursor, std::string::npos);
+    std::string updated = apply_edits(file->content, edits);
     result.diff += file_diff(display_path(path), file->content, edits);
     result.files.emplace(path, std::move(updated));
   }

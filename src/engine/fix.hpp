@@ -3,6 +3,7 @@
 
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -31,7 +32,20 @@ struct fix_result {
   std::string diff;                          ///< unified diff (a/PATH b/PATH, for patch -p1)
   std::size_t applied = 0;                   ///< findings whose edits were applied
   std::vector<std::string> conflicts;        ///< findings skipped: their edits overlap earlier ones
+  /// Findings skipped because their fix, re-parsed, would not parse or would put a directive
+  /// outside the block it belongs in ("RULE at FILE:LINE:COL: why").
+  std::vector<std::string> refused;
+  /// Indices into the findings given of those with edits that were not applied (conflicts
+  /// and refused): they stay findings.
+  std::set<std::size_t> unfixed;
 };
+
+/// Why applying the sorted, non-overlapping `edits` to `old_text` would not give the config
+/// they mean: the result does not parse, or a directive written by an edit with an anchor does
+/// not sit in the same block as the anchor directive. "" when they are fine. `path` names the
+/// file in parse errors.
+std::string misplaced_edit(std::string_view old_text, const std::vector<text_edit>& edits,
+                           const std::string& path);
 
 /// Applies the edits of `findings` to the files of `cfg`. Identical edits (one directive
 /// reached through two include sites) apply once; a finding whose edits overlap another's is

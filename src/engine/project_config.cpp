@@ -1,5 +1,11 @@
 #include "engine/project_config.hpp"
 
+#include <pwd.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <toml.hpp>
 
@@ -10,16 +16,72 @@ namespace ngxtls::engine {
 
 namespace fs = std::filesystem;
 
-std::optional<std::string> find_project_config(const std::string& start_dir) {
+namespace {
+
+std::optional<std::string> user_home() {
+  if (const char* h = std::getenv("HOME"); h && *h) return std::string(h);
+  if (const passwd* pw = ::getpwuid(::geteuid()); pw && pw->pw_dir) return std::string(pw->pw_dir);
+  return std::nullopt;
+}
+
+std::string octal_mode(mode_t m) {
+  char buf[8];
+  std::snprintf(buf, sizeof buf, "%04o", static_cast<unsigned>(m & 07777));
+  return buf;
+}
+
+// Why `st` (the file, its symlink, or its directory) cannot be trusted, or "".
+std::string distrust(const struct stat& st, const char* what, bool directory) {
+  const uid_t me = ::geteuid();
+  if (st.st_uid != me && st.st_uid != 0)
+    return std::string(what) + " is owned by uid " + std::to_string(st.st_uid) +
+           ", not by you (uid " + std::to_string(me) + ") or root";
+  if ((st.st_mode & S_IWOTH) && !(directory && (st.st_mode & S_ISVTX)))
+    return std::string(what) + " is writable by others (mode " + octal_mode(st.st_mode) + ")";
+  return {};
+}
+
+}  // namespace
+
+project_config_search find_project_config(const std::string& start_dir,
+                                          std::optional<std::string> home_dir) {
+  if (!home_dir) home_dir = user_home();
   std::error_code ec;
-  fs::path dir = fs::absolute(start_dir, ec);
+  fs::path home = home_dir ? fs::weakly_canonical(*home_dir, ec) : fs::path();
+  if (ec) home.clear();
+  fs::path dir = fs::absolute(start_dir, ec).lexically_normal();
+  project_config_search out;
   while (!dir.empty()) {
-    fs::path candidate = dir / ".ngxtls.toml";
-    if (fs::is_regular_file(candidate, ec)) return candidate.string();
+    const fs::path candidate = dir / ".ngxtls.toml";
+    struct stat link {
+    }, file{}, parent{};
+    if (::lstat(candidate.c_str(), &link) == 0 && ::stat(candidate.c_str(), &file) == 0 &&
+        S_ISREG(file.st_mode)) {
+      // A symlink's own mode is always 0777 and means nothing: its owner and its target count.
+      std::string why;
+      if (S_ISLNK(link.st_mode)) {
+        struct stat owner_only = link;
+        owner_only.st_mode &= ~static_cast<mode_t>(S_IWOTH);
+        why = distrust(owner_only, "the symlink", false);
+        if (why.empty()) why = distrust(file, "the file it links to", false);
+      } else {
+        why = distrust(link, "the file", false);
+      }
+      if (why.empty() && ::stat(dir.c_str(), &parent) == 0)
+        why = distrust(parent, "its directory", true);
+      if (why.empty())
+        out.path = candidate.string();
+      else
+        out.ignored = candidate.string() + ": " + why;
+      return out;
+    }
+    // A repository's root or the user's home ends the search: a parent beyond them is not
+    // the project's, and may be anyone's (/tmp).
+    if (fs::exists(dir / ".git", ec) || (!home.empty() && dir == home)) break;
     if (dir == dir.root_path()) break;
     dir = dir.parent_path();
   }
-  return std::nullopt;
+  return out;
 }
 
 namespace {

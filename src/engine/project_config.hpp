@@ -41,8 +41,23 @@ struct project_config {
   std::set<std::string> modules;                  ///< declared third-party modules
 };
 
-/// The nearest .ngxtls.toml in `start_dir` or above, or nullopt.
-std::optional<std::string> find_project_config(const std::string& start_dir);
+/// The outcome of looking for a .ngxtls.toml.
+struct project_config_search {
+  std::optional<std::string> path;  ///< the file to read; nullopt when none is found or trusted
+  /// Why the nearest file found was not used (owned by another user, writable by others), for
+  /// a warning; empty when it was used or none was found.
+  std::string ignored;
+};
+
+/// Looks for .ngxtls.toml in `start_dir`, then its parents, up to and including the first
+/// directory that is a repository root (holds `.git`) or the user's home (`home_dir`, default
+/// $HOME or the password entry's), or `/`. The nearest file is used only when it is owned by
+/// the effective user or root and neither it nor its directory (unless sticky) is writable by
+/// others: a file another user planted in a shared parent (/tmp/x/.ngxtls.toml) could select
+/// and ignore rules and silence every finding. An untrusted file ends the search (a file
+/// further up is not what the user expected either) and is named in `ignored`.
+project_config_search find_project_config(const std::string& start_dir,
+                                          std::optional<std::string> home_dir = std::nullopt);
 
 /// Reads a .ngxtls.toml. Throws input_error at file:line:col for TOML syntax errors,
 /// unknown keys, wrong value types, unknown rule ids and bad severities.

@@ -1,7 +1,9 @@
 #include "harden/harden.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <filesystem>
+#include <string_view>
 #include <system_error>
 
 #include "base/error.hpp"
@@ -96,7 +98,11 @@ void inspect_key(snippet& s, const std::string& path, bool& missing) {
 
 std::vector<rotation_step> rotation_procedure(const std::string& dir, const profile& p,
                                               bool keys_missing) {
-  const std::string cur = dir + "/current.key", prev = dir + "/previous.key";
+  // Shell words: the directory may hold spaces, quotes or `;`.
+  const std::string cur = shell_quote(dir + "/current.key"),
+                    prev = shell_quote(dir + "/previous.key"),
+                    prev_tmp = shell_quote(dir + "/previous.key.tmp"),
+                    rotate_tmp = shell_quote(dir + "/rotate.tmp");
   const std::string life = "ssl_session_timeout " + p.session_timeout;
   std::vector<rotation_step> steps;
   if (keys_missing)
@@ -114,7 +120,7 @@ std::vector<rotation_step> rotation_procedure(const std::string& dir, const prof
        "it 0600 from the start"});
   steps.push_back(
       {"2. deploy it decrypt-only everywhere: [CURRENT, NEW]",
-       {"install -m 0600 next.key " + prev + ".tmp && mv " + prev + ".tmp " + prev,
+       {"install -m 0600 next.key " + prev_tmp + " && mv " + prev_tmp + " " + prev,
         "nginx -t && nginx -s reload"},
        "only the first key encrypts (DESIGN fact 5): every host can open tickets sealed with the "
        "new "
@@ -126,8 +132,8 @@ std::vector<rotation_step> rotation_procedure(const std::string& dir, const prof
                    "promote only when no host is left that cannot open the new key's tickets"});
   steps.push_back(
       {"4. promote it everywhere: [NEW, CURRENT]",
-       {"mv " + cur + " " + dir + "/rotate.tmp && mv " + prev + " " + cur + " && mv " + dir +
-            "/rotate.tmp " + prev,
+       {"mv " + cur + " " + rotate_tmp + " && mv " + prev + " " + cur + " && mv " + rotate_tmp +
+            " " + prev,
         "nginx -t && nginx -s reload", "shred -u next.key   # on the machine that made it"},
        "hosts not yet promoted still open the new key's tickets and promoted ones the old key's: "
        "no ticket fails while hosts are on different steps; a ticket opened with the second key "
@@ -144,7 +150,66 @@ std::vector<rotation_step> rotation_procedure(const std::string& dir, const prof
 
 }  // namespace
 
+std::string nginx_quote(const std::string& value) {
+  bool plain = !value.empty();
+  for (char c : value)
+    if (static_cast<unsigned char>(c) <= ' ' ||
+        std::string_view(";{}\"'\\#$").find(c) != std::string_view::npos)
+      plain = false;
+  if (plain) return value;
+  std::string out = "\"";
+  for (char c : value) {
+    if (c == '"' || c == '\\') out += '\\';
+    out += c;
+  }
+  return out + "\"";
+}
+
+std::string shell_quote(const std::string& value) {
+  bool plain = !value.empty();
+  for (char c : value)
+    if (!std::isalnum(static_cast<unsigned char>(c)) &&
+        std::string_view("_./:@%+=,-").find(c) == std::string_view::npos)
+      plain = false;
+  if (plain) return value;
+  std::string out = "'";
+  for (char c : value) {
+    if (c == '\'')
+      out += "'\\''";
+    else
+      out += c;
+  }
+  return out + "'";
+}
+
+namespace {
+
+// Paths land in directives, shell commands and `# ` comment lines: a control character would
+// end a comment line and start a directive (or a command).
+void check_path(const std::string& flag, const std::string& path, bool variables) {
+  for (char c : path)
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f)
+      throw usage_error(flag +
+                        ": the path holds a control character, which no nginx directive or "
+                        "comment line in the snippet can carry");
+  if (variables && path.find('$') != std::string::npos)
+    throw usage_error(flag + " " + path +
+                      ": nginx reads `$` in this directive as a variable "
+                      "(`[emerg] unknown variable`), and has no escape for it: rename the file");
+}
+
+}  // namespace
+
 snippet generate(const harden_options& o) {
+  check_path("--cert", o.cert_file, true);
+  check_path("--key", o.key_file, true);
+  check_path("--trusted-cert", o.trusted_certificate, false);
+  check_path("--ticket-key-dir", o.ticket_key_dir, false);
+  // The resolver is written as it is (addresses and parameters such as valid=30s): nothing in
+  // it may end the directive or start a comment.
+  for (char c : o.resolver)
+    if (static_cast<unsigned char>(c) < 0x20 || std::string_view(";{}\"'\\#$").find(c) != std::string_view::npos)
+      throw usage_error("--resolver " + o.resolver + ": addresses and parameters only (no ; { } quotes \\ # $)");
   const profile p = load_profile(o.profile);
   snippet s;
   s.profile_name = p.name;
@@ -242,9 +307,9 @@ snippet generate(const harden_options& o) {
     bool missing = false;
     inspect_key(s, cur, missing);
     inspect_key(s, prev, missing);
-    b.http("ssl_session_ticket_key " + cur + ";",
+    b.http("ssl_session_ticket_key " + nginx_quote(cur) + ";",
            "first key encrypts; the same file on every host (DESIGN facts 4, 5)");
-    b.http("ssl_session_ticket_key " + prev + ";",
+    b.http("ssl_session_ticket_key " + nginx_quote(prev) + ";",
            "decrypts only: the retired key, or the next one during a rotation");
     if (missing)
       s.warnings.push_back("the key files do not exist yet in " + s.ticket_key_dir +
@@ -280,11 +345,14 @@ snippet generate(const harden_options& o) {
                                       : "TLS (HTTP/2 needs nginx >= 1.9.5)"));
   }
   if (http2_on) b.server("http2 on;", "HTTP/2 (nginx >= 1.25.1 deprecates `listen ... http2`)");
-  b.server("ssl_certificate " +
-               (o.cert_file.empty() ? std::string("/path/to/fullchain.pem") : o.cert_file) + ";",
-           "leaf first, then the intermediates");
+  b.server(
+      "ssl_certificate " +
+          nginx_quote(o.cert_file.empty() ? std::string("/path/to/fullchain.pem") : o.cert_file) +
+          ";",
+      "leaf first, then the intermediates");
   b.server("ssl_certificate_key " +
-               (o.key_file.empty() ? std::string("/path/to/privkey.pem") : o.key_file) + ";",
+               nginx_quote(o.key_file.empty() ? std::string("/path/to/privkey.pem") : o.key_file) +
+               ";",
            "mode 0600");
   b.server("add_header Strict-Transport-Security \"max-age=" + std::to_string(p.hsts_max_age_s) +
                "\"" + (o.nginx >= always_add_header ? " always" : "") + ";",
@@ -344,8 +412,9 @@ snippet generate(const harden_options& o) {
     b.server("ssl_stapling on;", ocsp_reason);
     b.server("ssl_stapling_verify on;", "staple only responses that verify");
     b.server("ssl_trusted_certificate " +
-                 (o.trusted_certificate.empty() ? std::string("/path/to/root_and_intermediates.pem")
-                                                : o.trusted_certificate) +
+                 nginx_quote(o.trusted_certificate.empty()
+                                 ? std::string("/path/to/root_and_intermediates.pem")
+                                 : o.trusted_certificate) +
                  ";",
              "issuer and root: to find the issuer and verify responses (DESIGN fact 9)");
     b.server("resolver " + o.resolver + ";", "resolves the responder at run time (DESIGN fact 9)");

@@ -97,9 +97,22 @@ inline constexpr const char* session_zone = "tls_sessions";
 /// `ssl_conf_command` only from nginx 1.19.4; TLSv1.3 only with nginx >= 1.13.0 and OpenSSL >=
 /// 1.1.1; each curve only from its profile min_openssl (X25519MLKEM768: OpenSSL 3.5).
 /// Throws ngxtls::usage_error for an unknown profile, fleet mode without a key directory, or a
-/// profile the target cannot serve (modern without TLS 1.3); ngxtls::input_error when --cert
-/// cannot be read.
+/// profile the target cannot serve (modern without TLS 1.3), a path holding a control
+/// character (it would end the snippet's comment lines) or a certificate or key path holding
+/// `$` (nginx reads variables there: `[emerg] unknown "x" variable`); ngxtls::input_error when
+/// --cert cannot be read.
 snippet generate(const harden_options& options);
+
+/// `value` as one nginx token that reads back as `value`: as it is when it holds nothing nginx's
+/// tokenizer treats specially (white space, `;`, `{`, `}`, quotes, `\`, `#`, `$`), else in
+/// double quotes with `"` and `\` escaped (ngx_conf_read_token unescapes `\"` and `\\`).
+/// `$` stays literal only in directives that take no variables (ssl_session_ticket_key,
+/// ssl_trusted_certificate); generate() refuses it where nginx reads variables.
+std::string nginx_quote(const std::string& value);
+
+/// `value` as one POSIX shell word (single quotes when it holds anything but
+/// `A-Za-z0-9_./:@%+=,-`), for the rotation commands.
+std::string shell_quote(const std::string& value);
 
 /// Shared cache size in MB for `sessions` (about 4,000 sessions per MB; at least 1).
 std::int64_t cache_size_mb(std::int64_t sessions);

@@ -6,7 +6,6 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <openssl/err.h>
-#include <openssl/ocsp.h>
 #include <openssl/ssl.h>
 #include <poll.h>
 #include <signal.h>
@@ -25,9 +24,26 @@
 #include "base/error.hpp"
 #include "probe/session_file.hpp"
 #include "tls/certificate.hpp"
+#include "tls/ocsp.hpp"
 #include "tls/openssl_ptr.hpp"
 
 namespace ngxtls::probe {
+
+std::string to_string(ocsp_status s) {
+  switch (s) {
+    case ocsp_status::working:
+      return "working";
+    case ocsp_status::invalid:
+      return "invalid";
+    case ocsp_status::absent:
+      return "absent";
+    case ocsp_status::not_applicable:
+      return "not_applicable";
+    case ocsp_status::skipped:
+      return "skipped";
+  }
+  return "?";
+}
 
 timing_ms summarize_ms(std::vector<double> samples_ms) {
   timing_ms t;
@@ -94,7 +110,7 @@ struct connection {
   std::optional<std::string> error;
   bool tcp_error = false;
   bool stapled = false;
-  std::string staple_der;
+  tls::staple_check staple;  // the staple checked against this handshake's chain
   std::string negotiated_protocol, cipher, group, alpn;
 
   ~connection() {
@@ -121,6 +137,34 @@ struct run_state {
 
 enum class stage { waiting, runs, ocsp_retry, finished };
 
+// The last staple checked for a target, with the certificates it was checked against.
+struct staple_memo {
+  std::string der;
+  std::vector<tls::x509_ptr> certs;  // leaf, then the peer chain
+  tls::staple_check verdict;
+
+  bool same(std::string_view d, X509* leaf, const std::vector<X509*>& chain) const {
+    if (certs.empty() || d != der || certs.size() != chain.size() + 1) return false;
+    if (leaf == nullptr || X509_cmp(certs[0].get(), leaf) != 0) return false;
+    for (std::size_t i = 0; i < chain.size(); ++i)
+      if (X509_cmp(certs[i + 1].get(), chain[i]) != 0) return false;
+    return true;
+  }
+  void remember(std::string_view d, X509* leaf, const std::vector<X509*>& chain,
+                const tls::staple_check& v) {
+    certs.clear();
+    if (leaf == nullptr) return;
+    der.assign(d);
+    X509_up_ref(leaf);
+    certs.emplace_back(leaf);
+    for (X509* c : chain) {
+      X509_up_ref(c);
+      certs.emplace_back(c);
+    }
+    verdict = v;
+  }
+};
+
 struct target_state {
   target t;
   target_result res;
@@ -133,7 +177,8 @@ struct target_state {
   time_point started, deadline, next_ocsp_at, first_ocsp, last_ocsp;
   bool have_first_ocsp = false;
   SSL_CTX* working_ctx = nullptr;  // a context whose handshake succeeded (for OCSP retries)
-  std::string last_staple;
+  std::optional<tls::staple_check> shown_staple;  // the first invalid staple, else the last
+  staple_memo last_staple_check;
   std::optional<std::string> first_error;
 };
 
@@ -211,38 +256,6 @@ bool unsupported_protocol(const std::string& reason) {
          reason.find("unsupported protocol") != std::string::npos ||
          reason.find("no protocols available") != std::string::npos ||
          reason.find("alert handshake failure") != std::string::npos;
-}
-
-struct ocsp_facts {
-  std::string response_status;
-  std::optional<std::string> cert_status;
-  std::optional<std::int64_t> next_update_in_s, this_update_age_s;
-};
-
-std::optional<ocsp_facts> parse_ocsp(const std::string& der) {
-  const auto* p = reinterpret_cast<const unsigned char*>(der.data());
-  tls::ocsp_response_ptr resp(d2i_OCSP_RESPONSE(nullptr, &p, static_cast<long>(der.size())));
-  if (!resp) {
-    ERR_clear_error();
-    return std::nullopt;
-  }
-  ocsp_facts f;
-  f.response_status = OCSP_response_status_str(OCSP_response_status(resp.get()));
-  tls::ocsp_basicresp_ptr basic(OCSP_response_get1_basic(resp.get()));
-  if (basic && OCSP_resp_count(basic.get()) > 0) {
-    OCSP_SINGLERESP* single = OCSP_resp_get0(basic.get(), 0);
-    int reason = 0;
-    ASN1_GENERALIZEDTIME *rev = nullptr, *thisupd = nullptr, *nextupd = nullptr;
-    int st = OCSP_single_get0_status(single, &reason, &rev, &thisupd, &nextupd);
-    f.cert_status = OCSP_cert_status_str(st);
-    int days = 0, secs = 0;
-    if (nextupd && ASN1_TIME_diff(&days, &secs, nullptr, nextupd))
-      f.next_update_in_s = std::int64_t(days) * 86400 + secs;
-    if (thisupd && ASN1_TIME_diff(&days, &secs, thisupd, nullptr))
-      f.this_update_age_s = std::int64_t(days) * 86400 + secs;
-  }
-  ERR_clear_error();
-  return f;
 }
 
 class prober {
@@ -468,23 +481,27 @@ class prober {
   void finish_target(target_state& t) {
     auto& o = t.res.ocsp;
     if (!opt_.ocsp || o.connections == 0) {
-      o.status = "skipped";
+      o.status = ocsp_status::skipped;
     } else if (o.stapled > 0) {
-      o.status = "working";
+      o.status = o.valid_staples == o.stapled ? ocsp_status::working : ocsp_status::invalid;
     } else if (t.res.certificate && !t.res.certificate->ocsp_url_present) {
-      o.status = "not_applicable";
+      o.status = ocsp_status::not_applicable;
     } else {
-      o.status = "absent";
+      o.status = ocsp_status::absent;
     }
-    if (!t.last_staple.empty()) {
-      if (auto f = parse_ocsp(t.last_staple)) {
-        o.response_status = f->response_status;
-        o.cert_status = f->cert_status;
-        o.next_update_in_s = f->next_update_in_s;
-        o.this_update_age_s = f->this_update_age_s;
-      } else {
-        o.response_status = "unparsable";
-      }
+    if (t.shown_staple) {
+      const auto& sc = *t.shown_staple;
+      const auto& info = sc.info;
+      o.staple_status = tls::to_string(sc.verdict);
+      o.staple_reason = sc.reason;
+      o.response_status = sc.verdict == tls::staple_verdict::garbage ? std::string("unparsable")
+                                                                     : info.response_status;
+      if (!info.cert_status.empty()) o.cert_status = info.cert_status;
+      if (info.revocation_time_unix != 0) o.revocation_time_unix = info.revocation_time_unix;
+      if (!info.revocation_reason.empty()) o.revocation_reason = info.revocation_reason;
+      const auto now = static_cast<std::int64_t>(std::time(nullptr));
+      if (info.next_update_unix != 0) o.next_update_in_s = info.next_update_unix - now;
+      if (info.this_update_unix != 0) o.this_update_age_s = now - info.this_update_unix;
     }
     if (t.have_first_ocsp) o.waited_ms = ms_between(t.first_ocsp, t.last_ocsp);
     for (auto& r : t.runs) t.res.protocols.push_back(std::move(r.res));
@@ -500,8 +517,8 @@ class prober {
       r.unused.clear();
       r.unused.shrink_to_fit();
     }
-    t.last_staple.clear();
-    t.last_staple.shrink_to_fit();
+    t.shown_staple.reset();
+    t.last_staple_check = {};
     if (!keep_base) std::vector<run_state>().swap(t.runs);
   }
 
@@ -623,7 +640,25 @@ class prober {
     long n = SSL_get_tlsext_status_ocsp_resp(s, &staple);
     if (n > 0 && staple != nullptr) {
       c.stapled = true;
-      c.staple_der.assign(reinterpret_cast<const char*>(staple), static_cast<std::size_t>(n));
+      // Checked here, against the chain this handshake carried: the issuer is normally the
+      // second certificate.
+      std::vector<X509*> chain;
+      if (STACK_OF(X509)* peer_chain = SSL_get_peer_cert_chain(s))
+        for (int i = 0; i < sk_X509_num(peer_chain); ++i)
+          chain.push_back(sk_X509_value(peer_chain, i));
+      X509* leaf = SSL_get0_peer_certificate(s);
+      const std::string_view der(reinterpret_cast<const char*>(staple),
+                                 static_cast<std::size_t>(n));
+      // A server staples the same bytes with the same chain on most connections: the verdict
+      // of the previous identical staple stands (two signature checks saved per handshake;
+      // a target's probe lasts at most its total deadline, so the time window barely moves).
+      staple_memo& memo = c.owner->last_staple_check;
+      if (memo.same(der, leaf, chain)) {
+        c.staple = memo.verdict;
+      } else {
+        c.staple = tls::check_ocsp_staple(der, leaf, chain);
+        memo.remember(der, leaf, chain, c.staple);
+      }
     }
     if (opt_.http) {
       const target& t = c.owner->t;
@@ -831,7 +866,13 @@ class prober {
         ++o.connections;
         if (!t.have_first_ocsp) { t.have_first_ocsp = true; t.first_ocsp = c.started; }
         t.last_ocsp = std::max(t.last_ocsp, c.started);
-        if (c.stapled) { ++o.stapled; t.last_staple = c.staple_der; }
+        if (c.stapled) {
+          ++o.stapled;
+          const bool valid = c.staple.verdict == tls::staple_verdict::valid;
+          if (valid) ++o.valid_staples;
+          if (!t.shown_staple || t.shown_staple->verdict == tls::staple_verdict::valid)
+            t.shown_staple = c.staple;
+        }
       }
     }
     if (c.error && !t.first_error) t.first_error = c.error;

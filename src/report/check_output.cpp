@@ -4,6 +4,7 @@
 
 #include "report/probe_output.hpp"
 #include "report/sarif_output.hpp"
+#include "report/terminal_text.hpp"
 
 namespace ngxtls::report {
 
@@ -17,10 +18,14 @@ std::string render_check_text(const check_report& r, bool color) {
     const char* vc = !color ? "" : c.result == check::verdict::confirmed ? "\x1b[1;31m"
                                  : c.result == check::verdict::refuted   ? "\x1b[1;32m"
                                                                          : "\x1b[1;33m";
-    out += to_string(f.location) + ": " + engine::to_string(f.level) + " [" + f.rule + "] " + f.message + '\n';
-    out += std::string("    ") + vc + check::to_string(c.result) + reset + ": " + c.reason + '\n';
+    // Config and peer bytes: a terminal must not act on them.
+    out += terminal_safe(to_string(f.location)) + ": " + engine::to_string(f.level) + " [" +
+           f.rule + "] " + terminal_safe(f.message) + '\n';
+    out += std::string("    ") + vc + check::to_string(c.result) + reset + ": " +
+           terminal_safe(c.reason) + '\n';
     for (const auto& e : c.evidence)
-      out += "      " + e.name + " = " + e.value + (e.target.empty() ? "" : "  (" + e.target + ")") + '\n';
+      out += "      " + terminal_safe(e.name) + " = " + terminal_safe(e.value) +
+             (e.target.empty() ? "" : "  (" + terminal_safe(e.target) + ")") + '\n';
   }
   if (r.sandbox) {
     const auto& sb = *r.sandbox;
@@ -29,17 +34,23 @@ std::string render_check_text(const check_report& r, bool color) {
            (sb.instances == 1 ? " master" : " masters with reuseport") + " x " + std::to_string(sb.workers) +
            (sb.workers == 1 ? " worker" : " workers") + (sb.reload ? ", reloaded between taking and offering sessions" : "") +
            (sb.pid_namespace ? "; torn down by its PID namespace" : "; torn down by process group") + '\n';
-    for (const auto& [conf, local] : sb.sockets) out += "  " + conf + " -> " + local + '\n';
-    for (const auto& [server, text] : sb.notes) out += "  " + (server.empty() ? std::string() : server + ": ") + text + '\n';
-    for (const auto& [server, why] : sb.untested) out += "  not tested: " + server + ": " + why + '\n';
+    for (const auto& [conf, local] : sb.sockets)
+      out += "  " + terminal_safe(conf) + " -> " + terminal_safe(local) + '\n';
+    for (const auto& [server, text] : sb.notes)
+      out += "  " + (server.empty() ? std::string() : terminal_safe(server) + ": ") +
+             terminal_safe(text) + '\n';
+    for (const auto& [server, why] : sb.untested)
+      out += "  not tested: " + terminal_safe(server) + ": " + terminal_safe(why) + '\n';
   }
-  for (const auto& k : r.key_names) out += "key names: " + k + '\n';
-  for (const auto& n : r.notes) out += "note: " + n + '\n';
-  for (const auto& e : r.errors) out += std::string(color ? "\x1b[1;31merror\x1b[0m" : "error") + ": " + e + '\n';
+  for (const auto& k : r.key_names) out += "key names: " + terminal_safe(k) + '\n';
+  for (const auto& n : r.notes) out += "note: " + terminal_safe(n) + '\n';
+  for (const auto& e : r.errors)
+    out += std::string(color ? "\x1b[1;31merror\x1b[0m" : "error") + ": " + terminal_safe(e) + '\n';
   std::size_t counts[3] = {0, 0, 0};
   for (const auto& c : r.checked) ++counts[static_cast<int>(c.result)];
-  out += "assumed nginx " + r.lint.assumed.nginx.str() + " (" + r.lint.assumed.nginx_source + "), OpenSSL " +
-         r.lint.assumed.openssl.str() + " (" + r.lint.assumed.openssl_source + ")\n";
+  out += "assumed nginx " + r.lint.assumed.nginx.str() + " (" +
+         terminal_safe(r.lint.assumed.nginx_source) + "), OpenSSL " + r.lint.assumed.openssl.str() +
+         " (" + terminal_safe(r.lint.assumed.openssl_source) + ")\n";
   out += std::to_string(r.checked.size()) + " findings: " + std::to_string(counts[0]) + " confirmed, " +
          std::to_string(counts[1]) + " refuted, " + std::to_string(counts[2]) + " not testable\n";
   return out;

@@ -30,7 +30,9 @@ struct sandbox_summary {
 
 /// Everything a check run reports.
 struct check_report {
-  lint_report lint;                              ///< findings in the same order as `checked`
+  /// Findings in the same order as `checked`: the lint findings, then those only the probe
+  /// made (check::probe_findings).
+  lint_report lint;
   std::vector<check::checked_finding> checked;   ///< one per finding, with its verdict
   std::vector<probe::target_result> probes;      ///< every target probed
   std::vector<std::string> key_names;            ///< which configured key file sealed the live tickets

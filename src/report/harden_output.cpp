@@ -97,8 +97,10 @@ std::string harden_text(const harden::snippet& s, const harden_text_options& o) 
   return out.str();
 }
 
-nlohmann::json harden_json(const harden::snippet& s) {
+nlohmann::json harden_json(const harden::snippet& s,
+                           const std::optional<std::string>& project_config) {
   nlohmann::json j;
+  j["project_config"] = project_config ? nlohmann::json(*project_config) : nlohmann::json(nullptr);
   j["profile"] = s.profile_name;
   j["guideline"] = s.guideline;
   j["guideline_url"] = s.guideline_url;

@@ -2,6 +2,7 @@
 // Output of `ngxtls harden`: a commented nginx snippet (text) and its JSON record.
 
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 
 #include "harden/harden.hpp"
@@ -28,7 +29,9 @@ std::string harden_text(const harden::snippet& s, const harden_text_options& opt
 /// "openssl_version", "tickets", "ocsp", "stapling", "ticket_key_dir", "session_cache_mb",
 /// "lines": [{"context", "directive" (null for a comment), "reason"}], "warnings", "notes",
 /// "rotation": [{"title", "commands", "why"}], "differences": [{"topic", "mozilla", "ngxtls",
-/// "why"}], "config": the text of harden_text without header}.
-nlohmann::json harden_json(const harden::snippet& s);
+/// "why"}], "config": the text of harden_text without header, "project_config": the
+/// .ngxtls.toml the versions may come from, or null}.
+nlohmann::json harden_json(const harden::snippet& s,
+                           const std::optional<std::string>& project_config = std::nullopt);
 
 }  // namespace ngxtls::report

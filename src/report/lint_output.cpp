@@ -3,6 +3,8 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "report/terminal_text.hpp"
+
 namespace ngxtls::report {
 
 namespace {
@@ -77,20 +79,24 @@ void write_text(const lint_report& r, bool color, std::ostream& os) {
   std::string out;
   for (const auto& f : r.findings) {
     out.clear();
-    out += std::string(bold) + to_string(f.location) + reset + ": " +
+    // Names, values and paths come from the config: a terminal must not act on their bytes.
+    out += std::string(bold) + terminal_safe(to_string(f.location)) + reset + ": " +
            (color ? color_of(f.level) : "") + to_string(f.level) + reset + " [" + f.rule + "] " +
-           f.message + '\n';
-    for (const auto& c : f.include_chain) out += "    included from " + to_string(c) + '\n';
+           terminal_safe(f.message) + '\n';
+    for (const auto& c : f.include_chain)
+      out += "    included from " + terminal_safe(to_string(c)) + '\n';
     for (const auto& e : f.facts) {
-      out += "    " + e.name + " = " + e.value + "  (" + e.origin;
-      if (e.where) out += ", " + to_string(*e.where);
+      out += "    " + terminal_safe(e.name) + " = " + terminal_safe(e.value) + "  (" +
+             terminal_safe(e.origin);
+      if (e.where) out += ", " + terminal_safe(to_string(*e.where));
       out += ")\n";
     }
-    if (!f.fix.empty()) out += "    fix:\n" + indent(f.fix, "      ");
+    if (!f.fix.empty()) out += "    fix:\n" + indent(terminal_safe(f.fix, true), "      ");
     os << out;
   }
-  os << "assumed nginx " << r.assumed.nginx.str() << " (" << r.assumed.nginx_source << "), OpenSSL "
-     << r.assumed.openssl.str() << " (" << r.assumed.openssl_source << ")\n";
+  os << "assumed nginx " << r.assumed.nginx.str() << " (" << terminal_safe(r.assumed.nginx_source)
+     << "), OpenSSL " << r.assumed.openssl.str() << " (" << terminal_safe(r.assumed.openssl_source)
+     << ")\n";
   os << count(r, engine::severity::error) << " errors, " << count(r, engine::severity::warning)
      << " warnings, " << count(r, engine::severity::note) << " notes\n";
 }
@@ -140,7 +146,10 @@ void write_json(const lint_report& r, std::ostream& os) {
   nlohmann::json summary = {{"error", count(r, engine::severity::error)},
                             {"warning", count(r, engine::severity::warning)},
                             {"note", count(r, engine::severity::note)}};
+  nlohmann::json project =
+      r.project_config ? nlohmann::json(*r.project_config) : nlohmann::json(nullptr);
   os << ",\n  \"inputs\": " << dump_nested(inputs, 1)
+     << ",\n  \"project_config\": " << dump_nested(project, 1)
      << ",\n  \"summary\": " << dump_nested(summary, 1) << "\n}\n";
 }
 

@@ -34,6 +34,7 @@ struct lint_report {
   std::vector<std::string> inputs;        ///< configs linted, as given
   model::assumed_versions assumed;        ///< versions the defaults were resolved for, and why
   std::vector<engine::finding> findings;  ///< sorted by file, line, column, rule
+  std::optional<std::string> project_config;  ///< the .ngxtls.toml read, if any
   /// Set when the nginx version is only assumed (the newest known): the text report's first
   /// line says so, names the findings that would differ on `older`, and how to pin it.
   std::optional<version_notice> notice;
@@ -52,7 +53,8 @@ void write_text(const lint_report& r, bool color, std::ostream& out);
 /// The JSON record (docs/lint-json.md): top-level `findings` (each `rule`, `severity`,
 /// `message`, `location` {file, line, column}, `include_chain` [{file, line}], `evidence`
 /// [{name, value, origin, location?}], `fix`, `server`), `assumed` {nginx, nginx_source,
-/// openssl, openssl_source}, `summary` {error, warning, note}, `inputs`. Pretty-printed.
+/// openssl, openssl_source}, `summary` {error, warning, note}, `inputs`, `project_config`
+/// (the .ngxtls.toml read, or null). Pretty-printed.
 std::string render_json(const lint_report& r);
 /// render_json() written to `out` a finding at a time: the same bytes, without holding the
 /// document (600,000 findings make 480 MB of JSON).

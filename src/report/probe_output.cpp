@@ -96,16 +96,20 @@ std::vector<std::string> probe_verdicts(const probe::target_result& t) {
   }
   for (const auto& r : t.protocols) run_verdicts(r, out);
   const auto& o = t.ocsp;
-  if (o.status == "working") {
-    std::string line = "OCSP stapling works: a staple on " + std::to_string(o.stapled) + " of " +
-                       std::to_string(o.connections) + " connections";
+  if (o.status == probe::ocsp_status::working) {
+    std::string line = "OCSP stapling works: a valid staple on " + std::to_string(o.stapled) +
+                       " of " + std::to_string(o.connections) + " connections";
     if (o.cert_status) line += ", certificate status " + *o.cert_status;
     if (!o.first_connection_stapled) line += " (none on the first connection: fetched lazily)";
     out.push_back(line);
-  } else if (o.status == "absent") {
+  } else if (o.status == probe::ocsp_status::invalid) {
+    out.push_back("OCSP stapling is broken: " + std::to_string(o.stapled - o.valid_staples) +
+                  " of " + std::to_string(o.stapled) + " staples are not valid (" +
+                  o.staple_status.value_or("?") + "): " + o.staple_reason.value_or("?"));
+  } else if (o.status == probe::ocsp_status::absent) {
     out.push_back("OCSP stapling: no staple on any of " + std::to_string(o.connections) + " connections over " +
                   fmt("%.1f", o.waited_ms / 1000.0) + " s although the certificate names an OCSP responder");
-  } else if (o.status == "not_applicable") {
+  } else if (o.status == probe::ocsp_status::not_applicable) {
     out.push_back("OCSP stapling: not applicable (the certificate names no OCSP responder)");
   }
   if (t.certificate && t.certificate->days_to_expiry < 0)
@@ -154,9 +158,12 @@ std::string probe_text(const std::vector<probe::target_result>& results, bool co
         << (c.ocsp_url_present ? c.ocsp_urls.front() : std::string("none")) << "\n";
     }
     if (t.ocsp.checked && t.ocsp.connections > 0) {
-      s << "  OCSP: " << t.ocsp.status << ", staple on " << t.ocsp.stapled << "/" << t.ocsp.connections
-        << " connections";
+      s << "  OCSP: " << probe::to_string(t.ocsp.status) << ", staple on " << t.ocsp.stapled << "/"
+        << t.ocsp.connections << " connections";
+      if (t.ocsp.stapled > 0) s << " (" << t.ocsp.valid_staples << " valid)";
       if (t.ocsp.next_update_in_s) s << ", next update in " << *t.ocsp.next_update_in_s << " s";
+      if (t.ocsp.staple_status)
+        s << "; staple " << *t.ocsp.staple_status << ": " << t.ocsp.staple_reason.value_or("");
       s << "\n";
     }
   }
@@ -230,13 +237,18 @@ nlohmann::json probe_json(const std::vector<probe::target_result>& results) {
     j["protocols"] = std::move(protos);
     const auto& o = t.ocsp;
     j["ocsp"] = {{"checked", o.checked},
-                 {"status", o.status},
+                 {"status", probe::to_string(o.status)},
                  {"connections", o.connections},
                  {"stapled", o.stapled},
+                 {"valid_staples", o.valid_staples},
+                 {"staple_status", opt(o.staple_status)},
+                 {"staple_reason", opt(o.staple_reason)},
                  {"first_connection_stapled", o.first_connection_stapled},
                  {"waited_ms", o.waited_ms},
                  {"response_status", opt(o.response_status)},
                  {"cert_status", opt(o.cert_status)},
+                 {"revocation_time_unix", opt(o.revocation_time_unix)},
+                 {"revocation_reason", opt(o.revocation_reason)},
                  {"next_update_in_s", opt(o.next_update_in_s)},
                  {"this_update_age_s", opt(o.this_update_age_s)}};
     if (t.certificate) {
@@ -298,8 +310,15 @@ std::string probe_prometheus(const std::vector<probe::target_result>& results) {
       {"ngxtls_probe_handshake_seconds", "Connect + TLS handshake time, by kind and quantile", {}},
       {"ngxtls_probe_ocsp_stapled_connections", "Connections that carried an OCSP staple", {}},
       {"ngxtls_probe_ocsp_checked_connections", "Connections that asked for an OCSP staple", {}},
-      {"ngxtls_probe_ocsp_stapling_working", "1 when a staple was seen, 0 when absent (no sample when not applicable)", {}},
+      {"ngxtls_probe_ocsp_stapling_working",
+       "1 when every staple was valid, 0 when none arrived or one was not valid (no sample when "
+       "not applicable)",
+       {}},
       {"ngxtls_probe_certificate_expiry_days", "Days until the certificate's notAfter", {}},
+      {"ngxtls_probe_ocsp_staple_valid",
+       "1 when the staple is valid for the certificate, 0 when not; label status says why (only "
+       "when stapled)",
+       {}},
   };
   auto add = [&](std::size_t i, const std::string& labels, double v) {
     m[i].lines.push_back(m[i].name + "{" + labels + "} " + number(v));
@@ -329,7 +348,13 @@ std::string probe_prometheus(const std::vector<probe::target_result>& results) {
     if (t.ocsp.checked && t.ocsp.connections > 0) {
       add(7, tl, t.ocsp.stapled);
       add(8, tl, t.ocsp.connections);
-      if (t.ocsp.status == "working" || t.ocsp.status == "absent") add(9, tl, t.ocsp.status == "working" ? 1 : 0);
+      using probe::ocsp_status;
+      if (t.ocsp.status == ocsp_status::working || t.ocsp.status == ocsp_status::absent ||
+          t.ocsp.status == ocsp_status::invalid)
+        add(9, tl, t.ocsp.status == ocsp_status::working ? 1 : 0);
+      if (t.ocsp.staple_status)
+        add(11, tl + ",status=\"" + label_value(*t.ocsp.staple_status) + "\"",
+            t.ocsp.status == ocsp_status::working ? 1 : 0);
     }
     if (t.certificate) add(10, tl, t.certificate->days_to_expiry);
   }

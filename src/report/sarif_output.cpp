@@ -170,6 +170,7 @@ void write_sarif(const lint_report& r, const std::string& working_dir, std::ostr
                          {"nginx_source", r.assumed.nginx_source},
                          {"openssl", r.assumed.openssl.str()},
                          {"openssl_source", r.assumed.openssl_source}}}};
+  run["properties"]["project_config"] = r.project_config ? json(*r.project_config) : json(nullptr);
   json log = {{"$schema", "https://json.schemastore.org/sarif-2.1.0.json"},
               {"version", "2.1.0"},
               {"runs", json::array({run})}};

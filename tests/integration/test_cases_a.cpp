@@ -1,4 +1,4 @@
-// Kind-A cases of ../shared/cases (cases/README.md): each with its expected value, and
+// Kind-A cases of fixtures/cases (fixtures/cases/README.md): each with its expected value, and
 // nginx 1.22.1's own `nginx -t` verdict where it proves the expectation.
 
 #include <doctest/doctest.h>
@@ -23,7 +23,7 @@ const fs::path& cases_copy() {
   static ngxtls::test::temp_dir dir;
   static const fs::path copy = [] {
     const fs::path to = dir.path() / "cases";
-    fs::copy(ngxtls::test::shared_dir() / "cases", to, fs::copy_options::recursive);
+    fs::copy(ngxtls::test::cases_dir(), to, fs::copy_options::recursive);
     return to;
   }();
   return copy;

@@ -2,10 +2,12 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
 #include "support/nginx_instance.hpp"
+#include "support/ocsp_staples.hpp"
 #include "support/process.hpp"
 #include "tls/pki.hpp"
 #include "tls/ticket_key.hpp"
@@ -159,4 +161,165 @@ TEST_CASE("evidence from one listen socket never refutes a finding about another
   const json* g = finding(direct, "tls13-resumption-disabled", "error");
   REQUIRE(g);
   CHECK((*g)["verdict"] == "confirmed");
+}
+
+TEST_CASE(
+    "a revoked staple: ocsp-staple-invalid confirmed in text, JSON and SARIF with exit 1; "
+    "ocsp-stapling-dead not refuted") {
+  material m;
+  tls::pki_options po;
+  po.ocsp_url = "http://127.0.0.1:9/";  // the file is the staple; the URL keeps stapling alive
+  m.pki = tls::make_pki((m.dir.path() / "pki-url").string(), po);
+  const std::string der =
+      test::make_staple(m.pki, m.dir.path().string(), test::staple_kind::revoked);
+  const int port = test::free_port();
+  const std::string body =
+      server_block(m, port, "  ssl_stapling on;\n  ssl_stapling_file " + der + ";\n");
+  test::nginx_options o;
+  o.wait_ports = {port};
+  test::nginx_instance nginx(test::nginx_conf(1, body), o);
+  const std::string endpoint = "127.0.0.1:" + std::to_string(port);
+  const std::vector<std::string> base = {test::ngxtls_binary(),
+                                         "check",
+                                         nginx.conf_path().string(),
+                                         "--nginx-version",
+                                         "1.22.1",
+                                         "--endpoint",
+                                         endpoint,
+                                         "-n",
+                                         "2",
+                                         "--tls1.3"};
+  auto with = [&](std::vector<std::string> extra) {
+    auto argv = base;
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    return test::run(argv, "", 120);
+  };
+
+  auto js = with({"--format", "json"});
+  INFO(js.err);
+  CHECK(js.exit_code == 1);  // an error finding, confirmed
+  auto doc = json::parse(js.out);
+  const json* bad = finding(doc, "ocsp-staple-invalid", "error");
+  REQUIRE(bad);
+  CHECK((*bad)["verdict"] == "confirmed");
+  CHECK((*bad)["verdict_reason"].get<std::string>().find(
+            "not valid: the certificate is revoked since ") != std::string::npos);
+  CHECK((*bad)["message"].get<std::string>().find(
+            "is not valid (revoked): the certificate is revoked since ") != std::string::npos);
+  const std::string conf_text = test::read_file(nginx.conf_path());
+  const auto at = conf_text.find("ssl_stapling_file");
+  REQUIRE(at != std::string::npos);
+  const int line =
+      1 + static_cast<int>(std::count(conf_text.begin(), conf_text.begin() + at, '\n'));
+  CHECK((*bad)["location"]["line"] == line);  // the server's ssl_stapling_file
+  CHECK((*bad)["location"]["file"] == nginx.conf_path().string());
+  CHECK(doc["summary"]["error"].get<int>() >= 1);
+  const json* dead = finding(doc, "ocsp-stapling-dead");
+  CHECK(dead == nullptr);  // stapling from a file: the lint rule has nothing to say
+  CHECK(doc["probe"]["targets"][0]["ocsp"]["status"] == "invalid");
+
+  auto text = with({});
+  CHECK(text.exit_code == 1);
+  CHECK(text.out.find("error [ocsp-staple-invalid] the OCSP staple served for " + endpoint) !=
+        std::string::npos);
+  CHECK(text.out.find("    confirmed: the probe got ") != std::string::npos);
+
+  auto sarif = with({"--format", "sarif"});
+  CHECK(sarif.exit_code == 1);
+  auto log = json::parse(sarif.out);
+  bool found = false, described = false;
+  for (const auto& r : log["runs"][0]["results"])
+    if (r["ruleId"] == "ocsp-staple-invalid") {
+      found = true;
+      CHECK(r["level"] == "error");
+      CHECK(r["properties"]["verdict"] == "confirmed");
+      CHECK(r.contains("ruleIndex"));
+    }
+  for (const auto& rule : log["runs"][0]["tool"]["driver"]["rules"])
+    described = described || rule["id"] == "ocsp-staple-invalid";
+  CHECK(found);
+  CHECK(described);
+
+  auto never = with({"--fail-on", "never"});
+  CHECK(never.exit_code == 0);
+}
+
+TEST_CASE(
+    "stapling dead by lint, but the endpoint staples garbage-bodied responses: not refuted, staple "
+    "finding confirmed") {
+  material m;  // make_pki's default leaf has no OCSP URL: ocsp-stapling-dead by lint
+  const int port = test::free_port();
+  const std::string body = server_block(m, port, "  ssl_stapling on;\n");
+  // What runs is another config: the same server with a stapling file of junk inside a
+  // successful response (nginx accepts it: the outer DER parses).
+  tls::pki_options po;
+  po.ocsp_url = "http://127.0.0.1:9/";
+  auto served_pki = tls::make_pki((m.dir.path() / "served").string(), po);
+  const std::string der = test::make_staple(served_pki, m.dir.path().string(),
+                                            test::staple_kind::successful_garbage_body);
+  test::nginx_options o;
+  o.wait_ports = {port};
+  const std::string live_body =
+      "server {\n  listen 127.0.0.1:" + std::to_string(port) +
+      " ssl;\n  server_name example.com;\n  ssl_certificate " + served_pki.chain +
+      ";\n  ssl_certificate_key " + served_pki.leaf_key +
+      ";\n  ssl_protocols TLSv1.2 TLSv1.3;\n  ssl_stapling on;\n  ssl_stapling_file " + der +
+      ";\n}\n";
+  test::nginx_instance nginx(test::nginx_conf(1, live_body), o);
+  const auto linted = m.dir.write("linted.conf", test::nginx_conf(1, body));
+  int rc = 0;
+  auto doc = check(linted.string(), {"127.0.0.1:" + std::to_string(port)}, rc);
+  const json* dead = finding(doc, "ocsp-stapling-dead", "warning");
+  REQUIRE(dead);
+  CHECK((*dead)["verdict"] == "not_testable");
+  CHECK((*dead)["verdict_reason"] ==
+        "a staple arrives on " +
+            std::to_string(doc["probe"]["targets"][0]["ocsp"]["stapled"].get<int>()) + "/" +
+            std::to_string(doc["probe"]["targets"][0]["ocsp"]["connections"].get<int>()) +
+            " connections but " +
+            std::to_string(doc["probe"]["targets"][0]["ocsp"]["stapled"].get<int>()) +
+            " are not valid (malformed): see ocsp-staple-invalid");
+  const json* bad = finding(doc, "ocsp-staple-invalid", "error");
+  REQUIRE(bad);
+  CHECK((*bad)["verdict"] == "confirmed");
+  CHECK(
+      (*bad)["message"].get<std::string>().find(
+          "is not valid (malformed): responseStatus successful but no BasicOCSPResponse inside") !=
+      std::string::npos);
+}
+
+TEST_CASE(
+    "check --sandbox: a revoked ssl_stapling_file shows before deploy; with a stand-in certificate "
+    "it is not judged") {
+  test::temp_dir dir;
+  tls::pki_options po;
+  po.ocsp_url = "http://127.0.0.1:9/";
+  auto pki = tls::make_pki((dir.path() / "pki").string(), po);
+  const std::string der = test::make_staple(pki, dir.path().string(), test::staple_kind::revoked);
+  auto conf_with = [&](const std::string& chain, const std::string& key) {
+    return "events {}\nhttp {\n  server {\n    listen 443 ssl;\n    server_name localhost;\n"
+           "    ssl_protocols TLSv1.2 TLSv1.3;\n    ssl_certificate " +
+           chain + ";\n    ssl_certificate_key " + key +
+           ";\n    ssl_stapling on;\n    ssl_stapling_file " + der + ";\n  }\n}\n";
+  };
+  auto sandbox = [&](const std::string& name, const std::string& text) {
+    const auto conf = dir.write(name, text);
+    auto r = test::run({test::ngxtls_binary(), "check", conf.string(), "--sandbox", "-n", "2",
+                        "--tls1.3", "--format", "json"},
+                       "", 180);
+    INFO(r.err);
+    REQUIRE(!r.out.empty());
+    return std::make_pair(r.exit_code, json::parse(r.out));
+  };
+  auto [rc, doc] = sandbox("real.conf", conf_with(pki.chain, pki.leaf_key));
+  const json* bad = finding(doc, "ocsp-staple-invalid", "error");
+  REQUIRE(bad);
+  CHECK((*bad)["verdict"] == "confirmed");
+  CHECK((*bad)["location"]["line"] == 10);
+  CHECK(rc == 1);
+  // Certificate files missing here run as stand-ins; the staple file is the real certificate's.
+  auto [rc2, doc2] = sandbox("standin.conf", conf_with((dir.path() / "missing.pem").string(),
+                                                       (dir.path() / "missing.key").string()));
+  CHECK(doc2["probe"]["targets"][0]["ocsp"]["staple_status"] == "other_certificate");
+  CHECK(finding(doc2, "ocsp-staple-invalid") == nullptr);
 }

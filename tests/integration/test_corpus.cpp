@@ -1,5 +1,5 @@
-// The external oracle (issue 2): every file of ../shared/corpus against nginx's verdict
-// (syntax) and crossplane 0.5.7's tree (shape), per MANIFEST.tsv and corpus/README.md.
+// The external oracle: every file of the real-config corpus (test::corpus_dir()) against nginx's
+// verdict (syntax) and crossplane 0.5.7's tree (shape), per MANIFEST.tsv and corpus/README.md.
 
 #include <doctest/doctest.h>
 
@@ -20,7 +20,6 @@
 namespace {
 
 namespace fs = std::filesystem;
-using ngxtls::test::shared_dir;
 
 /// MANIFEST.tsv: tab-separated, with CSV-style quoting ("" inside quoted fields).
 std::vector<std::map<std::string, std::string>> read_manifest(const fs::path& p) {
@@ -105,7 +104,13 @@ const std::map<std::string, std::string> crossplane_deviations = {
 }  // namespace
 
 TEST_CASE("every corpus file gets nginx's syntax verdict and crossplane's tree") {
-  const fs::path corpus = shared_dir() / "corpus";
+  const auto found = ngxtls::test::corpus_dir();
+  if (!found) return ngxtls::test::skip_test(ngxtls::test::corpus_missing_reason());
+  const fs::path corpus = *found;
+  // The crossplane trees come with the team's corpus copy, not with a fetched one.
+  const bool have_trees = fs::is_directory(corpus / "crossplane_nocheck");
+  if (!have_trees)
+    std::printf("no crossplane_nocheck/ in %s: tree comparison skipped\n", corpus.c_str());
   const auto rows = read_manifest(corpus / "MANIFEST.tsv");
   REQUIRE(rows.size() > 200);
   const std::regex nginx_error(R"(\[emerg\] (.*) in (.*):(\d+)$)");
@@ -143,7 +148,8 @@ TEST_CASE("every corpus file gets nginx's syntax verdict and crossplane's tree")
       CHECK(error->where().line == line);
       if (error->message() == message && error->where().line == line) ++syntax_agree;
     }
-    if (verdict != "ok" || error || row.at("crossplane_nocheck_status") != "ok") continue;
+    if (!have_trees || verdict != "ok" || error || row.at("crossplane_nocheck_status") != "ok")
+      continue;
     ++tree_total;
     const auto theirs = nlohmann::json::parse(ngxtls::test::read_file(
         corpus / "crossplane_nocheck" / (local.substr(std::string("files/").size()) + ".json")));
@@ -158,7 +164,7 @@ TEST_CASE("every corpus file gets nginx's syntax verdict and crossplane's tree")
     CHECK_MESSAGE(same, "tree differs from crossplane: " << local);
     if (same) ++tree_agree;
   }
-  CHECK(deviations_seen.size() == crossplane_deviations.size());
+  if (have_trees) CHECK(deviations_seen.size() == crossplane_deviations.size());
   std::printf("corpus syntax agreement with nginx: %d/%d\n", syntax_agree, syntax_total);
   std::printf("corpus tree agreement with crossplane: %d/%d (%d listed crossplane deviations)\n",
               tree_agree, tree_total, tree_excepted);

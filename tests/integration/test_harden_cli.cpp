@@ -3,7 +3,9 @@
 #include <doctest/doctest.h>
 
 #include <filesystem>
+#include <functional>
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "support/process.hpp"
 #include "tls/pki.hpp"
@@ -87,4 +89,82 @@ TEST_CASE("the printed text, header comments and all, passes the real nginx -t")
   CAPTURE(t.err);
   CHECK(t.exit_code == 0);
   CHECK(t.err.find("[warn]") == std::string::npos);
+}
+
+TEST_CASE(
+    "paths with spaces, quotes, semicolons, braces and $ are quoted: nginx -t reads the same "
+    "files") {
+  temp_dir dir;
+  // The ticket key directory may hold `$` (ssl_session_ticket_key takes no variables); the
+  // certificate's may not (nginx reads `$x` there as a variable).
+  const auto keys = dir.path() / "ke ys;{\"'$x}";
+  const auto certs = dir.path() / "ce rts;{\"'#}";
+  std::filesystem::create_directories(keys);
+  auto pki = tls::make_pki(certs.string(), {});
+  auto r = harden({"--nginx-version", "1.22.1", "--openssl-version", "3.0", "--ticket-key-dir",
+                   keys.string(), "--cert", pki.chain, "--key", pki.leaf_key, "--format", "json"});
+  CAPTURE(r.err);
+  REQUIRE(r.exit_code == 0);
+  auto j = nlohmann::json::parse(r.out);
+  // Step 0 of the rotation makes the key files: run its commands in a shell, as the operator would.
+  const auto& step0 = j.at("rotation").at(0).at("commands");
+  std::string script;
+  for (const auto& c : step0)
+    if (c.get<std::string>().rfind("openssl rand", 0) == 0 || c == "umask 077")
+      script += c.get<std::string>() + "\n";
+  auto sh = run({"sh", "-e", "-c", script});
+  CAPTURE(script);
+  CHECK(sh.exit_code == 0);
+  CHECK(std::filesystem::file_size(keys / "current.key") == 80);
+  CHECK(std::filesystem::file_size(keys / "previous.key") == 80);
+
+  std::string text = j.at("config").get<std::string>();
+  const int port = free_port();
+  for (const auto& [from, to] : std::vector<std::pair<std::string, std::string>>{
+           {"listen 443 ssl", "127.0.0.1"}, {"listen [::]:443 ssl", "127.0.0.2"}}) {
+    auto at = text.find(from);
+    REQUIRE(at != std::string::npos);
+    text.replace(at, from.size(), "listen " + to + ":" + std::to_string(port) + " ssl");
+  }
+  auto http = text.find("http {\n");
+  REQUIRE(http != std::string::npos);
+  text.insert(
+      http + 7,
+      "    access_log off;\n    client_body_temp_path tmp_body;\n    proxy_temp_path tmp_proxy;\n"
+      "    fastcgi_temp_path tmp_fastcgi;\n    uwsgi_temp_path tmp_uwsgi;\n    scgi_temp_path "
+      "tmp_scgi;\n");
+  const auto conf =
+      dir.write("prefix/nginx.conf", "pid nginx.pid;\nerror_log error.log;\nevents {}\n" + text);
+  const std::string p = (dir.path() / "prefix").string() + "/";
+  auto t = run({"/usr/sbin/nginx", "-t", "-p", p, "-c", p + "nginx.conf"}, "", 20);
+  CAPTURE(text);
+  CAPTURE(t.err);
+  CHECK(t.exit_code == 0);
+  // Each path reads back as given.
+  auto parsed = run({ngxtls_binary(), "parse", conf.string()});
+  REQUIRE(parsed.exit_code == 0);
+  std::multiset<std::string> values;
+  std::function<void(const nlohmann::json&)> walk = [&](const nlohmann::json& list) {
+    for (const auto& d : list) {
+      const std::string name = d.at("name");
+      if (name == "ssl_session_ticket_key" || name == "ssl_certificate" ||
+          name == "ssl_certificate_key" || name == "ssl_trusted_certificate")
+        values.insert(name + " " + d.at("args").at(0).at("value").get<std::string>());
+      if (d.contains("block")) walk(d.at("block"));
+    }
+  };
+  walk(nlohmann::json::parse(parsed.out).at("directives"));
+  CHECK(values.count("ssl_session_ticket_key " + (keys / "current.key").string()) == 1);
+  CHECK(values.count("ssl_session_ticket_key " + (keys / "previous.key").string()) == 1);
+  CHECK(values.count("ssl_certificate " + pki.chain) == 1);
+  CHECK(values.count("ssl_certificate_key " + pki.leaf_key) == 1);
+
+  // `$` where nginx reads variables, and a line feed anywhere, cannot be written: usage errors.
+  r = harden({"--nginx-version", "1.22.1", "--cert", (keys / "c.pem").string()});
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("nginx reads `$` in this directive as a variable") != std::string::npos);
+  r = harden(
+      {"--nginx-version", "1.22.1", "--ticket-key-dir", "/etc/nginx/x\nssl_session_tickets off;"});
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("control character") != std::string::npos);
 }

@@ -1,4 +1,4 @@
-// ngxtls lint on ../shared/cases (kind B and C: nginx TLS behaviour), on Debian's own
+// ngxtls lint on fixtures/cases (kind B and C: nginx TLS behaviour), on Debian's own
 // nginx.conf, on `nginx -T` dumps, and over the whole corpus without a crash.
 
 #include <doctest/doctest.h>
@@ -20,13 +20,13 @@ using json = nlohmann::json;
 
 namespace {
 
-// A writable copy of shared/cases with its PKI made by the case's own make-pki.sh.
+// A writable copy of fixtures/cases with its PKI made by the case's own make-pki.sh.
 struct cases_copy {
   test::temp_dir tmp;
   fs::path dir;
   cases_copy() {
     dir = tmp.path() / "cases";
-    fs::copy(test::shared_dir() / "cases", dir, fs::copy_options::recursive);
+    fs::copy(test::cases_dir(), dir, fs::copy_options::recursive);
     for (auto& e : fs::recursive_directory_iterator(dir))
       fs::permissions(e.path(), fs::perms::owner_write, fs::perm_options::add);
     fs::permissions(dir, fs::perms::owner_all, fs::perm_options::add);
@@ -191,7 +191,9 @@ http {
 }
 
 TEST_CASE("lint runs over every corpus file without crashing") {
-  const fs::path files = test::shared_dir() / "corpus/files";
+  const auto corpus = test::corpus_dir();
+  if (!corpus) return test::skip_test(test::corpus_missing_reason());
+  const fs::path files = *corpus / "files";
   REQUIRE(fs::exists(files));
   std::size_t total = 0, linted = 0, input_errors = 0, findings = 0;
   for (const auto& e : fs::recursive_directory_iterator(files)) {

@@ -1,5 +1,5 @@
 // Lint in CI: SARIF 2.1.0 (validated against the OASIS schema), GitHub annotations, stale
-// suppressions, the .ngxtls.toml keys of issue 7, and `ngxtls rules`.
+// suppressions, the .ngxtls.toml keys, and `ngxtls rules`.
 
 #include <doctest/doctest.h>
 
@@ -46,8 +46,8 @@ void write_config(test::temp_dir& tmp) {
 }  // namespace
 
 TEST_CASE(
-    "SARIF output validates against the SARIF 2.1.0 schema, with relative URIs and include "
-    "chains") {
+    "SARIF output has relative URIs, the rule catalog and include chains as related "
+    "locations") {
   test::temp_dir tmp;
   write_config(tmp);
   auto r = run_in(tmp.path(), {"lint", "conf/nginx.conf", "--nginx-version", "1.22.1", "--format",
@@ -78,6 +78,20 @@ TEST_CASE(
   }
   CHECK(saw_worker);
   CHECK(saw_chain);
+}
+
+TEST_CASE("SARIF output validates against the OASIS SARIF 2.1.0 schema") {
+  // The schema is the team's copy of OASIS's file, not part of the repository.
+  const auto schema = test::shared_file("schemas/sarif-schema-2.1.0.json");
+  if (!schema)
+    return test::skip_test(
+        "no SARIF 2.1.0 schema (set NGXTLS_SHARED_DIR to a folder with "
+        "schemas/sarif-schema-2.1.0.json)");
+  test::temp_dir tmp;
+  write_config(tmp);
+  auto r = run_in(tmp.path(), {"lint", "conf/nginx.conf", "--nginx-version", "1.22.1", "--format",
+                               "sarif", "-o", "out.sarif", "--fail-on", "never"});
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
   // The schema check runs with Debian's python3 (it has python3-jsonschema).
   tmp.write("validate.py",
             "import json, sys, jsonschema\n"
@@ -85,8 +99,7 @@ TEST_CASE(
             "doc = json.load(open(sys.argv[2]))\n"
             "jsonschema.Draft7Validator(schema).validate(doc)\n"
             "print('valid')\n");
-  auto v = test::run({"/usr/bin/python3", (tmp.path() / "validate.py").string(),
-                      (test::shared_dir() / "schemas/sarif-schema-2.1.0.json").string(),
+  auto v = test::run({"/usr/bin/python3", (tmp.path() / "validate.py").string(), schema->string(),
                       (tmp.path() / "out.sarif").string()},
                      "", 60);
   CHECK_MESSAGE(v.exit_code == 0, v.err);

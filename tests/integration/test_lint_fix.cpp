@@ -114,3 +114,144 @@ TEST_CASE("--fix diffs apply with patch -p1, pass nginx -t, and leave nothing fi
   MESSAGE("fixtures with a mechanical fix: " << fixed_fixtures);
   CHECK(fixed_fixtures >= 8);
 }
+
+namespace {
+
+// The config on one line: comments dropped (outside quotes), lines joined with a space. A
+// minified config puts a directive and the braces that close its blocks on one line.
+std::string one_line(const std::string& text) {
+  std::string out;
+  char quote = 0;
+  bool comment = false;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (comment) {
+      if (c == '\n') {
+        comment = false;
+        out += ' ';
+      }
+      continue;
+    }
+    if (quote) {
+      out += c;
+      if (c == '\\' && i + 1 < text.size())
+        out += text[++i];
+      else if (c == quote)
+        quote = 0;
+      continue;
+    }
+    if (c == '"' || c == '\'') quote = c;
+    if (c == '#') {
+      comment = true;
+      continue;
+    }
+    out += c == '\n' ? ' ' : c;
+  }
+  return out + "\n";
+}
+
+}  // namespace
+
+TEST_CASE(
+    "--fix=write on every fixable fixture, as written and on one line, gives a config nginx -t "
+    "accepts") {
+  test::temp_dir tmp;
+  fs::copy(test::source_dir() / "fixtures/rules", tmp.path() / "rules",
+           fs::copy_options::recursive);
+  std::size_t written = 0, one_line_written = 0;
+  for (const auto& rule_dir : fs::directory_iterator(tmp.path() / "rules")) {
+    const std::string rule = rule_dir.path().filename().string();
+    test::make_fixture_material(rule_dir.path());
+    for (const auto& e : fs::directory_iterator(rule_dir.path())) {
+      if (e.path().extension() != ".conf" || e.path().filename().string().rfind("nginx-t-", 0) == 0)
+        continue;
+      const std::string name = e.path().filename().string();
+      const std::string text = test::read_file(e.path());
+      for (const bool squeeze : {false, true}) {
+        INFO("fixture " << rule << "/" << name << std::string(squeeze ? " on one line" : ""));
+        const fs::path work = tmp.path() / (squeeze ? "one-line" : "written") / rule;
+        if (!fs::exists(work)) {
+          fs::create_directories(work.parent_path());
+          fs::copy(rule_dir.path(), work, fs::copy_options::recursive);
+        }
+        const std::string before = squeeze ? one_line(text) : text;
+        std::ofstream(work / name, std::ios::trunc | std::ios::binary) << before;
+        std::vector<std::string> args = {
+            "lint",
+            name,
+            "--select",
+            rule,
+            "--nginx-version",
+            header(text, "nginx-version:").empty() ? "1.22.1" : header(text, "nginx-version:")[0]};
+        if (auto b = header(text, "baseline:"); !b.empty()) {
+          args.push_back("--baseline");
+          args.push_back(b[0]);
+        }
+        auto w = ngxtls_in(work, [&] {
+          auto a = args;
+          a.push_back("--fix=write");
+          return a;
+        }());
+        CAPTURE(w.err);
+        REQUIRE(w.exit_code != 2);
+        const std::string after = test::read_file(work / name);
+        if (after == before) continue;
+        ++(squeeze ? one_line_written : written);
+        CAPTURE(after);
+        // The written file parses, and has nothing fixable left.
+        auto again = ngxtls_in(work, [&] {
+          auto a = args;
+          a.push_back("--fix");
+          return a;
+        }());
+        CHECK(again.exit_code != 2);
+        CHECK_MESSAGE(again.out.empty(), again.out);
+        // The real nginx accepts it: a directive written into the wrong block is an [emerg].
+        const fs::path variant = work / ("nginx-t-" + name);
+        std::ofstream(variant) << nginx_t_variant(after);
+        auto t = nginx_t(variant);
+        CHECK_MESSAGE(t.exit_code == 0, t.err);
+      }
+    }
+  }
+  MESSAGE("fixtures fixed in place: " << written << ", on one line: " << one_line_written);
+  CHECK(written >= 8);
+  CHECK(one_line_written >= 8);
+}
+
+TEST_CASE(
+    "--fix=write on a one-line http { server { ... } } keeps the new directive in the server "
+    "block") {
+  test::temp_dir tmp;
+  const std::string conf =
+      "events {} http { server { listen 443 ssl; ssl_protocols TLSv1.3; ssl_session_tickets off; } "
+      "}\n";
+  std::ofstream(tmp.path() / "n.conf") << conf;
+  auto w = ngxtls_in(tmp.path(), {"lint", "n.conf", "--nginx-version", "1.22.1", "--fix=write"});
+  CAPTURE(w.err);
+  REQUIRE(w.exit_code != 2);
+  const std::string after = test::read_file(tmp.path() / "n.conf");
+  CAPTURE(after);
+  // ssl_session_cache lands after ssl_session_tickets, before the braces that close server and
+  // http.
+  const auto cache = after.find("ssl_session_cache shared:");
+  REQUIRE(cache != std::string::npos);
+  CHECK(after.find("ssl_session_tickets off;") < cache);
+  CHECK(after.find("} }", cache) != std::string::npos);
+  auto p = ngxtls_in(tmp.path(), {"parse", "n.conf"});
+  REQUIRE(p.exit_code == 0);
+  const auto tree = json::parse(p.out)["directives"];
+  // Main context: events and http only; the cache sits in http > server, after the tickets.
+  REQUIRE(tree.size() == 2);
+  CHECK(tree[1]["name"] == "http");
+  REQUIRE(tree[1]["block"].size() == 1);
+  const auto& server = tree[1]["block"][0];
+  CHECK(server["name"] == "server");
+  REQUIRE(server["block"].size() == 4);
+  CHECK(server["block"][2]["name"] == "ssl_session_tickets");
+  CHECK(server["block"][3]["name"] == "ssl_session_cache");
+  test::make_fixture_material(tmp.path());
+  std::ofstream(tmp.path() / "t.conf") << nginx_t_variant(after);
+  auto t = nginx_t(tmp.path() / "t.conf");
+  CHECK_MESSAGE(t.exit_code == 0, t.err);
+}

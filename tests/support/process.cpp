@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <random>
@@ -128,9 +129,42 @@ command_result run(const std::vector<std::string>& argv, const std::string& inpu
 
 std::string ngxtls_binary() { return NGXTLS_BINARY; }
 fs::path source_dir() { return NGXTLS_SOURCE_DIR; }
-fs::path shared_dir() {
+fs::path cases_dir() {
+  return source_dir() / "fixtures" / "cases";
+}
+
+namespace {
+fs::path shared_root() {
   if (const char* s = std::getenv("NGXTLS_SHARED_DIR"); s && *s) return s;
   return fs::weakly_canonical(fs::path(NGXTLS_SHARED_DIR));
+}
+}  // namespace
+
+std::optional<fs::path> corpus_dir() {
+  std::vector<fs::path> candidates;
+  if (const char* s = std::getenv("NGXTLS_CORPUS_DIR"); s && *s) candidates.emplace_back(s);
+  candidates.push_back(shared_root() / "corpus");
+  std::error_code ec;
+  for (const auto& c : candidates)
+    if (fs::is_regular_file(c / "MANIFEST.tsv", ec)) return c;
+  return std::nullopt;
+}
+
+std::optional<fs::path> shared_file(const std::string& relative) {
+  std::error_code ec;
+  const fs::path p = shared_root() / relative;
+  if (fs::is_regular_file(p, ec)) return p;
+  return std::nullopt;
+}
+
+void skip_test(const std::string& why) {
+  std::printf("NGXTLS_SKIP: %s\n", why.c_str());
+  std::fflush(stdout);
+}
+
+std::string corpus_missing_reason() {
+  return "the real-config corpus is not here (set NGXTLS_CORPUS_DIR, or fetch it with "
+         "scripts/fetch-corpus.sh DIR and set NGXTLS_CORPUS_DIR=DIR)";
 }
 
 std::string read_file(const fs::path& p) {

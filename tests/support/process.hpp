@@ -2,6 +2,7 @@
 // Test helpers: temporary directories, free loopback ports, running commands.
 
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -38,10 +39,28 @@ struct command_result {
 command_result run(const std::vector<std::string>& argv, const std::string& input = "",
                    int timeout_s = 120);
 
-/// Path of the ngxtls binary under test, and of the source tree and ../shared.
+/// Path of the ngxtls binary under test, and of the source tree.
 std::string ngxtls_binary();
 std::filesystem::path source_dir();
-std::filesystem::path shared_dir();
+
+/// The cases from real bug reports (fixtures/cases, with their README and make-pki.sh).
+std::filesystem::path cases_dir();
+
+/// The real-config corpus (MANIFEST.tsv, files/, crossplane_nocheck/): fetched data that the
+/// repository does not hold. $NGXTLS_CORPUS_DIR, else $NGXTLS_SHARED_DIR/corpus, else
+/// ../shared/corpus beside the source tree; nullopt when none holds a MANIFEST.tsv.
+std::optional<std::filesystem::path> corpus_dir();
+
+/// A file of the team's shared folder (e.g. "schemas/sarif-schema-2.1.0.json"):
+/// $NGXTLS_SHARED_DIR, else ../shared beside the source tree; nullopt when absent.
+std::optional<std::filesystem::path> shared_file(const std::string& relative);
+
+/// Marks the running test as skipped: prints the marker line that ctest's
+/// SKIP_REGULAR_EXPRESSION (tests/CMakeLists.txt) turns into a SKIP, with `why`.
+void skip_test(const std::string& why);
+
+/// Why a corpus test is skipped, with the command that fetches the corpus.
+std::string corpus_missing_reason();
 
 /// Reads a whole file; throws std::runtime_error when it cannot.
 std::string read_file(const std::filesystem::path& p);

@@ -3,6 +3,8 @@
 #include <doctest/doctest.h>
 
 #include "check/check.hpp"
+#include "config/loader.hpp"
+#include "model/model.hpp"
 
 using namespace ngxtls;
 
@@ -31,6 +33,9 @@ probe::target_result target(const std::string& sni, int resumed13, int tickets13
   t.ocsp.checked = true;
   t.ocsp.connections = 5;
   t.ocsp.stapled = stapled;
+  t.ocsp.valid_staples = stapled;  // valid unless a test says otherwise
+  t.ocsp.status = stapled > 0 ? probe::ocsp_status::working : probe::ocsp_status::absent;
+  if (stapled > 0) t.ocsp.staple_status = "valid";
   return t;
 }
 
@@ -56,6 +61,142 @@ TEST_CASE("ocsp-stapling-dead: refuted by one staple, confirmed by none") {
   auto f = make("ocsp-stapling-dead", engine::severity::warning);
   CHECK(check::judge({f}, {target("a.example", 10, 20, 0)})[0].result == check::verdict::confirmed);
   CHECK(check::judge({f}, {target("a.example", 10, 20, 2)})[0].result == check::verdict::refuted);
+}
+
+namespace {
+
+// A target whose staples are all revoked, as the prober reports it.
+probe::target_result revoked_staples(const std::string& sni) {
+  auto t = target(sni, 10, 20, 3);
+  t.ocsp.valid_staples = 0;
+  t.ocsp.status = probe::ocsp_status::invalid;
+  t.ocsp.staple_status = "revoked";
+  t.ocsp.staple_reason =
+      "the certificate is revoked since 2025-01-01 00:00:00 UTC (reason keyCompromise)";
+  t.ocsp.response_status = "successful";
+  t.ocsp.cert_status = "revoked";
+  t.ocsp.revocation_reason = "keyCompromise";
+  return t;
+}
+
+}  // namespace
+
+TEST_CASE("ocsp-stapling-dead: a staple that is not valid neither confirms nor refutes it") {
+  auto f = make("ocsp-stapling-dead", engine::severity::warning);
+  auto c = check::judge({f}, {revoked_staples("a.example")})[0];
+  CHECK(c.result == check::verdict::not_testable);
+  CHECK(
+      c.reason ==
+      "a staple arrives on 3/5 connections but 3 are not valid (revoked): see ocsp-staple-invalid");
+  bool named = false;
+  for (const auto& e : c.evidence)
+    named =
+        named || (e.name == "OCSP staple" && e.value ==
+                                                 "revoked: the certificate is revoked since "
+                                                 "2025-01-01 00:00:00 UTC (reason keyCompromise)");
+  CHECK(named);
+}
+
+namespace {
+
+struct linted {
+  std::unique_ptr<config::config> cfg;
+  std::unique_ptr<model::model> m;
+  engine::lint_options opts;
+  explicit linted(const std::string& text) {
+    const std::string path = "/etc/nginx/nginx.conf";
+    auto src = config::make_memory_source({{path, text}});
+    cfg = std::make_unique<config::config>(config::load(path, *src));
+    model::assumed_versions v;
+    v.nginx = *model::version::parse("1.22.1");
+    v.openssl = *model::version::parse("3.0.19");
+    m = std::make_unique<model::model>(model::build(*cfg, v));
+  }
+};
+
+const char* two_servers = R"(events {}
+http {
+  server {
+    listen 443 ssl;
+    server_name a.example;
+    ssl_certificate /nonexistent/a.pem;
+    ssl_certificate_key /nonexistent/a.key;
+  }
+  server {
+    listen 443 ssl;
+    server_name b.example;
+    ssl_certificate /nonexistent/b.pem;
+    ssl_certificate_key /nonexistent/b.key;
+    ssl_stapling on;
+    ssl_stapling_file /etc/nginx/b.der;
+  }
+}
+)";
+
+}  // namespace
+
+TEST_CASE(
+    "ocsp-staple-invalid: a confirmed error at the stapling file of the server that answered") {
+  linted l(two_servers);
+  engine::context ctx(*l.m, l.opts);
+  auto bad = revoked_staples("b.example");
+  bad.address = "127.0.0.1:443";
+  auto good = target("a.example", 10, 20, 3);
+  good.address = "127.0.0.1:443";
+  auto v = check::probe_findings(ctx, {good, bad});
+  REQUIRE(v.size() == 1);
+  const auto& c = v[0];
+  CHECK(c.result == check::verdict::confirmed);
+  CHECK(c.finding.rule == "ocsp-staple-invalid");
+  CHECK(c.finding.level == engine::severity::error);
+  CHECK(c.finding.location.file == "/etc/nginx/nginx.conf");
+  CHECK(c.finding.location.line == 15);  // ssl_stapling_file of b.example
+  CHECK(c.finding.server == "b.example");
+  CHECK(c.finding.message ==
+        "the OCSP staple served for 127.0.0.1:1 (SNI b.example) is not valid (revoked): the "
+        "certificate is revoked "
+        "since 2025-01-01 00:00:00 UTC (reason keyCompromise); clients must reject it");
+  CHECK(c.reason ==
+        "the probe got 3/3 staples that are not valid: the certificate is revoked since 2025-01-01 "
+        "00:00:00 UTC "
+        "(reason keyCompromise)");
+  // A name no server has reaches the default server: its ssl_certificate, having no stapling.
+  auto other = revoked_staples("c.example");
+  other.address = "127.0.0.1:443";
+  v = check::probe_findings(ctx, {other});
+  REQUIRE(v.size() == 1);
+  CHECK(v[0].finding.location.line == 6);
+  CHECK(v[0].finding.server == "a.example");
+  // The sandbox maps its port back; a port the config does not have points at the first line.
+  other.address = "127.0.0.1:8443";
+  CHECK(check::probe_findings(ctx, {other}, {{8443, 443}})[0].finding.location.line == 6);
+  CHECK(check::probe_findings(ctx, {other})[0].finding.location.line == 1);
+  // In the sandbox, unreadable certificates ran as stand-ins: their staple file is another's.
+  CHECK(check::probe_findings(ctx, {bad}, {}, true).empty());
+}
+
+TEST_CASE("ocsp-staple-invalid: deselected rules and severity overrides apply") {
+  linted l(two_servers);
+  auto bad = revoked_staples("b.example");
+  bad.address = "127.0.0.1:443";
+  l.opts.ignore = {"ocsp-staple-invalid"};
+  CHECK(check::probe_findings(engine::context(*l.m, l.opts), {bad}).empty());
+  l.opts.ignore.clear();
+  l.opts.select = std::set<std::string>{"ocsp-stapling-dead"};
+  CHECK(check::probe_findings(engine::context(*l.m, l.opts), {bad}).empty());
+  l.opts.select.reset();
+  l.opts.severity_overrides["ocsp-staple-invalid"] = engine::severity::warning;
+  auto v = check::probe_findings(engine::context(*l.m, l.opts), {bad});
+  REQUIRE(v.size() == 1);
+  CHECK(v[0].finding.level == engine::severity::warning);
+  // Working, absent or unprobed targets give nothing.
+  auto fine = target("b.example", 10, 20, 3);
+  fine.address = "127.0.0.1:443";
+  auto none = target("b.example", 10, 20, 0);
+  none.address = "127.0.0.1:443";
+  auto failed = bad;
+  failed.error = "connection refused";
+  CHECK(check::probe_findings(engine::context(*l.m, l.opts), {fine, none, failed}).empty());
 }
 
 TEST_CASE("ticket-keys-not-shared: partial rate confirms, several endpoints at 100% with one key refute") {
@@ -202,4 +343,29 @@ TEST_CASE("protocols-ignored-per-sni: the protocols accepted under the name agai
   CHECK(v[0].result == check::verdict::confirmed);
   CHECK(v[0].reason.find("TLSv1.2 accepted") != std::string::npos);
   CHECK(check::judge({f}, {handshakes("b.example", true, false)})[0].result == check::verdict::refuted);
+}
+
+TEST_CASE(
+    "ocsp-staple-invalid: an inline suppression silences it, and lint never calls that suppression "
+    "unused") {
+  std::string text = two_servers;
+  const std::string at = "    ssl_stapling_file";
+  text.insert(text.find(at),
+              "    # ngxtls: ignore ocsp-staple-invalid -- the file is refreshed by cron\n");
+  linted l(text);
+  auto bad = revoked_staples("b.example");
+  bad.address = "127.0.0.1:443";
+  CHECK(check::probe_findings(engine::context(*l.m, l.opts), {bad}).empty());
+  // Lint runs every rule, the probe-only one included: its suppression is not stale.
+  for (const auto& f : engine::run(*l.m, l.opts)) {
+    INFO(f.message);
+    CHECK(f.rule != "unused-suppression");
+  }
+  // A suppression of a lint rule that finds nothing there still is.
+  std::string stale = two_servers;
+  stale.insert(stale.find(at), "    # ngxtls: ignore weak-key\n");
+  linted l2(stale);
+  int unused = 0;
+  for (const auto& f : engine::run(*l2.m, l2.opts)) unused += f.rule == "unused-suppression";
+  CHECK(unused == 1);
 }

@@ -67,3 +67,31 @@ TEST_CASE("check text and JSON: the sandbox section") {
   CHECK(doc["sandbox"]["sockets"][0]["sandbox"] == "127.0.0.1:40001");
   CHECK(doc["sandbox"]["untested"][0]["server"] == "b.example");
 }
+
+TEST_CASE("check text shows control bytes from the config and the peer as \\x escapes") {
+  report::check_report r;
+  auto a = checked("unknown-directive", engine::severity::warning, check::verdict::not_testable, 3);
+  a.finding.message = "unknown directive \"ssl_\x1b[2J\"";
+  a.finding.location.file = "/etc/nginx/\x1b]0;x\x07.conf";
+  a.reason = "peer said \r\x1b[1A";
+  a.evidence = {{"name\x1b", "value\x7f", "target\x9b"}};
+  r.checked = {a};
+  r.notes = {"note \x1b[31m"};
+  r.errors = {"error \x00x"};
+  report::sandbox_summary s;
+  s.sockets = {{"*:443\x1b", "127.0.0.1:1"}};
+  r.sandbox = s;
+  const auto text = report::render_check_text(r, false);
+  CAPTURE(text);
+  CHECK(text.find('\x1b') == std::string::npos);
+  CHECK(text.find('\x07') == std::string::npos);
+  CHECK(text.find('\x7f') == std::string::npos);
+  CHECK(text.find('\r') == std::string::npos);
+  CHECK(text.find("\x9b") == std::string::npos);
+  CHECK(text.find("/etc/nginx/\\x1b]0;x\\x07.conf:3:5: warning [unknown-directive] unknown directive \"ssl_\\x1b[2J\"") !=
+        std::string::npos);
+  CHECK(text.find("peer said \\x0d\\x1b[1A") != std::string::npos);
+  CHECK(text.find("name\\x1b = value\\x7f  (target\\x9b)") != std::string::npos);
+  CHECK(text.find("note: note \\x1b[31m") != std::string::npos);
+  CHECK(text.find("*:443\\x1b -> 127.0.0.1:1") != std::string::npos);
+}

@@ -1,5 +1,5 @@
 // nginx's directive table (rules/data/nginx-1.22.1-directives.tsv) against nginx's own
-// verdicts on the shared corpus (../shared/corpus/MANIFEST.tsv, nginx 1.22.1 with the lua,
+// verdicts on the real-config corpus (test::corpus_dir(): MANIFEST.tsv, nginx 1.22.1 with the lua,
 // echo and stream modules loaded), and the embedded copy against the data file.
 
 #include <doctest/doctest.h>
@@ -27,9 +27,9 @@ struct manifest_row {
   std::string path, verdict, kind, context, first_error, error_in_file;
 };
 
-std::vector<manifest_row> manifest() {
+std::vector<manifest_row> manifest(const fs::path& corpus) {
   std::vector<manifest_row> rows;
-  std::ifstream in(test::shared_dir() / "corpus/MANIFEST.tsv");
+  std::ifstream in(corpus / "MANIFEST.tsv");
   std::string line;
   std::getline(in, line);  // header
   while (std::getline(in, line)) {
@@ -72,12 +72,14 @@ TEST_CASE("the embedded directive table is the data file in rules/data") {
 TEST_CASE("directive checks agree with nginx 1.22.1's verdicts on the corpus") {
   std::size_t ok_files = 0, refused = 0, matched = 0;
   std::string disagreements;
-  for (const auto& row : manifest()) {
+  const auto corpus = test::corpus_dir();
+  if (!corpus) return test::skip_test(test::corpus_missing_reason());
+  for (const auto& row : manifest(*corpus)) {
     const bool table_verdict = row.verdict == "unknown_directive" ||
                                row.kind == "not_allowed_here" || row.kind == "invalid_args";
     if (row.verdict != "ok" && !table_verdict) continue;  // nginx stopped for another reason
     if (table_verdict && row.error_in_file != "self") continue;
-    const fs::path file = test::shared_dir() / "corpus" / row.path;
+    const fs::path file = *corpus / row.path;
     std::unique_ptr<config::config> cfg;
     try {
       cfg = std::make_unique<config::config>(config::load_file(file.string()));

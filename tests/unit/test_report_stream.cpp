@@ -9,6 +9,7 @@
 
 #include "report/lint_output.hpp"
 #include "report/sarif_output.hpp"
+#include "report/terminal_text.hpp"
 
 using namespace ngxtls;
 
@@ -59,4 +60,34 @@ TEST_CASE("JSON and SARIF of 9,000 findings list them in order, each once") {
   const report::lint_report small = numbered(3);
   nlohmann::json whole = nlohmann::json::parse(report::render_json(small));
   CHECK(report::render_json(small) == whole.dump(2) + "\n");
+}
+
+TEST_CASE("GitHub annotations escape % CR LF in the message and also : and , in properties") {
+  report::lint_report r;
+  engine::finding f;
+  f.rule = "unknown-directive";
+  f.level = engine::severity::error;
+  f.message = "100% bad\r\nline::two, three:";
+  f.location = {"/w/conf,d/a:b%.conf", 3, 7};
+  f.fix = "x;\ny;";
+  r.findings.push_back(f);
+  const std::string out = report::render_github(r, "/w");
+  CHECK(out ==
+        "::error file=conf%2Cd/a%3Ab%25.conf,line=3,col=7,title=ngxtls unknown-directive::"
+        "100%25 bad%0D%0Aline::two, three:%0AFix:%0Ax;%0Ay;\n");
+  // One workflow command per finding: no raw line break inside it.
+  CHECK(out.find('\n') == out.size() - 1);
+  CHECK(out.find('\r') == std::string::npos);
+}
+
+TEST_CASE("terminal_safe escapes C0, DEL, C1 and invalid UTF-8, and keeps other UTF-8") {
+  CHECK(report::terminal_safe("a\x1b[2Jb\x07\x7f") == "a\\x1b[2Jb\\x07\\x7f");
+  CHECK(report::terminal_safe(std::string("nul\0byte", 8)) == "nul\\x00byte");
+  CHECK(report::terminal_safe("tab\tkept, line\nescaped") == "tab\tkept, line\\x0aescaped");
+  CHECK(report::terminal_safe("line\nkept", true) == "line\nkept");
+  CHECK(report::terminal_safe("csi \xc2\x9b and \x9b") == "csi \\xc2\\x9b and \\x9b");
+  CHECK(report::terminal_safe("caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x94\x92") ==
+        "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x94\x92");
+  CHECK(report::terminal_safe("overlong \xc0\xaf, surrogate \xed\xa0\x80") ==
+        "overlong \\xc0\\xaf, surrogate \\xed\\xa0\\x80");
 }

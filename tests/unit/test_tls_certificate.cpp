@@ -297,7 +297,7 @@ TEST_CASE("a stand-in keeps the real certificate's key, names, lifetime and OCSP
 }
 
 TEST_CASE("the shared cases' CLI-made PKI reads as make-pki.sh describes it") {
-  const auto script = ngxtls::test::shared_dir() / "cases" / "make-pki.sh";
+  const auto script = ngxtls::test::cases_dir() / "make-pki.sh";
   if (!std::filesystem::exists(script)) return;
   temp_dir dir;
   auto r = ngxtls::test::run({"sh", script.string(), dir.path().string()});

@@ -117,7 +117,7 @@ TEST_CASE("a missing ticket key file raises file_error without key material") {
 }
 
 TEST_CASE("the shared cases' ticket keys are valid 0600 files with distinct names") {
-  const auto script = ngxtls::test::shared_dir() / "cases" / "make-pki.sh";
+  const auto script = ngxtls::test::cases_dir() / "make-pki.sh";
   if (!std::filesystem::exists(script)) return;
   temp_dir dir;
   auto r = ngxtls::test::run({"sh", script.string(), dir.path().string()});
