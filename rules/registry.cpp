@@ -21,6 +21,7 @@ const std::vector<rule>& all_rules() {
       rules::session_cache_too_small(),
       rules::cross_server_resumption(),
       rules::protocols_ignored_per_sni(),
+      rules::listen_protocols_differ(),
       rules::early_data_replay(),
       rules::legacy_protocols(),
       rules::tls13_missing(),

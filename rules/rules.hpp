@@ -23,6 +23,7 @@ engine::rule session_timeout_too_long();
 engine::rule session_cache_too_small();
 engine::rule cross_server_resumption();
 engine::rule protocols_ignored_per_sni();
+engine::rule listen_protocols_differ();
 engine::rule early_data_replay();
 engine::rule legacy_protocols();
 engine::rule tls13_missing();

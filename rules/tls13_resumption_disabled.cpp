@@ -22,8 +22,14 @@ constexpr const char* doc = R"(# tls13-resumption-disabled
 - The same with a `shared:` cache: a note, because TLS 1.3 resumption then works but is
   stateful and bound to this host's cache.
 - `ssl_session_tickets` set differently in the default server and a name-based server of the
-  same socket (this rule owns every such mismatch). Error when the default server has tickets
-  off and a name-based server has them on; warning the other way round.
+  same socket (this rule owns every such mismatch):
+  - before nginx 1.29.2: error when the default server has tickets off and a name-based server
+    has them on (its tickets never resume); error when the default server has them on and a
+    TLS 1.3 name-based server has them off (no TLS 1.3 ticket at all under that name, even
+    with a shared cache); warning for a TLS 1.2-only name-based server with tickets off.
+  - from nginx 1.29.2 the name-based server's own setting applies: no finding for tickets on
+    there; tickets off there is judged as tickets off in that server with the default
+    server's session cache (error without a cache, note with a `shared:` one).
 
 ## Why it matters
 `ssl_session_tickets off` does not stop TLS 1.3 tickets. OpenSSL then issues *stateful*
@@ -33,9 +39,12 @@ connection is a full handshake (more CPU, one more round trip). TLS 1.2 clients 
 either: session IDs need the cache too.
 
 On one listen socket the session cache, timeout and ticket keys come from the default server
-(the one marked `default_server`, else the first server listening there). A name-based
-server with tickets on behind a default server with tickets off gets tickets issued that
-never resume.
+(the one marked `default_server`, else the first server listening there). Before nginx
+1.29.2, a name-based server with tickets on behind a default server with tickets off gets
+tickets issued that never resume, and a name-based server with tickets off behind a default
+server with tickets on gets no TLS 1.3 ticket at all, so its TLS 1.3 clients never resume,
+even with a shared cache. From 1.29.2 nginx applies the name-based server's
+`ssl_session_tickets` (SNI before resumption), with the default server's cache.
 
 ## Example
 ```nginx
@@ -62,9 +71,15 @@ with a shared cache the same config resumes 100%.
 
 ## Source
 DESIGN fact 1 (measured on nginx 1.22.1 / OpenSSL 3.0: 0/40 without cache, 40/40 with
-`shared:`), fact 6 (0/10 for tickets on behind a default server with tickets off). From nginx
-1.29.2 SNI is applied before resumption (nginx CHANGES), so the mismatch outcome there is
-unmeasured.
+`shared:`). The mismatch cases are measured on Debian 12's 1.22.1, upstream 1.26.3 and Debian
+sid's 1.30.6 (OpenSSL 3.6) by tests/integration/test_nginx_versions.cpp, TLS 1.3 at SNI b
+with `ngxtls probe -n 20`:
+- "default server tickets off and b on without cache": 0/20, 0/20, 20/20;
+- "default server tickets on and b off without cache": no ticket, no ticket, 0/20 with
+  stateful tickets;
+- "default server tickets on and b off with a shared cache in http": no ticket, no ticket,
+  20/20 stateful.
+nginx CHANGES 1.29.2: SNI is applied before resumption.
 )";
 
 constexpr const char* cache_fix =
@@ -166,13 +181,31 @@ void check(const engine::context& ctx, engine::finding_list& out) {
         const std::string dname = server_label(ctx, d);
         engine::finding f;
         if (sni_before_resumption) {
-          f = ctx.make(id, engine::severity::warning,
-                       "ssl_session_tickets is " + std::string(s_tickets ? "on" : "off") + " in " +
-                           who + " but " + (d_tickets ? "on" : "off") + " in the default server " +
-                           dname + " of " + where_sockets +
-                           "; nginx >= 1.29.2 applies SNI before resumption and the outcome is "
-                           "unmeasured: set ticket and cache settings once, in the http block",
-                       s_at);
+          // From 1.29.2 the name-based server's own ssl_session_tickets applies: tickets on
+          // there resume (20/20 at SNI b on 1.30.6), and tickets off there is judged as tickets
+          // off in that server with the default server's session cache.
+          if (s_tickets) continue;
+          const bool s_tls13 = tls13_enabled(m, s);
+          const bool s_tls12 = model::protocols_enable(s.get("ssl_protocols"), "TLSv1.2");
+          if (!s_tls13) continue;
+          if (cache == model::session_cache_kind::none || cache == model::session_cache_kind::off) {
+            f = ctx.make(id, engine::severity::error,
+                         "no TLS 1.3 client of " + who + " can resume on " + where_sockets +
+                             ": its `ssl_session_tickets off` makes OpenSSL issue stateful tickets "
+                             "that need a session cache, and the default server " +
+                             dname + ", whose cache serves the socket, has ssl_session_cache " +
+                             std::string(d.get("ssl_session_cache")->first()) +
+                             (s_tls12 ? "; TLS 1.2 clients cannot resume either" : ""),
+                         s_at);
+          } else if (cache == model::session_cache_kind::shared) {
+            f = ctx.make(id, engine::severity::note,
+                         "TLS 1.3 resumption of " + who + " on " + where_sockets +
+                             " is stateful (`ssl_session_tickets off` there, with the default "
+                             "server's shared cache): it works only on this host",
+                         s_at);
+          } else {
+            continue;
+          }
         } else if (!d_tickets) {
           f = ctx.make(id, engine::severity::error,
                        who + " has session tickets on but the default server " + dname + " of " +
@@ -180,18 +213,24 @@ void check(const engine::context& ctx, engine::finding_list& out) {
                            " has `ssl_session_tickets off`: tickets issued under this name "
                            "never resume (the default server's settings rule the handshake)",
                        s_at);
+        } else if (tls13_enabled(m, s)) {
+          // Measured on 1.22.1 and 1.26.3: no TLS 1.3 ticket at all at SNI b, with or without
+          // a shared cache in http.
+          f = ctx.make(
+              id, engine::severity::error,
+              "no TLS 1.3 client of " + who + " can resume on " + where_sockets +
+                  ": with `ssl_session_tickets off` in this name-based server and on in the "
+                  "default server " +
+                  dname +
+                  ", nginx < 1.29.2 issues no TLS 1.3 ticket at all under this "
+                  "name, even with a shared session cache",
+              s_at);
         } else {
-          const bool no_cache = cache == model::session_cache_kind::none ||
-                                cache == model::session_cache_kind::off;
           f = ctx.make(id, engine::severity::warning,
                        "`ssl_session_tickets off` in " + who +
                            " applies only in part: nginx copies its SSL options on SNI, but the "
                            "session cache and ticket keys come from the default server " +
-                           dname + " of " + where_sockets +
-                           (no_cache && tls13_enabled(m, s)
-                                ? ", which has no session cache, so TLS 1.3 clients of this "
-                                  "server cannot resume"
-                                : ""),
+                           dname + " of " + where_sockets,
                        s_at);
         }
         add_evidence(f, s);

@@ -3,6 +3,7 @@
 set -euo pipefail
 packages=(
   build-essential cmake ninja-build pkg-config
+  libpcre2-dev zlib1g-dev curl xz-utils gpgv debian-archive-keyring
   libssl-dev openssl tao-pegtl-dev libcli11-dev libtoml11-dev doctest-dev nlohmann-json3-dev
   nginx libnginx-mod-http-lua libnginx-mod-stream
   python3 python3-jsonschema openjdk-17-jdk-headless

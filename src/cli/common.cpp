@@ -4,10 +4,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <iterator>
@@ -65,6 +67,35 @@ std::optional<model::version> parse_flag(const std::string& v, const char* what)
   return p;
 }
 
+// The Debian package version of the nginx `binary` runs, when dpkg owns the file: distributions
+// backport fixes (CVE-2025-23419 into Debian 12's 1.22.1-9+deb12u1) under the old upstream
+// version. Two dpkg-query runs of at most 5 s each, local only; empty on any failure.
+std::string package_version_of(const std::string& binary) {
+  try {
+    const std::string path = check::find_executable(binary);
+    if (path.empty() || check::find_executable("dpkg-query").empty()) return {};
+    std::vector<std::string> candidates{path};
+    std::error_code ec;
+    const auto canonical = std::filesystem::canonical(path, ec);
+    if (!ec && canonical.string() != path) candidates.push_back(canonical.string());
+    for (const auto& p : candidates) {
+      auto owner = check::run_command({"dpkg-query", "-S", p}, 5000);
+      if (owner.exit_code != 0) continue;
+      const std::string pkg = model::package_owning(owner.out, p);
+      if (pkg.empty()) continue;
+      auto ver = check::run_command({"dpkg-query", "-W", "-f=${Version}", pkg}, 5000);
+      if (ver.exit_code != 0 || ver.out.empty() || ver.out.size() > 100) return {};
+      for (char c : ver.out)
+        if (!std::isalnum(static_cast<unsigned char>(c)) &&
+            std::string_view(".+-~:").find(c) == std::string_view::npos)
+          return {};
+      return ver.out;
+    }
+  } catch (const std::exception&) {
+  }
+  return {};
+}
+
 std::string run_nginx_v(const std::string& binary) {
   // nginx prints -V to stderr.
   try {
@@ -88,12 +119,16 @@ model::assumed_versions choose_versions(const std::string& nginx_flag, const std
   if (auto f = parse_flag(nginx_flag, "nginx")) {
     v.nginx = *f;
     v.nginx_source = "--nginx-version";
+    v.nginx_pinned = true;
   } else if (pc && pc->nginx_version) {
     v.nginx = *parse_flag(*pc->nginx_version, "nginx");
     v.nginx_source = pc->path;
+    v.nginx_pinned = true;
   } else if (detect().nginx) {
     v.nginx = *detect().nginx;
     v.nginx_source = "nginx -V";
+    v.nginx_pinned = true;
+    v.nginx_package = package_version_of(nginx_binary);
   } else {
     v.nginx = model::newest_known_nginx;
     v.nginx_source = "newest known; pass --nginx-version";

@@ -4,7 +4,10 @@
 
 #include <filesystem>
 #include <iostream>
+#include <map>
 #include <memory>
+#include <optional>
+#include <tuple>
 
 #include "base/error.hpp"
 #include "cli/commands.hpp"
@@ -60,6 +63,52 @@ void check_rule_ids(const std::vector<std::string>& ids, const char* flag) {
   for (const auto& id : ids)
     if (!engine::find_rule(id))
       throw usage_error(std::string(flag) + ": unknown rule \"" + id + "\" (see `ngxtls rules`)");
+}
+
+// The findings of the same configs on the oldest measured nginx, against those of the assumed
+// (newest known) one: the report's first line names what would differ there. Only when the
+// version is neither given nor detected; it lints once more (models built for that version).
+report::version_notice older_version_notice(
+    const report::lint_report& rep, const std::vector<std::unique_ptr<config::config>>& configs,
+    const std::vector<std::string>& paths, bool fleet,
+    const std::unique_ptr<config::config>& base_cfg, const engine::lint_options& opts) {
+  report::version_notice n;
+  n.older = model::oldest_measured_nginx;
+  model::assumed_versions older = rep.assumed;
+  older.nginx = n.older;
+  std::vector<std::unique_ptr<model::model>> models;
+  for (const auto& c : configs)
+    models.push_back(std::make_unique<model::model>(model::build(*c, older)));
+  engine::lint_options o = opts;
+  o.fleet.clear();
+  std::unique_ptr<model::model> base;
+  if (base_cfg) {
+    base = std::make_unique<model::model>(model::build(*base_cfg, older));
+    o.baseline = base.get();
+  }
+  if (fleet)
+    for (std::size_t i = 0; i < models.size(); ++i) o.fleet.push_back({paths[i], models[i].get()});
+  using key = std::tuple<std::string, std::string, std::uint32_t, std::uint32_t>;
+  auto key_of = [](const engine::finding& f) {
+    return key{f.location.file, f.rule, f.location.line, f.location.column};
+  };
+  std::map<key, std::pair<std::optional<engine::severity>, std::optional<engine::severity>>> both;
+  std::map<key, source_location> where;
+  for (const auto& f : rep.findings) {
+    auto& slot = both[key_of(f)].first;
+    if (!slot || *slot > f.level) slot = f.level;
+    where.emplace(key_of(f), f.location);
+  }
+  for (const auto& m : models)
+    for (const auto& f : engine::run(*m, o)) {
+      auto& slot = both[key_of(f)].second;
+      if (!slot || *slot > f.level) slot = f.level;
+      where.emplace(key_of(f), f.location);
+    }
+  for (const auto& [k, sev] : both)
+    if (sev.first != sev.second)
+      n.differences.push_back({std::get<1>(k), where.at(k), sev.first, sev.second});
+  return n;
 }
 
 int run_lint(const lint_args& a) {
@@ -174,6 +223,8 @@ int run_lint(const lint_args& a) {
   for (const auto& c : configs)
     if (auto changed = c->changed_file())
       throw input_error({*changed, 0, 0}, "the file changed while it was being read; run again");
+  if (!a.fix && !rep.assumed.nginx_pinned)
+    rep.notice = older_version_notice(rep, configs, paths, fleet, base_cfg, opts);
   if (a.fix) {
     if (a.fix_mode != "write") write_output(a.output, diff);
     std::cerr << "ngxtls: " << fixed << (fixed == 1 ? " finding" : " findings")

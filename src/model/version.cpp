@@ -37,4 +37,31 @@ nginx_v_info parse_nginx_v(const std::string& text) {
   return out;
 }
 
+std::string package_owning(const std::string& out, const std::string& path) {
+  std::size_t start = 0;
+  while (start < out.size()) {
+    std::size_t end = out.find('\n', start);
+    if (end == std::string::npos) end = out.size();
+    const std::string line = out.substr(start, end - start);
+    start = end + 1;
+    // "PACKAGE[:ARCH][, PACKAGE...]: PATH"; "diversion by ..." lines have other shapes.
+    const std::string tail = ": " + path;
+    if (line.size() <= tail.size() ||
+        line.compare(line.size() - tail.size(), tail.size(), tail) != 0)
+      continue;
+    std::string name = line.substr(0, line.size() - tail.size());
+    if (name.rfind("diversion by ", 0) == 0) continue;
+    name = name.substr(0, name.find_first_of(",:"));
+    // Debian policy 5.6.1: [a-z0-9][a-z0-9+.-]+
+    bool ok = name.size() >= 2 && name.size() <= 100;
+    for (std::size_t i = 0; ok && i < name.size(); ++i) {
+      const char c = name[i];
+      ok = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+           (i > 0 && (c == '+' || c == '.' || c == '-'));
+    }
+    if (ok) return name;
+  }
+  return {};
+}
+
 }  // namespace ngxtls::model

@@ -18,15 +18,27 @@ struct version {
   static std::optional<version> parse(const std::string& text);
 };
 
-/// The newest nginx version whose behaviour the rules encode (DESIGN facts 6 and 7 name
-/// changes up to 1.29.2). Used when nothing else says which nginx is deployed.
-inline constexpr version newest_known_nginx{1, 29, 2};
+/// The newest nginx version whose behaviour the rules encode: 1.30.6, Debian sid's package,
+/// measured with the older versions of the matrix in tests/integration/test_nginx_versions.cpp.
+/// Used when nothing else says which nginx is deployed.
+inline constexpr version newest_known_nginx{1, 30, 6};
+
+/// The oldest nginx of that matrix (Debian 12's 1.22.1): when the version is only assumed,
+/// the report names the findings that would differ on it.
+inline constexpr version oldest_measured_nginx{1, 22, 1};
 
 /// The versions the model resolves defaults for, and why each was chosen
 /// (e.g. "--nginx-version", ".ngxtls.toml", "nginx -V", "newest known").
 struct assumed_versions {
   version nginx = newest_known_nginx;
   std::string nginx_source = "newest known";
+  /// The Debian package version of the nginx whose version was detected ("1.22.1-9+deb12u11",
+  /// from dpkg-query); empty when the version was given, or the binary is not from a package.
+  /// Distributions backport security fixes without changing the upstream version.
+  std::string nginx_package;
+  /// True when the nginx version was given (--nginx-version, .ngxtls.toml) or detected
+  /// (nginx -V); false when it is only the newest known one.
+  bool nginx_pinned = false;
   version openssl{3, 0, 0};
   std::string openssl_source = "linked libssl";
 };
@@ -38,5 +50,10 @@ struct nginx_v_info {
   std::optional<version> openssl;
 };
 nginx_v_info parse_nginx_v(const std::string& text);
+
+/// The package name that owns `path` in `dpkg-query -S` output ("nginx-core: /usr/sbin/nginx",
+/// "nginx-core:amd64: /usr/sbin/nginx", diversion lines skipped); empty when none owns it or
+/// the name is not a valid Debian package name.
+std::string package_owning(const std::string& dpkg_query_s_output, const std::string& path);
 
 }  // namespace ngxtls::model

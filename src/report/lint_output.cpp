@@ -46,7 +46,34 @@ nlohmann::json location_json(const source_location& l) {
 
 }  // namespace
 
+std::string notice_line(const lint_report& r) {
+  if (!r.notice) return {};
+  const auto& n = *r.notice;
+  std::string out = "nginx version neither given nor detected: assumed " + r.assumed.nginx.str() +
+                    " (the newest known); on nginx " + n.older.str() + ", ";
+  if (n.differences.empty()) {
+    out += "no finding would differ";
+  } else {
+    out += std::to_string(n.differences.size()) +
+           (n.differences.size() == 1 ? " finding differs: " : " findings differ: ");
+    const std::size_t shown = std::min<std::size_t>(n.differences.size(), 5);
+    for (std::size_t i = 0; i < shown; ++i) {
+      const auto& d = n.differences[i];
+      if (i) out += "; ";
+      out += d.rule + " at " + to_string(d.location) + " (" +
+             (d.on_older ? to_string(*d.on_older) : std::string("none")) + " instead of " +
+             (d.on_assumed ? to_string(*d.on_assumed) : std::string("none")) + ")";
+    }
+    if (shown < n.differences.size())
+      out += "; and " + std::to_string(n.differences.size() - shown) + " more";
+  }
+  out += ". Pin it: --nginx-version " + n.older.str() + ", or nginx_version = \"" + n.older.str() +
+         "\" in .ngxtls.toml";
+  return out;
+}
+
 void write_text(const lint_report& r, bool color, std::ostream& os) {
+  if (r.notice) os << notice_line(r) << '\n';
   const char* bold = color ? "\x1b[1m" : "";
   const char* reset = color ? "\x1b[0m" : "";
   std::string out;
@@ -99,6 +126,7 @@ void write_json(const lint_report& r, std::ostream& os) {
                             {"nginx_source", r.assumed.nginx_source},
                             {"openssl", r.assumed.openssl.str()},
                             {"openssl_source", r.assumed.openssl_source}};
+  if (r.notice) assumed["notice"] = notice_line(r);
   os << "{\n  \"assumed\": " << dump_nested(assumed, 1) << ",\n  \"findings\": ";
   if (r.findings.empty())
     os << "[]";

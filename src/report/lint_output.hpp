@@ -15,6 +15,21 @@
 
 namespace ngxtls::report {
 
+/// A finding present, or at another severity, on one nginx version but not the other.
+struct version_difference {
+  std::string rule;
+  source_location location;
+  std::optional<engine::severity> on_assumed;  ///< its severity on the assumed version, or absent
+  std::optional<engine::severity> on_older;    ///< its severity on the older version, or absent
+};
+
+/// When the nginx version was neither given nor detected: the older measured version the
+/// findings were also computed for, and what differs there.
+struct version_notice {
+  model::version older;
+  std::vector<version_difference> differences;
+};
+
 /// Everything a lint run reports.
 struct lint_report {
   std::vector<std::string> inputs;        ///< configs linted, as given
@@ -24,10 +39,17 @@ struct lint_report {
   /// Findings not kept, per rule id: past engine::max_findings_per_rule or
   /// engine::max_findings (engine::run_counted). Reported when not empty.
   std::map<std::string, std::size_t> dropped_findings;
+  /// Set when the nginx version is only assumed (the newest known): the text report's first
+  /// line says so, names the findings that would differ on `older`, and how to pin it.
+  std::optional<version_notice> notice;
 };
 
 /// The sum of r.dropped_findings.
 std::size_t dropped_total(const lint_report& r);
+
+/// The one-line notice (no newline): the assumed version, the findings that differ on the
+/// older version (at most 5 named, then a count), and how to pin the version.
+std::string notice_line(const lint_report& r);
 
 /// Text for a terminal: one block per finding (location, severity, rule, message, evidence,
 /// fix), then a summary line. `color` adds ANSI colors (only on a TTY).

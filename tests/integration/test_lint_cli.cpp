@@ -2,10 +2,10 @@
 // fleets and bad input.
 
 #include <doctest/doctest.h>
-
 #include <sys/stat.h>
 
 #include <filesystem>
+#include <iostream>
 #include <nlohmann/json.hpp>
 
 #include "support/fixture_env.hpp"
@@ -179,4 +179,92 @@ TEST_CASE("rules lists the catalog and prints each rule's doc") {
   auto one = run_ngxtls({"rules", "ticket-key-rotation"});
   CHECK(one.out.find("## Why it matters") != std::string::npos);
   CHECK(run_ngxtls({"rules", "nope"}).exit_code == 2);
+}
+
+TEST_CASE("cross-server-resumption reads the Debian package version of the nginx on PATH") {
+  // Debian 12 backported the CVE-2025-23419 fix into 1.22.1-9+deb12u1: a detected 1.22.1 from
+  // such a package is judged as fixed (failed handshakes), not as the bypass.
+  auto owner = test::run({"dpkg-query", "-S", "/usr/sbin/nginx"}, "", 20);
+  if (owner.exit_code != 0) {
+    std::cout << "NGXTLS_SKIP: /usr/sbin/nginx does not come from a Debian package here"
+              << std::endl;
+    return;
+  }
+  const std::string pkg = owner.out.substr(0, owner.out.find_first_of(":,"));
+  const std::string version = test::run({"dpkg-query", "-W", "-f=${Version}", pkg}, "", 20).out;
+  REQUIRE(version.rfind("1.22.1-9+deb12u", 0) == 0);
+  const std::string conf =
+      (test::source_dir() / "fixtures/rules/cross-server-resumption/verify-in-sni.conf").string();
+  auto r = test::run({"env", "PATH=/usr/sbin:/usr/bin:/bin", test::ngxtls_binary(), "lint", conf,
+                      "--select", "cross-server-resumption", "--format", "json"},
+                     "", 60);
+  INFO(r.out, r.err);
+  auto doc = nlohmann::json::parse(r.out);
+  CHECK(doc["assumed"]["nginx"] == "1.22.1");
+  CHECK(doc["assumed"]["nginx_source"] == "nginx -V");
+  REQUIRE(doc["findings"].size() == 1);
+  const auto& f = doc["findings"][0];
+  CHECK(f["severity"] == "warning");
+  CHECK(f["message"].get<std::string>().find("fail the handshake (alert access denied)") !=
+        std::string::npos);
+  bool package_fact = false;
+  for (const auto& e : f["evidence"])
+    if (e["name"] == "nginx package")
+      package_fact = e["value"] == version && e["origin"] == "dpkg-query";
+  CHECK(package_fact);
+  // Pinned by hand, the version says nothing about a backport: the bypass holds unless the
+  // distribution backported the fix.
+  auto pinned =
+      test::run({test::ngxtls_binary(), "lint", conf, "--select", "cross-server-resumption",
+                 "--nginx-version", "1.22.1", "--format", "json"},
+                "", 60);
+  auto pdoc = nlohmann::json::parse(pinned.out);
+  REQUIRE(pdoc["findings"].size() == 1);
+  CHECK(pdoc["findings"][0]["severity"] == "error");
+  CHECK(pdoc["findings"][0]["message"].get<std::string>().find(
+            "unless your distribution backported the fix") != std::string::npos);
+}
+
+TEST_CASE(
+    "with the nginx version neither given nor detected the first line says so and names what "
+    "differs on 1.22.1") {
+  test::temp_dir tmp;
+  // Default server tickets off, b on, no cache: measured 0/20 at SNI b on 1.22.1 and 1.26.3
+  // (an error there), 20/20 on 1.30.6 (no finding).
+  const auto conf = tmp.write("nginx.conf", R"(events {}
+http {
+    ssl_protocols TLSv1.2 TLSv1.3;
+    server { listen 443 ssl; server_name a.test; ssl_session_tickets off; }
+    server { listen 443 ssl; server_name b.test; ssl_session_tickets on; }
+}
+)");
+  auto lint = [&](const std::string& extra) {
+    // No nginx on PATH (Debian's is in /usr/sbin), no .ngxtls.toml above the temp dir.
+    return test::run(
+        {"sh", "-c",
+         "cd " + tmp.path().string() + " && PATH=/usr/bin:/bin " + test::ngxtls_binary() +
+             " lint nginx.conf --select tls13-resumption-disabled --fail-on never " + extra},
+        "", 60);
+  };
+  auto r = lint("");
+  INFO(r.out, r.err);
+  const std::string first = r.out.substr(0, r.out.find('\n'));
+  CHECK(first.rfind("nginx version neither given nor detected: assumed 1.30.6 (the newest known)",
+                    0) == 0);
+  CHECK(
+      first.find(
+          "on nginx 1.22.1, 1 finding differs: tls13-resumption-disabled at nginx.conf:5:50 (error "
+          "instead of none)") != std::string::npos);
+  CHECK(first.find("--nginx-version 1.22.1") != std::string::npos);
+  CHECK(first.find(".ngxtls.toml") != std::string::npos);
+  auto j = lint("--format json");
+  auto doc = nlohmann::json::parse(j.out);
+  CHECK(doc["assumed"]["notice"].get<std::string>() == first);
+  // A pinned version: no notice.
+  auto pinned = lint("--nginx-version 1.30.6");
+  CHECK(pinned.out.rfind("nginx version neither", 0) == std::string::npos);
+  CHECK(pinned.out.find("neither given nor detected") == std::string::npos);
+  CHECK_FALSE(
+      nlohmann::json::parse(lint("--nginx-version 1.30.6 --format json").out)["assumed"].contains(
+          "notice"));
 }

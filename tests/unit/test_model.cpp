@@ -172,3 +172,18 @@ TEST_CASE("versions parse from flags and nginx -V output") {
   CHECK(v.nginx->str() == "1.22.1");
   CHECK(v.openssl->str() == "3.0.19");
 }
+
+TEST_CASE("the package that owns a file, from dpkg-query -S output") {
+  CHECK(model::package_owning("nginx-core: /usr/sbin/nginx\n", "/usr/sbin/nginx") == "nginx-core");
+  CHECK(model::package_owning("nginx: /usr/sbin/nginx", "/usr/sbin/nginx") == "nginx");
+  CHECK(model::package_owning("nginx-core:amd64: /usr/sbin/nginx\n", "/usr/sbin/nginx") ==
+        "nginx-core");
+  CHECK(model::package_owning(
+            "diversion by foo from: /usr/sbin/nginx\ndiversion by foo to: /usr/sbin/nginx.real\n"
+            "nginx: /usr/sbin/nginx\n",
+            "/usr/sbin/nginx") == "nginx");
+  // Another path, no owner, or a name dpkg would never print.
+  CHECK(model::package_owning("nginx: /usr/sbin/nginx.old\n", "/usr/sbin/nginx") == "");
+  CHECK(model::package_owning("dpkg-query: no path found matching pattern /x\n", "/x") == "");
+  CHECK(model::package_owning("Nginx$(x): /usr/sbin/nginx\n", "/usr/sbin/nginx") == "");
+}

@@ -2,6 +2,7 @@
 // with `# expect: <rule-id> [severity]` on each line where a finding must point. A file
 // without such a line must give no finding of that rule. Header comments set options:
 // `# nginx-version: V` (default 1.22.1), `# openssl-version: V` (default 3.0.19),
+// `# nginx-package: V` (the Debian package version dpkg-query would report; default none),
 // `# baseline: FILE`, `# fleet: FILE...`, `# strict-files`, and the .ngxtls.toml settings
 // `# expiry-days: N`, `# new-sessions-per-second: N`, `# modules: NAME...`.
 
@@ -119,6 +120,7 @@ TEST_CASE("every rule fixture gives exactly the findings its expect comments nam
       v.openssl = *model::version::parse("3.0.19");
       if (auto nv = header_values(text, "nginx-version:"); !nv.empty()) v.nginx = *model::version::parse(nv[0]);
       if (auto ov = header_values(text, "openssl-version:"); !ov.empty()) v.openssl = *model::version::parse(ov[0]);
+      if (auto pv = header_values(text, "nginx-package:"); !pv.empty()) v.nginx_package = pv[0];
       loaded main = load(file, v);
       engine::lint_options opts;
       opts.select = std::set<std::string>{rule};

@@ -1,0 +1,604 @@
+// What three real nginx versions do with sessions, SNI and listen options: Debian 12's 1.22.1,
+// upstream 1.26.3 (built from trixie's orig tarball, system OpenSSL 3.0) and Debian sid's 1.30.x
+// (with sid's OpenSSL 3.6). The binaries come from scripts/nginx-versions.sh (its manifest);
+// each case runs once per version, names the version, and prints `NGXTLS_SKIP:` with the
+// script's reason when that version is not installed here. The rules' docs cite these cases.
+//
+// Two servers share one socket: a (default_server, a.test) and b (b.test), each with its own
+// certificate unless said. Clients: `ngxtls probe` (resumed counts, ticket key names) and
+// `openssl s_client -sess_out/-sess_in` (alerts, HTTP status).
+#include <doctest/doctest.h>
+#include <unistd.h>
+
+#include <iostream>
+#include <regex>
+#include <sstream>
+#include <thread>
+
+#include "probe_util.hpp"
+#include "support/nginx_versions.hpp"
+
+using namespace ngxtls;
+using namespace ngxtls::test;
+using namespace std::chrono_literals;
+
+namespace {
+
+/// The measured value for the version `v` runs: one per slot of the matrix.
+template <class T>
+T by_version(const nginx_version_entry& v, T v122, T v126, T v130) {
+  if (v.slot == "1.22") return v122;
+  if (v.slot == "1.26") return v126;
+  return v130;
+}
+
+/// Runs `fn` on the matrix slot's nginx, or prints NGXTLS_SKIP with the script's reason.
+void on_version(const char* slot, void (*fn)(const nginx_version_entry&)) {
+  auto v = nginx_version_for(slot);
+  if (v.status == "skip") {
+    std::cout << "NGXTLS_SKIP: nginx " << v.version << ": " << v.note << std::endl;
+    return;
+  }
+  REQUIRE_MESSAGE(v.status == "ok", "nginx " << v.version << ": " << v.note);
+  std::cout << "measured on nginx " << v.version << " (" << v.binary << "; " << v.note << ")"
+            << std::endl;
+  INFO("nginx ", v.version, " (", v.note, ")");
+  fn(v);
+}
+
+// One doctest case per version, so that a version that is absent here skips alone.
+#define NGINX_VERSION_CASES(title, fn)                  \
+  TEST_CASE(title " (nginx 1.22.1 Debian)") {           \
+    on_version("1.22", fn);                             \
+  }                                                     \
+  TEST_CASE(title " (nginx 1.26.3)") {                  \
+    on_version("1.26", fn);                             \
+  }                                                     \
+  TEST_CASE(title " (nginx 1.30.x with OpenSSL 3.6)") { \
+    on_version("1.30", fn);                             \
+  }
+
+/// make_pki options for a leaf with these names (`intermediate` false: root -> leaf).
+tls::pki_options names(std::vector<std::string> dns, bool intermediate = true) {
+  tls::pki_options o;
+  o.dns_names = std::move(dns);
+  o.intermediate = intermediate;
+  return o;
+}
+
+/// PKIs for a.test, b.test, and one certificate for both names.
+struct names_pki {
+  temp_dir dir;
+  tls::pki_paths a = tls::make_pki((dir.path() / "a").string(), names({"a.test"}));
+  tls::pki_paths b = tls::make_pki((dir.path() / "b").string(), names({"b.test"}));
+  tls::pki_paths both = tls::make_pki((dir.path() / "ab").string(), names({"a.test", "b.test"}));
+};
+
+/// http{} body: `http_extra`, then server a (default_server) and server b on 127.0.0.1:port.
+std::string two_servers(int port, const tls::pki_paths& a, const tls::pki_paths& b,
+                        const std::string& a_extra, const std::string& b_extra,
+                        const std::string& http_extra = "") {
+  auto server = [&](const std::string& name, const std::string& flags, const tls::pki_paths& p,
+                    const std::string& extra) {
+    return "server {\n  listen 127.0.0.1:" + std::to_string(port) + " ssl" + flags +
+           ";\n  server_name " + name + ";\n  ssl_certificate " + p.chain +
+           ";\n  ssl_certificate_key " + p.leaf_key + ";\n  " + extra +
+           "\n  location / { return 200 \"" + name + "\\n\"; }\n}\n";
+  };
+  // nginx 1.22 serves no TLS 1.3 by default: both versions are set in http{} for every server.
+  return "ssl_protocols TLSv1.2 TLSv1.3;\n" + http_extra + "\n" +
+         server("a.test", " default_server", a, a_extra) + server("b.test", "", b, b_extra);
+}
+
+nginx_options on(const nginx_version_entry& v, int port) {
+  nginx_options o;
+  o.binary = v.binary;
+  o.wait_ports = {port};
+  return o;
+}
+
+/// `ngxtls probe` of 127.0.0.1:port with `sni`, one protocol ("--tls1.3"/"--tls1.2"), n
+/// attempts, and `extra` arguments; returns the run.
+nlohmann::json probe(int port, const std::string& sni, const std::string& proto, int n,
+                     const std::vector<std::string>& extra = {}) {
+  std::vector<std::string> args{"probe",
+                                "127.0.0.1:" + std::to_string(port),
+                                "--sni",
+                                sni,
+                                proto,
+                                "-n",
+                                std::to_string(n),
+                                "-c",
+                                "2",
+                                "--no-ocsp"};
+  args.insert(args.end(), extra.begin(), extra.end());
+  int rc = -1;
+  std::string err;
+  auto j = ngxtls_json(args, &rc, &err);
+  INFO("probe stderr: ", err);
+  const auto& protos = j.at("targets").at(0).at("protocols");
+  REQUIRE(protos.size() == 1);
+  const auto& r = protos.at(0);
+  // The measured figures, in the test's output for the record.
+  std::cout << "  probe SNI " << sni << " " << proto << (extra.empty() ? "" : " " + extra.front())
+            << ": supported " << r.at("supported") << ", resumed " << r.at("resumed") << " of "
+            << r.at("attempts") << ", tickets " << r.at("tickets") << " (stateful "
+            << r.at("stateful_tickets") << "), key names " << r.at("ticket_key_names").dump()
+            << ", lifetime hint " << r.at("lifetime_hint_s") << std::endl;
+  return r;
+}
+
+/// The one ticket key name of a run ("" when none or several).
+std::string key_name(const nlohmann::json& run) {
+  const auto& names = run.at("ticket_key_names");
+  return names.size() == 1 ? names.begin().key() : std::string();
+}
+
+/// `openssl s_client` to 127.0.0.1:port with `sni` and `args` (e.g. -tls1_3, -sess_in F), sending
+/// an HTTP/1.0 GET for `sni`; stdout and stderr together.
+std::string s_client(int port, const std::string& sni, const std::vector<std::string>& args) {
+  std::vector<std::string> argv{
+      "openssl",     "s_client", "-connect", "127.0.0.1:" + std::to_string(port),
+      "-servername", sni,        "-ign_eof"};
+  argv.insert(argv.end(), args.begin(), args.end());
+  auto r = run(argv, "GET / HTTP/1.0\r\nHost: " + sni + "\r\n\r\n", 30);
+  return r.out + "\n" + r.err;
+}
+
+bool reused(const std::string& s_client_out) {
+  return s_client_out.find("\nReused, TLSv1.") != std::string::npos;
+}
+bool new_session(const std::string& s_client_out) {
+  return s_client_out.find("\nNew, TLSv1.") != std::string::npos;
+}
+bool access_denied(const std::string& s_client_out) {
+  return s_client_out.find("alert access denied") != std::string::npos;
+}
+/// The HTTP status line's code in s_client's output, or 0.
+int http_status(const std::string& s_client_out) {
+  std::smatch m;
+  static const std::regex re("HTTP/1\\.[01] ([0-9]{3}) ");
+  return std::regex_search(s_client_out, m, re) ? std::stoi(m[1]) : 0;
+}
+
+/// `nginx -t` of an nginx.conf made of `http_body` (see nginx_conf): exit code and stderr.
+command_result nginx_t(const nginx_version_entry& v, const std::string& http_body) {
+  temp_dir d;
+  d.write("nginx.conf", nginx_conf(1, http_body));
+  const std::string p = d.path().string() + "/";
+  auto r = run({v.binary, "-t", "-p", p, "-c", p + "nginx.conf"}, "", 30);
+  std::istringstream lines(r.err);
+  for (std::string line; std::getline(lines, line);)
+    if (line.find("[warn]") != std::string::npos || line.find("[emerg]") != std::string::npos)
+      std::cout << "  nginx -t: " << line.substr(line.find('[')) << std::endl;
+  std::cout << "  nginx -t exit " << r.exit_code << std::endl;
+  return r;
+}
+
+// ---- reload, shared cache, several masters ----
+
+void reload_without_key_file(const nginx_version_entry& v, const std::string& http_extra,
+                             int expect_resumed) {
+  temp_dir dir;
+  auto pki = tls::make_pki((dir.path() / "pki").string(), {});
+  const std::string sess = (dir.path() / "sess.pem").string();
+  int port = free_port();
+  auto conf = nginx_conf(
+      1, "ssl_protocols TLSv1.2 TLSv1.3;\n" + http_extra + "\n" + tls_server(port, pki, ""));
+  nginx_instance ngx(conf, on(v, port));
+  auto first = probe(port, "localhost", "--tls1.3", 2, {"--sess-out", sess});
+  REQUIRE(first.at("resumed") == 2);
+  const std::string before = key_name(first);
+  REQUIRE(before.size() == 32);
+  ngx.reload();
+  auto after = probe(port, "localhost", "--tls1.3", 20, {"--sess-in", sess});
+  CHECK(after.at("attempts") == 20);
+  CHECK(after.at("resumed") == expect_resumed);
+  // The tickets issued after the reload: a new key name, or the zone's kept one.
+  CHECK((key_name(after) == before) == (expect_resumed == 20));
+}
+
+void reload_no_cache(const nginx_version_entry& v) {
+  reload_without_key_file(v, "", 0);
+}
+NGINX_VERSION_CASES(
+    "no ticket key file and no cache: a saved session does not resume after nginx -s reload",
+    reload_no_cache)
+
+void reload_shared_cache(const nginx_version_entry& v) {
+  reload_without_key_file(v, "ssl_session_cache shared:SSL:1m;", by_version(v, 0, 20, 20));
+}
+NGINX_VERSION_CASES(
+    "shared session cache and no key file: a saved session resumes after reload from 1.23.2",
+    reload_shared_cache)
+
+void zone_key_rotation(const nginx_version_entry& v) {
+  temp_dir dir;
+  auto pki = tls::make_pki((dir.path() / "pki").string(), {});
+  int port = free_port();
+  nginx_instance ngx(nginx_conf(1,
+                                "ssl_protocols TLSv1.2 TLSv1.3;\nssl_session_cache shared:SSL:1m;\n"
+                                "ssl_session_timeout 2s;\n" +
+                                    tls_server(port, pki, "")),
+                     on(v, port));
+  const std::string first = key_name(probe(port, "localhost", "--tls1.3", 2));
+  REQUIRE(first.size() == 32);
+  std::this_thread::sleep_for(3500ms);
+  const std::string later = key_name(probe(port, "localhost", "--tls1.3", 2));
+  REQUIRE(later.size() == 32);
+  // From 1.23.2 the zone's ticket key is replaced once ssl_session_timeout has passed.
+  CHECK((later != first) == by_version(v, false, true, true));
+}
+NGINX_VERSION_CASES("shared session cache: the zone's ticket key changes every ssl_session_timeout",
+                    zone_key_rotation)
+
+void two_masters(const nginx_version_entry& v, const std::string& http_extra) {
+  temp_dir dir;
+  auto pki = tls::make_pki((dir.path() / "pki").string(), {});
+  int port = free_port();
+  auto conf = nginx_conf(1, "ssl_protocols TLSv1.2 TLSv1.3;\n" + http_extra + "\n" +
+                                tls_server(port, pki, "", "reuseport"));
+  nginx_instance one(conf, on(v, port));
+  nginx_instance two(conf, on(v, port));
+  auto run = probe(port, "localhost", "--tls1.3", 20);
+  CHECK(run.at("attempts") == 20);
+  CHECK(run.at("key_domains") == 2);
+  // The kernel spreads connections over both masters: about half reach the session's keys.
+  CHECK(run.at("resumed").get<int>() >= 2);
+  CHECK(run.at("resumed").get<int>() <= 18);
+}
+void two_masters_no_cache(const nginx_version_entry& v) {
+  two_masters(v, "");
+}
+void two_masters_shared_cache(const nginx_version_entry& v) {
+  two_masters(v, "ssl_session_cache shared:SSL:1m;");
+}
+NGINX_VERSION_CASES(
+    "two nginx masters on one port with reuseport: two ticket keys and about half resume",
+    two_masters_no_cache)
+NGINX_VERSION_CASES(
+    "two nginx masters on one port with reuseport and a shared cache: two ticket keys",
+    two_masters_shared_cache)
+
+// ---- per-server settings on one socket ----
+
+void default_off_b_on(const nginx_version_entry& v) {
+  names_pki k;
+  int port = free_port();
+  nginx_instance ngx(nginx_conf(1, two_servers(port, k.a, k.b, "ssl_session_tickets off;",
+                                               "ssl_session_tickets on;")),
+                     on(v, port));
+  auto run = probe(port, "b.test", "--tls1.3", 20);
+  CHECK(run.at("resumed") == by_version(v, 0, 0, 20));
+}
+NGINX_VERSION_CASES(
+    "default server tickets off and b on without cache: TLS 1.3 at SNI b resumes only from 1.29.2",
+    default_off_b_on)
+
+void default_on_b_off(const nginx_version_entry& v, const std::string& http_extra) {
+  names_pki k;
+  int port = free_port();
+  nginx_instance ngx(
+      nginx_conf(1, two_servers(port, k.a, k.b, "", "ssl_session_tickets off;", http_extra)),
+      on(v, port));
+  auto run = probe(port, "b.test", "--tls1.3", 20);
+  const bool new_sni = v.slot == "1.30";
+  if (!new_sni) {
+    // No ticket at all: TLS 1.3 clients of b never resume, even with a shared cache.
+    CHECK(run.at("tickets") == 0);
+    CHECK(run.at("resumed") == 0);
+  } else {
+    CHECK(run.at("stateful_tickets").get<int>() > 0);
+    CHECK(run.at("stateless_tickets") == 0);
+    CHECK(run.at("resumed") == (http_extra.empty() ? 0 : 20));
+  }
+}
+void default_on_b_off_no_cache(const nginx_version_entry& v) {
+  default_on_b_off(v, "");
+}
+void default_on_b_off_shared_cache(const nginx_version_entry& v) {
+  default_on_b_off(v, "ssl_session_cache shared:SSL:1m;");
+}
+NGINX_VERSION_CASES("default server tickets on and b off without cache: TLS 1.3 at SNI b",
+                    default_on_b_off_no_cache)
+NGINX_VERSION_CASES(
+    "default server tickets on and b off with a shared cache in http: TLS 1.3 at SNI b",
+    default_on_b_off_shared_cache)
+
+void settings_only_in_b(const nginx_version_entry& v) {
+  names_pki k;
+  const std::string kb = (k.dir.path() / "b.key").string();
+  const std::string kb_name = tls::write_ticket_key_file(kb, 80);
+  int port = free_port();
+  nginx_instance ngx(
+      nginx_conf(1, two_servers(port, k.a, k.b, "",
+                                "ssl_session_ticket_key " + kb +
+                                    "; ssl_session_timeout 60s; ssl_session_cache shared:B:1m;")),
+      on(v, port));
+  auto at_a = probe(port, "a.test", "--tls1.3", 2);
+  auto at_b = probe(port, "b.test", "--tls1.3", 2);
+  // b's key file, timeout and cache are ignored on every version: the default server's apply.
+  CHECK(key_name(at_b) != kb_name);
+  CHECK(key_name(at_b) == key_name(at_a));
+  CHECK(at_b.at("lifetime_hint_s") == 300);
+  CHECK(at_b.at("resumed") == 2);
+}
+NGINX_VERSION_CASES(
+    "session cache and ticket key file and timeout only in the name-based server are ignored",
+    settings_only_in_b)
+
+void protocols_only_in_b(const nginx_version_entry& v) {
+  names_pki k;
+  int port = free_port();
+  nginx_instance ngx(nginx_conf(1, two_servers(port, k.a, k.b, "", "ssl_protocols TLSv1.2;")),
+                     on(v, port));
+  auto run = probe(port, "b.test", "--tls1.3", 1);
+  // b allows TLS 1.2 only: honoured (TLS 1.3 refused at SNI b) from 1.29.2.
+  CHECK(run.at("supported") == by_version(v, true, true, false));
+}
+NGINX_VERSION_CASES("ssl_protocols only in the name-based server is honoured from 1.29.2",
+                    protocols_only_in_b)
+
+// ---- sessions that cross servers ----
+
+void ticket_a_to_b(const nginx_version_entry& v, bool one_certificate, int expect_resumed) {
+  names_pki k;
+  int port = free_port();
+  const auto& ca = one_certificate ? k.both : k.a;
+  const auto& cb = one_certificate ? k.both : k.b;
+  nginx_instance ngx(nginx_conf(1, two_servers(port, ca, cb, "", "")), on(v, port));
+  const std::string sess = (k.dir.path() / "a.pem").string();
+  auto first = probe(port, "a.test", "--tls1.3", 1, {"--sess-out", sess});
+  REQUIRE(first.at("session_offered") == true);
+  auto run = probe(port, "b.test", "--tls1.3", 20, {"--sess-in", sess});
+  CHECK(run.at("attempts") == 20);
+  CHECK(run.at("resumed") == expect_resumed);
+}
+void ticket_a_to_b_two_certs(const nginx_version_entry& v) {
+  ticket_a_to_b(v, false, by_version(v, 20, 20, 0));
+}
+void ticket_a_to_b_one_cert(const nginx_version_entry& v) {
+  ticket_a_to_b(v, true, 20);
+}
+NGINX_VERSION_CASES("a ticket from SNI a offered at SNI b with different certificates",
+                    ticket_a_to_b_two_certs)
+NGINX_VERSION_CASES("a ticket from SNI a offered at SNI b with one certificate for both names",
+                    ticket_a_to_b_one_cert)
+
+/// CVE-2025-23419's shape: b verifies client certificates, a does not.
+struct verify_setup {
+  names_pki k;
+  temp_dir cdir;
+  tls::pki_paths client =
+      tls::make_pki((cdir.path() / "client").string(), names({"client.test"}, false));
+  int port = free_port();
+  bool one_certificate = false;  ///< one certificate for both names instead of one each
+  std::string conf() const {
+    const auto& ca = one_certificate ? k.both : k.a;
+    const auto& cb = one_certificate ? k.both : k.b;
+    return nginx_conf(
+        1, two_servers(port, ca, cb, "",
+                       "ssl_verify_client on; ssl_client_certificate " + client.root_cert + ";"));
+  }
+};
+
+void verify_bypass(const nginx_version_entry& v, const std::string& proto,
+                   bool one_certificate = false) {
+  verify_setup s;
+  s.one_certificate = one_certificate;
+  nginx_instance ngx(s.conf(), on(v, s.port));
+  const std::string sess = (s.k.dir.path() / "a.pem").string();
+  auto out_a = s_client(s.port, "a.test", {proto, "-sess_out", sess});
+  REQUIRE(new_session(out_a));
+  REQUIRE(http_status(out_a) == 200);
+
+  auto no_cert = s_client(s.port, "b.test", {proto, "-sess_in", sess});
+  auto with_cert =
+      s_client(s.port, "b.test",
+               {proto, "-sess_in", sess, "-cert", s.client.leaf_cert, "-key", s.client.leaf_key});
+  auto summary = [](const std::string& out) {
+    // s_client prints the offered session as "New" when the server's alert ends the handshake.
+    if (access_denied(out)) return std::string("handshake failed: alert access denied");
+    return std::string(reused(out)        ? "resumed"
+                       : new_session(out) ? "full handshake"
+                                          : "no session") +
+           ", HTTP " + std::to_string(http_status(out));
+  };
+  std::cout << "  s_client " << proto << " SNI b with a's session: without a certificate "
+            << summary(no_cert) << "; with b's client certificate " << summary(with_cert)
+            << std::endl;
+  INFO("s_client without a certificate:\n", no_cert);
+  INFO("s_client with b's client certificate:\n", with_cert);
+  if (proto == "-tls1_3") {
+    if (v.slot != "1.30") {
+      // The fix (upstream 1.26.3, Debian's 1.22.1-9+deb12u1) refuses the session at SNI b in
+      // the servername callback, before any client certificate is sent: every such client fails.
+      CHECK(access_denied(no_cert));
+      CHECK(access_denied(with_cert));
+      CHECK(http_status(no_cert) == 0);
+      CHECK(http_status(with_cert) == 0);
+    } else {
+      // From 1.29.2 a session crosses servers only with the same certificate: a full handshake.
+      CHECK_FALSE(access_denied(no_cert));
+      CHECK_FALSE(access_denied(with_cert));
+      CHECK(new_session(no_cert));
+      CHECK(http_status(no_cert) == 400);  // "No required SSL certificate was sent"
+      CHECK(new_session(with_cert));
+      CHECK(http_status(with_cert) == 200);
+    }
+  } else {
+    if (v.slot != "1.30") {
+      // TLS 1.2 resumes into b, and nginx answers 421 Misdirected Request.
+      CHECK(reused(no_cert));
+      CHECK(http_status(no_cert) == 421);
+      CHECK(reused(with_cert));
+      CHECK(http_status(with_cert) == 421);
+    } else {
+      CHECK(new_session(no_cert));
+      CHECK(http_status(no_cert) == 400);
+      CHECK(new_session(with_cert));
+      CHECK(http_status(with_cert) == 200);
+    }
+  }
+}
+void verify_bypass_tls13(const nginx_version_entry& v) {
+  verify_bypass(v, "-tls1_3");
+}
+void verify_bypass_tls12(const nginx_version_entry& v) {
+  verify_bypass(v, "-tls1_2");
+}
+/// Both servers verify client certificates against the same CA: a TLS 1.3 session that a
+/// client with a valid certificate got at SNI a, offered at SNI b with that certificate.
+void both_verify(const nginx_version_entry& v, bool one_certificate) {
+  verify_setup s;
+  const std::string verify =
+      "ssl_verify_client on; ssl_client_certificate " + s.client.root_cert + ";";
+  const auto& ca = one_certificate ? s.k.both : s.k.a;
+  const auto& cb = one_certificate ? s.k.both : s.k.b;
+  nginx_instance ngx(nginx_conf(1, two_servers(s.port, ca, cb, verify, verify)), on(v, s.port));
+  const std::string sess = (s.k.dir.path() / "a.pem").string();
+  const std::vector<std::string> cert{"-cert", s.client.leaf_cert, "-key", s.client.leaf_key};
+  std::vector<std::string> first{"-tls1_3", "-sess_out", sess};
+  first.insert(first.end(), cert.begin(), cert.end());
+  auto out_a = s_client(s.port, "a.test", first);
+  REQUIRE(http_status(out_a) == 200);
+  std::vector<std::string> second{"-tls1_3", "-sess_in", sess};
+  second.insert(second.end(), cert.begin(), cert.end());
+  auto out_b = s_client(s.port, "b.test", second);
+  INFO(out_b);
+  std::cout << "  s_client -tls1_3 SNI b with a's session, both verifying: "
+            << (access_denied(out_b) ? std::string("handshake failed: alert access denied")
+                                     : std::string(reused(out_b) ? "resumed" : "full handshake") +
+                                           ", HTTP " + std::to_string(http_status(out_b)))
+            << std::endl;
+  if (v.slot != "1.30") {
+    // The fix refuses any session for another name at a verifying server, equal checks or not.
+    CHECK(access_denied(out_b));
+  } else {
+    CHECK_FALSE(access_denied(out_b));
+    CHECK(reused(out_b) == one_certificate);
+    CHECK(http_status(out_b) == 200);
+  }
+}
+void both_verify_two_certs(const nginx_version_entry& v) {
+  both_verify(v, false);
+}
+void both_verify_one_cert(const nginx_version_entry& v) {
+  both_verify(v, true);
+}
+NGINX_VERSION_CASES(
+    "TLS 1.3 session from SNI a offered at SNI b when both verify client certificates alike",
+    both_verify_two_certs)
+NGINX_VERSION_CASES(
+    "TLS 1.3 session from SNI a offered at SNI b when both verify client certificates alike with "
+    "one certificate",
+    both_verify_one_cert)
+void verify_bypass_tls13_one_cert(const nginx_version_entry& v) {
+  verify_bypass(v, "-tls1_3", true);
+}
+void verify_bypass_tls12_one_cert(const nginx_version_entry& v) {
+  verify_bypass(v, "-tls1_2", true);
+}
+NGINX_VERSION_CASES(
+    "TLS 1.3 session from SNI a offered at SNI b that verifies client certificates with one "
+    "certificate for both names",
+    verify_bypass_tls13_one_cert)
+NGINX_VERSION_CASES(
+    "TLS 1.2 session from SNI a offered at SNI b that verifies client certificates with one "
+    "certificate for both names",
+    verify_bypass_tls12_one_cert)
+NGINX_VERSION_CASES("TLS 1.3 session from SNI a offered at SNI b that verifies client certificates",
+                    verify_bypass_tls13)
+NGINX_VERSION_CASES("TLS 1.2 session from SNI a offered at SNI b that verifies client certificates",
+                    verify_bypass_tls12)
+
+// ---- nginx -t ----
+
+void ssl_on(const nginx_version_entry& v) {
+  temp_dir dir;
+  auto pki = tls::make_pki((dir.path() / "pki").string(), {});
+  auto r = nginx_t(v, "server { listen 127.0.0.1:" + std::to_string(free_port()) +
+                          "; ssl on; ssl_certificate " + pki.chain + "; ssl_certificate_key " +
+                          pki.leaf_key + "; }");
+  INFO(r.err);
+  if (v.slot == "1.22") {
+    CHECK(r.exit_code == 0);
+    CHECK(r.err.find("[warn]") != std::string::npos);
+    CHECK(r.err.find("the \"ssl\" directive is deprecated") != std::string::npos);
+  } else {
+    CHECK(r.exit_code != 0);
+    CHECK(r.err.find("unknown directive \"ssl\"") != std::string::npos);
+  }
+}
+NGINX_VERSION_CASES("nginx -t on the ssl directive", ssl_on)
+
+void listen_http2(const nginx_version_entry& v) {
+  temp_dir dir;
+  auto pki = tls::make_pki((dir.path() / "pki").string(), {});
+  auto r = nginx_t(v, "server { listen 127.0.0.1:" + std::to_string(free_port()) +
+                          " ssl http2; ssl_certificate " + pki.chain + "; ssl_certificate_key " +
+                          pki.leaf_key + "; }");
+  INFO(r.err);
+  CHECK(r.exit_code == 0);
+  CHECK((r.err.find("the \"listen ... http2\" directive is deprecated") != std::string::npos) ==
+        by_version(v, false, true, true));
+  CHECK((r.err.find("[warn]") != std::string::npos) == by_version(v, false, true, true));
+}
+NGINX_VERSION_CASES("nginx -t on listen ... http2", listen_http2)
+
+/// Two servers on one port whose listen lines differ (`first`, `second`, e.g. " reuseport" and
+/// " ssl"): nginx -t's warning, and what the socket then does for the first server's name.
+void differing_listen(const nginx_version_entry& v, const std::string& first,
+                      const std::string& second, bool expect_warning) {
+  temp_dir dir;
+  auto pki = tls::make_pki((dir.path() / "pki").string(), names({"one.test", "two.test"}));
+  int port = free_port();
+  const std::string p = std::to_string(port);
+  const std::string certs =
+      " ssl_certificate " + pki.chain + "; ssl_certificate_key " + pki.leaf_key + ";";
+  const std::string body =
+      "server { listen 127.0.0.1:" + p + first + "; server_name one.test;" + certs +
+      " location / { return 200 \"one\\n\"; } }\n"
+      "server { listen 127.0.0.1:" +
+      p + second + "; server_name two.test;" + certs + " location / { return 200 \"two\\n\"; } }\n";
+  auto t = nginx_t(v, body);
+  INFO(t.err);
+  REQUIRE(t.exit_code == 0);
+  CHECK((t.err.find("protocol options redefined for 127.0.0.1:" + p) != std::string::npos) ==
+        expect_warning);
+  // Which options the socket takes: ssl and http2 are the union of the servers' listen lines on
+  // every version, so the server that did not ask for TLS speaks TLS too.
+  nginx_instance ngx(nginx_conf(1, body), on(v, port));
+  auto one = s_client(port, "one.test", {"-alpn", "h2,http/1.1"});
+  CHECK(new_session(one));
+  const bool h2 = (first + second).find("http2") != std::string::npos;
+  CHECK((one.find("ALPN protocol: h2") != std::string::npos) == h2);
+}
+void reuseport_then_ssl(const nginx_version_entry& v) {
+  differing_listen(v, " reuseport", " ssl", by_version(v, false, true, true));
+}
+void plain_then_ssl(const nginx_version_entry& v) {
+  differing_listen(v, "", " ssl", false);
+}
+void ssl_then_plain_reuseport(const nginx_version_entry& v) {
+  differing_listen(v, " ssl", " reuseport", by_version(v, false, true, true));
+}
+void ssl_http2_then_ssl(const nginx_version_entry& v) {
+  differing_listen(v, " ssl", " ssl http2", false);
+}
+NGINX_VERSION_CASES(
+    "one server listens with reuseport and another with ssl on one port: the socket speaks TLS for "
+    "both",
+    reuseport_then_ssl)
+NGINX_VERSION_CASES(
+    "one server listens plain and another with ssl on one port: the socket speaks TLS for both",
+    plain_then_ssl)
+NGINX_VERSION_CASES(
+    "one server listens with ssl and another with reuseport on one port: the socket speaks TLS for "
+    "both",
+    ssl_then_plain_reuseport)
+NGINX_VERSION_CASES(
+    "one server listens with ssl and another with ssl http2 on one port: HTTP/2 for both",
+    ssl_http2_then_ssl)
+
+}  // namespace
