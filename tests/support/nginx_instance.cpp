@@ -20,6 +20,8 @@
 #include <stdexcept>
 #include <thread>
 
+#include "support/nginx_run.hpp"
+
 namespace ngxtls::test {
 namespace fs = std::filesystem;
 using namespace std::chrono_literals;
@@ -106,6 +108,8 @@ bool alive(pid_t pid) { return ::kill(pid, 0) == 0; }
 nginx_instance::nginx_instance(const std::string& conf_text, nginx_options options)
     : own_dir_(std::make_unique<temp_dir>()), prefix_(own_dir_->path()), options_(std::move(options)) {
   ::chmod(prefix_.c_str(), 0755);  // workers run as nobody when the tests run as root
+  // Where a prefix-relative default (logs/error.log, logs/nginx.pid) lands.
+  fs::create_directory(prefix_ / "logs");
   write("nginx.conf", conf_text);
   workers_ = options_.workers > 0 ? options_.workers : workers_in(conf_text);
   auto t = test_config();
@@ -115,6 +119,9 @@ nginx_instance::nginx_instance(const std::string& conf_text, nginx_options optio
   std::string conf = conf_path().string();
   std::string stderr_path = (prefix_ / "stderr.log").string();
   std::string startup_log = (prefix_ / "error.log").string();
+  // The master and its workers run in a private mount namespace: nothing outside the prefix
+  // changes (support/nginx_run.hpp).
+  const nginx_isolation isolation({options_.binary, "-p", prefix_arg, "-c", conf});
   pid_t parent = ::getpid();
   pid_t pid = ::fork();
   if (pid < 0) throw std::runtime_error("fork failed");
@@ -131,6 +138,7 @@ nginx_instance::nginx_instance(const std::string& conf_text, nginx_options optio
     int devnull = ::open("/dev/null", O_RDONLY);
     if (devnull >= 0) ::dup2(devnull, 0);
     ::signal(SIGPIPE, SIG_DFL);
+    if (!isolation.apply()) _exit(126);
     execl(options_.binary.c_str(), options_.binary.c_str(), "-p", prefix_arg.c_str(), "-c", conf.c_str(), "-e",
           startup_log.c_str(), "-g", "daemon off;", static_cast<char*>(nullptr));
     _exit(127);
@@ -156,9 +164,9 @@ fs::path nginx_instance::write(const std::string& name, const std::string& conte
 }
 
 command_result nginx_instance::test_config() const {
-  return run({options_.binary, "-t", "-p", prefix_.string() + "/", "-c", conf_path().string(), "-e",
-              (prefix_ / "error.log").string()},
-             "", 30);
+  return run_nginx({options_.binary, "-t", "-p", prefix_.string() + "/", "-c", conf_path().string(),
+                    "-e", (prefix_ / "error.log").string()},
+                   "", 30);
 }
 
 std::vector<pid_t> nginx_instance::worker_pids() const {
@@ -219,9 +227,10 @@ void nginx_instance::reload(const std::string& new_conf_text) {
   auto t = test_config();
   if (t.exit_code != 0) throw std::runtime_error("nginx -t rejected the new config:\n" + t.err);
   auto old = child_pids(master_);
-  auto r = run({options_.binary, "-s", "reload", "-p", prefix_.string() + "/", "-c", conf_path().string(), "-e",
-                (prefix_ / "error.log").string()},
-               "", 30);
+  // In the master's mount namespace: its pid file may be in its private /run.
+  auto r = run_nginx({options_.binary, "-s", "reload", "-p", prefix_.string() + "/", "-c",
+                      conf_path().string(), "-e", (prefix_ / "error.log").string()},
+                     "", 30, master_);
   if (r.exit_code != 0) throw std::runtime_error("nginx -s reload failed:\n" + r.err);
   wait_ready(old, workers_);
 }

@@ -59,6 +59,11 @@ int free_port() {
 }
 
 command_result run(const std::vector<std::string>& argv, const std::string& input, int timeout_s) {
+  return run(argv, input, timeout_s, {});
+}
+
+command_result run(const std::vector<std::string>& argv, const std::string& input, int timeout_s,
+                   const std::function<bool()>& before_exec) {
   int in_pipe[2], out_pipe[2], err_pipe[2];
   if (pipe2(in_pipe, O_CLOEXEC) || pipe2(out_pipe, O_CLOEXEC) || pipe2(err_pipe, O_CLOEXEC))
     throw std::runtime_error("pipe failed");
@@ -71,6 +76,7 @@ command_result run(const std::vector<std::string>& argv, const std::string& inpu
     std::vector<char*> args;
     for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
     args.push_back(nullptr);
+    if (before_exec && !before_exec()) _exit(127);
     execvp(args[0], args.data());
     _exit(127);
   }

@@ -2,6 +2,7 @@
 // Test helpers: temporary directories, free loopback ports, running commands.
 
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -38,6 +39,11 @@ struct command_result {
 /// cannot be started.
 command_result run(const std::vector<std::string>& argv, const std::string& input = "",
                    int timeout_s = 120);
+
+/// run() with `before_exec` called in the forked child just before exec (it must only make
+/// system calls); when it returns false the child exits with 127 without running argv.
+command_result run(const std::vector<std::string>& argv, const std::string& input, int timeout_s,
+                   const std::function<bool()>& before_exec);
 
 /// Path of the ngxtls binary under test, and of the source tree.
 std::string ngxtls_binary();
