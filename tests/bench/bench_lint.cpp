@@ -35,6 +35,7 @@
 #include "engine/engine.hpp"
 #include "model/model.hpp"
 #include "report/lint_output.hpp"
+#include "support/nginx_run.hpp"
 #include "support/process.hpp"
 #include "tls/pki.hpp"
 
@@ -129,11 +130,16 @@ bool write_all(int fd, const void* p, std::size_t n) {
 void start_spawner() {
   int req[2], rep[2];
   if (::pipe(req) != 0 || ::pipe(rep) != 0) throw std::runtime_error("pipe failed");
+  // The spawner and everything it runs (the measured `nginx -t` among them) live in a private
+  // mount namespace over nginx's compiled-in state directories: as root, `nginx -t` on the
+  // generated http{} would chown /var/lib/nginx/* (support/nginx_run.hpp).
+  const ngxtls::test::nginx_isolation isolation({"/usr/sbin/nginx"});
   const pid_t pid = ::fork();
   if (pid < 0) throw std::runtime_error("fork failed");
   if (pid == 0) {
     ::close(req[1]);
     ::close(rep[0]);
+    if (!isolation.apply()) ::_exit(0);  // run_measured then reports that the spawner died
     for (;;) {
       char show = 0;
       if (!read_all(req[0], &show, 1)) ::_exit(0);

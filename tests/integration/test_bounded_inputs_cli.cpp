@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "support/fixture_env.hpp"
+#include "support/nginx_run.hpp"
 #include "support/process.hpp"
 
 using namespace ngxtls;
@@ -281,8 +282,8 @@ TEST_CASE("a real nginx -T dump gives the findings of the files, marker-shaped c
   for (const auto& [name, a_conf] : variants) {
     CAPTURE(name);
     t.write("sites/a.conf", a_conf);
-    auto dump = test::run({"nginx", "-T", "-p", dir + "/", "-c", conf, "-g",
-                           "pid " + dir + "/nginx.pid; error_log " + dir + "/error.log;"});
+    auto dump = test::run_nginx({"nginx", "-T", "-p", dir + "/", "-c", conf, "-g",
+                                 "pid " + dir + "/nginx.pid; error_log " + dir + "/error.log;"});
     REQUIRE_MESSAGE(dump.exit_code == 0, dump.err);
     const json files = lint(conf, "");
     const json from_dump = lint("-", dump.out);

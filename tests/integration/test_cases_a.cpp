@@ -10,6 +10,7 @@
 
 #include "base/error.hpp"
 #include "config/loader.hpp"
+#include "support/nginx_run.hpp"
 #include "support/process.hpp"
 
 namespace {
@@ -52,7 +53,7 @@ struct nginx_verdict {
   std::string emerg;
 };
 nginx_verdict nginx_test(const std::string& name) {
-  auto r = ngxtls::test::run(
+  auto r = ngxtls::test::run_nginx(
       {"nginx", "-t", "-q", "-p", cases_copy().string() + "/", "-c", case_path(name)});
   std::smatch m;
   static const std::regex emerg(R"(\[emerg\] \d+#\d+: (.*))");

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "support/nginx_run.hpp"
 #include "support/process.hpp"
 #include "tls/pki.hpp"
 #include "tls/ticket_key.hpp"
@@ -84,7 +85,7 @@ TEST_CASE("the printed text, header comments and all, passes the real nginx -t")
       "tmp_scgi;\n");
   dir.write("prefix/nginx.conf", "pid nginx.pid;\nerror_log error.log;\nevents {}\n" + text);
   const std::string p = (dir.path() / "prefix").string() + "/";
-  auto t = run({"/usr/sbin/nginx", "-t", "-p", p, "-c", p + "nginx.conf"}, "", 20);
+  auto t = run_nginx({"/usr/sbin/nginx", "-t", "-p", p, "-c", p + "nginx.conf"}, "", 20);
   CAPTURE(text);
   CAPTURE(t.err);
   CHECK(t.exit_code == 0);
@@ -136,7 +137,7 @@ TEST_CASE(
   const auto conf =
       dir.write("prefix/nginx.conf", "pid nginx.pid;\nerror_log error.log;\nevents {}\n" + text);
   const std::string p = (dir.path() / "prefix").string() + "/";
-  auto t = run({"/usr/sbin/nginx", "-t", "-p", p, "-c", p + "nginx.conf"}, "", 20);
+  auto t = run_nginx({"/usr/sbin/nginx", "-t", "-p", p, "-c", p + "nginx.conf"}, "", 20);
   CAPTURE(text);
   CAPTURE(t.err);
   CHECK(t.exit_code == 0);

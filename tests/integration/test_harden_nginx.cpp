@@ -13,6 +13,7 @@
 #include "harden/harden.hpp"
 #include "probe_util.hpp"
 #include "report/harden_output.hpp"
+#include "support/nginx_run.hpp"
 
 using namespace ngxtls;
 using namespace ngxtls::test;
@@ -65,7 +66,7 @@ std::string full_conf(const harden::snippet& s) {
 command_result nginx_t(const temp_dir& prefix, const std::string& conf) {
   prefix.write("nginx.conf", conf);
   const std::string p = prefix.path().string() + "/";
-  return run({"/usr/sbin/nginx", "-t", "-p", p, "-c", p + "nginx.conf"}, "", 20);
+  return run_nginx({"/usr/sbin/nginx", "-t", "-p", p, "-c", p + "nginx.conf"}, "", 20);
 }
 
 probe::probe_options probe_opts(int attempts, int in_flight = 4) {

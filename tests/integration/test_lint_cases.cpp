@@ -12,6 +12,7 @@
 #include "engine/engine.hpp"
 #include "model/model.hpp"
 #include "support/fixture_env.hpp"
+#include "support/nginx_run.hpp"
 #include "support/process.hpp"
 
 namespace fs = std::filesystem;
@@ -150,7 +151,7 @@ TEST_CASE("Debian's own nginx.conf lints, from the file and from `nginx -T` on s
   auto file = lint({"/etc/nginx/nginx.conf", "--fail-on", "never"});
   CHECK(file.exit_code == 0);
   CHECK(file.doc.contains("findings"));
-  auto dump = test::run({"nginx", "-T"});
+  auto dump = test::run_nginx({"nginx", "-T"});
   REQUIRE(dump.exit_code == 0);
   auto piped = lint({"-", "--fail-on", "never"}, dump.out);
   CHECK(piped.exit_code == 0);
@@ -172,9 +173,9 @@ http {
   tmp.write("conf.d/b.conf", "server {\n    listen 127.0.0.1:1444 ssl;\n    include snippets/tls.conf;\n}\n");
   tmp.write("snippets/tls.conf", "ssl_session_tickets off;\nssl_stapling on;\n");
   const auto conf = (tmp.path() / "nginx.conf").string();
-  auto dump = test::run({"nginx", "-T", "-p", tmp.path().string() + "/", "-c", conf, "-g",
-                         "pid " + (tmp.path() / "nginx.pid").string() + "; error_log " +
-                             (tmp.path() / "error.log").string() + ";"});
+  auto dump = test::run_nginx({"nginx", "-T", "-p", tmp.path().string() + "/", "-c", conf, "-g",
+                               "pid " + (tmp.path() / "nginx.pid").string() + "; error_log " +
+                                   (tmp.path() / "error.log").string() + ";"});
   REQUIRE_MESSAGE(dump.exit_code == 0, dump.err);
   auto from_files = lint({conf});
   auto from_dump = lint({"-"}, dump.out);

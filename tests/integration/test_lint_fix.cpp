@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "support/fixture_env.hpp"
+#include "support/nginx_run.hpp"
 #include "support/process.hpp"
 
 namespace fs = std::filesystem;
@@ -55,8 +56,9 @@ std::string nginx_t_variant(std::string text) {
 
 test::command_result nginx_t(const fs::path& conf) {
   const fs::path dir = conf.parent_path();
-  return test::run({"nginx", "-t", "-p", dir.string() + "/", "-c", conf.string(), "-g",
-                    "pid " + (dir / "t.pid").string() + "; error_log " + (dir / "t.log").string() + ";"});
+  return test::run_nginx(
+      {"nginx", "-t", "-p", dir.string() + "/", "-c", conf.string(), "-g",
+       "pid " + (dir / "t.pid").string() + "; error_log " + (dir / "t.log").string() + ";"});
 }
 
 }  // namespace

@@ -16,6 +16,7 @@
 #include <thread>
 
 #include "probe_util.hpp"
+#include "support/nginx_run.hpp"
 #include "support/nginx_versions.hpp"
 
 using namespace ngxtls;
@@ -166,7 +167,7 @@ command_result nginx_t(const nginx_version_entry& v, const std::string& http_bod
   temp_dir d;
   d.write("nginx.conf", nginx_conf(1, http_body));
   const std::string p = d.path().string() + "/";
-  auto r = run({v.binary, "-t", "-p", p, "-c", p + "nginx.conf"}, "", 30);
+  auto r = run_nginx({v.binary, "-t", "-p", p, "-c", p + "nginx.conf"}, "", 30);
   std::istringstream lines(r.err);
   for (std::string line; std::getline(lines, line);)
     if (line.find("[warn]") != std::string::npos || line.find("[emerg]") != std::string::npos)

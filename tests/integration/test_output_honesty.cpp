@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "support/nginx_run.hpp"
 #include "support/process.hpp"
 
 namespace fs = std::filesystem;
@@ -328,8 +329,8 @@ TEST_CASE("an empty or comment-only main config is an empty-config error, not a 
   // The real nginx agrees that the file is not a configuration it can run.
   dir.write("n.conf", "# only a comment\n");
   const std::string p = dir.path().string() + "/";
-  auto t = run({"/usr/sbin/nginx", "-t", "-p", p, "-c", p + "n.conf", "-e", p + "error.log", "-g",
-                "pid " + p + "n.pid;"});
+  auto t = run_nginx({"/usr/sbin/nginx", "-t", "-p", p, "-c", p + "n.conf", "-e", p + "error.log",
+                      "-g", "pid " + p + "n.pid;"});
   CHECK(t.exit_code == 1);
   CHECK(t.err.find("no \"events\" section in configuration") != std::string::npos);
 }

@@ -4,10 +4,12 @@
 
 #include <nlohmann/json.hpp>
 
+#include "support/nginx_run.hpp"
 #include "support/process.hpp"
 
 using ngxtls::test::ngxtls_binary;
 using ngxtls::test::run;
+using ngxtls::test::run_nginx;
 using ngxtls::test::temp_dir;
 
 TEST_CASE("parse prints crossplane's shape with includes and exits 0") {
@@ -74,7 +76,7 @@ TEST_CASE("parse - reads a plain config or an nginx -T dump from stdin") {
 }
 
 TEST_CASE("parse of the real nginx -T output of this machine's nginx works") {
-  auto t = run({"nginx", "-T", "-q"});
+  auto t = run_nginx({"nginx", "-T", "-q"});
   if (t.exit_code != 0 || t.out.empty()) return;  // no usable system nginx config here
   auto r = run({ngxtls_binary(), "parse", "-"}, t.out);
   CHECK(r.exit_code == 0);

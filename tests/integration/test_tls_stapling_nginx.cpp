@@ -4,6 +4,7 @@
 
 #include <filesystem>
 
+#include "support/nginx_run.hpp"
 #include "support/ocsp_responder.hpp"
 #include "support/process.hpp"
 #include "tls/certificate.hpp"
@@ -36,9 +37,9 @@ ngxtls::test::command_result nginx_t(const temp_dir& dir, const std::string& cer
                 key + ";\n" + extra +
                 "  }\n"
                 "}\n");
-  return ngxtls::test::run({nginx_bin, "-t", "-p", d + "/", "-c", d + "/nginx.conf", "-e",
-                            d + "/error.log", "-g", "pid " + d + "/nginx.pid;"},
-                           "", 60);
+  return ngxtls::test::run_nginx({nginx_bin, "-t", "-p", d + "/", "-c", d + "/nginx.conf", "-e",
+                                  d + "/error.log", "-g", "pid " + d + "/nginx.pid;"},
+                                 "", 60);
 }
 
 const std::string no_url = "\"ssl_stapling\" ignored, no OCSP responder URL in the certificate";

@@ -9,6 +9,7 @@
 
 #include "base/error.hpp"
 #include "config/loader.hpp"
+#include "support/nginx_run.hpp"
 #include "support/process.hpp"
 
 namespace {
@@ -23,8 +24,9 @@ struct verdict {
 /// or none (accepted, or stopped for a reason that is not syntax, like an unknown directive).
 verdict nginx_verdict(const ngxtls::test::temp_dir& dir, const std::string& text) {
   const auto conf = dir.write("t.conf", text);
-  auto r = ngxtls::test::run({"nginx", "-t", "-q", "-p", dir.path().string() + "/", "-c",
-                              conf.string(), "-g", "pid " + dir.path().string() + "/nginx.pid;"});
+  auto r =
+      ngxtls::test::run_nginx({"nginx", "-t", "-q", "-p", dir.path().string() + "/", "-c",
+                               conf.string(), "-g", "pid " + dir.path().string() + "/nginx.pid;"});
   static const std::regex emerg(R"(\[emerg\] \d+#\d+: (.*) in (.*):(\d+)\n)");
   static const std::regex syntax(
       R"(^(unexpected .*|too long parameter.*|directive ".*" has no opening "\{"|directive ".*" is not terminated by ";"|Lua code block .*)$)");

@@ -88,9 +88,10 @@ bool inside(const fs::path& p, const fs::path& dir) {
   return true;
 }
 
-// Copies `s` into buf at pos; returns the new position (bounded by PATH_MAX).
-std::size_t put(char* buf, std::size_t pos, const char* s) {
-  while (*s && pos + 1 < PATH_MAX) buf[pos++] = *s++;
+// Copies `s` into buf (of `size` bytes) at pos, NUL-terminated; returns the new position.
+template <std::size_t size>
+std::size_t put(char (&buf)[size], std::size_t pos, const char* s) {
+  while (*s && pos + 1 < size) buf[pos++] = *s++;
   buf[pos] = '\0';
   return pos;
 }
@@ -105,6 +106,26 @@ std::vector<std::pair<std::string, bool>> state_paths(const std::string& binary,
   for (const auto& [p, is_dir] : info.relative)
     out.push_back({p.front() == '/' ? p : base + p, is_dir});
   return out;
+}
+
+// Writes "cannot isolate nginx: WHAT failed, errno N" to stderr (system calls only, for the
+// forked child) and returns false.
+bool fail(const char* what) noexcept {
+  const int err = errno;
+  char msg[256];
+  std::size_t pos = put(msg, 0, "ngxtls test: cannot isolate nginx from the host: ");
+  pos = put(msg, pos, what);
+  pos = put(msg, pos, " failed, errno ");
+  char rev[16];
+  int k = 0;
+  for (int n = err; k == 0 || (n > 0 && k < 15); n /= 10)
+    rev[k++] = static_cast<char>('0' + n % 10);
+  while (k > 0 && pos + 2 < sizeof msg) msg[pos++] = rev[--k];
+  msg[pos++] = '\n';  // pos + 1 < sizeof msg here
+  if (::write(2, msg, pos) < 0) {
+  }
+  errno = err;
+  return false;
 }
 
 }  // namespace
@@ -155,7 +176,8 @@ nginx_isolation::nginx_isolation(const std::vector<std::string>& argv, pid_t sha
   // (it is not there in the namespace).
   std::vector<std::pair<std::string, bool>> order;  // path, is_fresh
   for (const auto& f : fresh) order.push_back({f, true});
-  for (const auto& [d, names] : shadow) order.push_back({d, false});
+  for (const auto& [d, names] : shadow)
+    if (!fresh.count(d)) order.push_back({d, false});  // a fresh directory hides those names too
   std::sort(order.begin(), order.end(), [](const auto& a, const auto& b) {
     auto depth = [](const std::string& s) { return std::count(s.begin(), s.end(), '/'); };
     return depth(a.first) != depth(b.first) ? depth(a.first) < depth(b.first) : a < b;
@@ -195,20 +217,21 @@ bool nginx_isolation::apply() const noexcept {
   if (!active_) return true;
   if (!join_ns_path_.empty()) {
     int fd = ::open(join_ns_path_.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return false;
+    if (fd < 0) return fail("open of the master's mount namespace");
     int rc = ::setns(fd, CLONE_NEWNS);
     ::close(fd);
-    return rc == 0;
+    return rc == 0 || fail("setns");
   }
-  if (::unshare(CLONE_NEWNS) != 0) return false;
-  if (::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0) return false;
+  if (::unshare(CLONE_NEWNS) != 0) return fail("unshare(CLONE_NEWNS)");
+  if (::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0)
+    return fail("private mount propagation");
   for (const auto& c : covers_) {
     // The original directory, reachable through this fd after the tmpfs covers its path.
     int fd = ::open(c.dir.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
-    if (fd < 0) return false;
+    if (fd < 0) return fail(c.dir.c_str());
     if (::mount("tmpfs", c.dir.c_str(), "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755,size=64m") != 0) {
       ::close(fd);
-      return false;
+      return fail(c.dir.c_str());
     }
     char digits[16];
     int n = fd, k = 0;
@@ -221,7 +244,7 @@ bool nginx_isolation::apply() const noexcept {
     digits[k] = '\0';
     for (const auto& e : c.bind_back) {
       if (e.is_link) {
-        if (::symlink(e.link_target.c_str(), e.target.c_str()) != 0) return false;
+        if (::symlink(e.link_target.c_str(), e.target.c_str()) != 0) return fail(e.target.c_str());
         continue;
       }
       char src[PATH_MAX];
@@ -230,13 +253,14 @@ bool nginx_isolation::apply() const noexcept {
       pos = put(src, pos, "/");
       put(src, pos, e.name.c_str());
       if (e.is_dir) {
-        if (::mkdir(e.target.c_str(), 0755) != 0) return false;
+        if (::mkdir(e.target.c_str(), 0755) != 0) return fail(e.target.c_str());
       } else {
         int f = ::open(e.target.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
-        if (f < 0) return false;
+        if (f < 0) return fail(e.target.c_str());
         ::close(f);
       }
-      if (::mount(src, e.target.c_str(), nullptr, MS_BIND | MS_REC, nullptr) != 0) return false;
+      if (::mount(src, e.target.c_str(), nullptr, MS_BIND | MS_REC, nullptr) != 0)
+        return fail(e.target.c_str());
     }
     ::close(fd);
   }
