@@ -196,11 +196,18 @@ nginx_isolation::nginx_isolation(const std::vector<std::string>& argv, pid_t sha
       for (const auto& n : names) gone.push_back(dir + "/" + n);
       for (const auto& e : fs::directory_iterator(dir, ec)) {
         const std::string name = e.path().filename().string();
-        if (names.count(name)) continue;
         entry en;
         en.name = name;
         en.target = dir + "/" + name;
         std::error_code ec2;
+        if (names.count(name)) {
+          // nginx's own directory (a /run/nginx/ for the pid file): there, but empty.
+          if (e.is_directory(ec2) && !e.is_symlink(ec2)) {
+            en.is_dir = en.empty = true;
+            c.bind_back.push_back(std::move(en));
+          }
+          continue;
+        }
         en.is_link = e.is_symlink(ec2);
         if (en.is_link)
           en.link_target = fs::read_symlink(e.path(), ec2).string();
@@ -254,6 +261,7 @@ bool nginx_isolation::apply() const noexcept {
       put(src, pos, e.name.c_str());
       if (e.is_dir) {
         if (::mkdir(e.target.c_str(), 0755) != 0) return fail(e.target.c_str());
+        if (e.empty) continue;
       } else {
         int f = ::open(e.target.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
         if (f < 0) return fail(e.target.c_str());

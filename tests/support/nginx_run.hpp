@@ -45,8 +45,8 @@ class nginx_isolation {
   bool apply() const noexcept;
 
   /// The directories covered by a tmpfs, in mount order, each as "fresh DIR" (nothing of it
-  /// stays visible) or "shadow DIR -NAME..." (everything but NAME... bound back). Empty when
-  /// not root.
+  /// stays visible) or "shadow DIR -NAME..." (everything but NAME... bound back; a NAME that is
+  /// a directory is there, empty). Empty when not root.
   std::vector<std::string> describe() const;
 
  private:
@@ -56,6 +56,7 @@ class nginx_isolation {
     std::string link_target;  ///< for a symlink: what it points to
     bool is_dir = false;
     bool is_link = false;
+    bool empty = false;  ///< a directory of nginx's own: made anew, empty, nothing bound
   };
   struct cover {
     std::string dir;                 ///< the directory the tmpfs goes over
