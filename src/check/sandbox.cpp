@@ -190,6 +190,7 @@ struct line_origin {
   std::size_t server = 0;                     // index into model::servers
   const config::directive* where = nullptr;   // the linted directive
   std::string key;                            // drop key for directives
+  int port = 0;                               // listen lines: the linted config's port
 };
 
 // The sandbox's view of one server: what to emit, what was dropped.
@@ -450,6 +451,7 @@ std::string sandbox::shown(std::string msg) const {
 void sandbox::generate(const model::model& m) {
   sockets_.clear();
   rejections_.clear();
+  warnings_.clear();
   untested_.clear();
   const std::string material = run_dir_ + "/material";
   // Listen sockets -> loopback ports.
@@ -635,7 +637,16 @@ void sandbox::generate(const model::model& m) {
       const std::string name(name_view);
       const model::setting& setting = *setting_ptr;
       if (setting.from == model::origin::nginx_default) continue;
-      if (name == "ssl" || name == "ssl_certificate" || name == "ssl_certificate_key") continue;
+      if (name == "ssl") {
+        // Kept as written, so that nginx -t judges it: deprecated up to 1.25.0 ([warn]),
+        // unknown from 1.25.1 (rejected, then left out; the listens stay TLS).
+        if (!setting.values.empty()) {
+          p.lines.push_back({"ssl", setting.values.back().args.strings()});
+          p.origins.push_back(setting.values.back().where);
+        }
+        continue;
+      }
+      if (name == "ssl_certificate" || name == "ssl_certificate_key") continue;
       if (name.rfind("ssl_", 0) != 0 && name != "resolver" && name != "resolver_timeout") continue;
       if (name.rfind("ssl_", 0) == 0 && !k_ssl_module_directives.count(name)) {
         notes_.push_back(
@@ -824,6 +835,7 @@ void sandbox::generate(const model::model& m) {
   struct listen_line {
     std::string text;
     const config::directive* where = nullptr;
+    int port = 0;  // the linted config's port
   };
   std::map<std::size_t, std::vector<listen_line>> listens_of;  // plan index -> lines
   {
@@ -839,6 +851,12 @@ void sandbox::generate(const model::model& m) {
       if (std::regex_search(version_, mv, v))
         quic_known = std::make_tuple(std::stoi(mv[1]), std::stoi(mv[2]), 0) >= std::make_tuple(1, 25, 0);
     }
+    std::set<std::size_t> ssl_written;  // sockets with a `listen ... ssl` line
+    for (const auto& p : plans)
+      for (const auto& ld : m.servers[p.index].listens)
+        for (auto sk : p.sockets)
+          if (ld.ssl && m.sockets[sk].address == ld.address && m.sockets[sk].port == ld.port)
+            ssl_written.insert(sk);
     for (std::size_t pi = 0; pi < plans.size(); ++pi) {
       const auto& p = plans[pi];
       const auto& s = m.servers[p.index];
@@ -857,7 +875,11 @@ void sandbox::generate(const model::model& m) {
             notes_.push_back({p.label, "listen " + ld.address + ":" + std::to_string(ld.port) + " quic: left out (UDP; the prober speaks TCP)"});
           continue;
         }
-        std::string l = "        listen 127.0.0.1:" + std::to_string(port_of_socket[k]) + " ssl";
+        // `ssl` as written, so that nginx -t sees listen lines that differ in it as
+        // production does ("protocol options redefined"); added only where no listen of the
+        // socket says it (TLS from `ssl on`, which nginx >= 1.25.1 rejects).
+        std::string l = "        listen 127.0.0.1:" + std::to_string(port_of_socket[k]) +
+                        (ld.ssl || !ssl_written.count(k) ? " ssl" : "");
         bool options = false;
         for (std::size_t ai = 1; ai < ld.where->args.size(); ++ai) {
           const std::string a(ld.where->args[ai].value());
@@ -886,7 +908,7 @@ void sandbox::generate(const model::model& m) {
           options_at[k] = {pi, lines.size()};
           if (options) with_options.insert(k);
         }
-        lines.push_back({l, ld.where});
+        lines.push_back({l, ld.where, ld.port});
       }
     }
     // N instances share each port through SO_REUSEPORT: one listen per socket carries it.
@@ -930,7 +952,8 @@ void sandbox::generate(const model::model& m) {
         const auto& p = plans[pi];
         const auto& s = m.servers[p.index];
         emit("    server {  # " + p.label, {line_kind::server_head, p.index, s.where, ""});
-        for (const auto& l : listens_of[pi]) emit(l.text + ";", {line_kind::listen, p.index, l.where, ""});
+        for (const auto& l : listens_of[pi])
+          emit(l.text + ";", {line_kind::listen, p.index, l.where, "", l.port});
         if (!stream) {
           std::string names = "        server_name";
           for (const auto& n : s.names) names += " " + quote_token(n);
@@ -973,7 +996,35 @@ void sandbox::generate(const model::model& m) {
   for (int round = 0;; ++round) {
     auto [text, origin_of_line] = render(std::nullopt, std::nullopt);
     auto t = nginx_test(text);
-    if (t.exit_code == 0) break;
+    if (t.exit_code == 0) {
+      // nginx's [warn] lines of the passing round, traced to the linted config.
+      std::istringstream in(t.err);
+      std::string wl;
+      while (std::getline(in, wl) && warnings_.size() < 256) {
+        auto at = wl.find("[warn] ");
+        if (at == std::string::npos) continue;
+        std::string msg = wl.substr(at + 7);
+        int line = 0;
+        const std::string tail = " in " + conf + ":";
+        if (auto tp = msg.rfind(tail); tp != std::string::npos) {
+          try {
+            line = std::stoi(msg.substr(tp + tail.size()));
+          } catch (const std::exception&) {
+            line = 0;
+          }
+          msg.resize(tp);
+        }
+        sandbox_warning w;
+        w.message = shown(msg);
+        if (line > 0 && static_cast<std::size_t>(line) < origin_of_line.size()) {
+          const auto& lo = origin_of_line[static_cast<std::size_t>(line)];
+          if (lo.where) w.where = m.cfg->where(*lo.where);
+          w.port = lo.port;
+        }
+        warnings_.push_back(std::move(w));
+      }
+      break;
+    }
     auto e = first_emerg(t.err, conf);
     if (!e || round >= 64 + 2 * static_cast<int>(plans.size()))
       throw target_error("sandbox: nginx -t rejects the sandbox config: " + shown(t.err.empty() ? t.out : t.err));

@@ -5,6 +5,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
@@ -207,13 +208,99 @@ int run_check(const check_args& a) {
     rep.probes = probe::run_probe(targets, po);
   }
 
+  // Sessions across names (cross-server-resumption): per finding, a session taken under
+  // another name of its socket, offered under the finding's server name, per protocol.
+  std::vector<check::session_crossing> crossings;
+  {
+    const std::map<int, int> pm = sb ? sb->port_map() : std::map<int, int>{};
+    std::string scratch;  // private directory for the session files
+    std::set<std::string> done;
+    for (const auto& f : findings) {
+      if (f.rule != "cross-server-resumption" || f.server.empty()) continue;
+      for (const auto& to : targets) {
+        const int cport = pm.count(to.port) ? pm.at(to.port) : to.port;
+        if (to.sni != f.server) continue;
+        if (!f.ports.empty() && std::find(f.ports.begin(), f.ports.end(), cport) == f.ports.end())
+          continue;
+        const probe::target* from = nullptr;
+        for (const auto& t : targets)
+          if (!from && t.sni != to.sni && t.port == to.port && t.connect_host == to.connect_host &&
+              t.connect_port == to.connect_port)
+            from = &t;
+        if (!from || !done.insert(to.text + "|" + to.sni + "|" + from->sni).second) continue;
+        if (scratch.empty()) {
+          if (sb) {
+            scratch = sb->run_dir();
+          } else {
+            std::string tmpl =
+                (std::filesystem::temp_directory_path() / "ngxtls-check-XXXXXX").string();
+            if (!::mkdtemp(tmpl.data()))
+              throw target_error("check: cannot create a temporary directory");
+            scratch = tmpl;
+          }
+        }
+        for (const char* proto : {"TLSv1.3", "TLSv1.2"}) {
+          const bool is13 = std::string(proto) == "TLSv1.3";
+          if ((is13 && !po.tls13) || (!is13 && !po.tls12)) continue;
+          check::session_crossing x;
+          x.from_sni = from->sni;
+          x.to_sni = to.sni;
+          x.port = cport;
+          x.target = to.connect_host + ":" + std::to_string(to.connect_port);
+          x.protocol = proto;
+          auto p1 = po;
+          p1.tls13 = is13;
+          p1.tls12 = !is13;
+          p1.attempts = 1;
+          p1.ocsp = false;
+          p1.sess_in.reset();
+          p1.sess_out = scratch + "/crossing-" + std::to_string(crossings.size()) + ".pem";
+          try {
+            auto r1 = probe::run_probe({*from}, p1);
+            x.taken = !r1.empty() && !r1.front().error;
+          } catch (const target_error& e) {
+            x.failure = e.what();
+          }
+          if (x.taken) {
+            auto p2 = p1;
+            p2.sess_out.reset();
+            p2.sess_in = *p1.sess_out;
+            p2.attempts = std::min(a.attempts, 10);
+            auto r2 = probe::run_probe({to}, p2);
+            if (!r2.empty())
+              for (const auto& run : r2.front().protocols)
+                if (run.protocol == proto && run.mechanism == "ticket") {
+                  x.attempts = run.attempts;
+                  x.resumed = run.resumed;
+                  x.failed = run.failed_connections;
+                  if (run.last_attempt_error)
+                    x.failure = *run.last_attempt_error;
+                  else if (run.error)
+                    x.failure = *run.error;
+                  break;
+                }
+            std::error_code ec;
+            std::filesystem::remove(*p1.sess_out, ec);
+          }
+          crossings.push_back(std::move(x));
+        }
+      }
+    }
+    if (!sb && !scratch.empty()) {
+      std::error_code ec;
+      std::filesystem::remove_all(scratch, ec);
+    }
+  }
+
   check::judge_options jo;
+  jo.crossings = crossings;
   jo.several_endpoints = a.sandbox ? a.instances > 1 : dial_count > 1;
   jo.session_from_file = !a.sess_in.empty() || swap;
   jo.reload = a.reload || swap;
   if (sb) {
     jo.port_map = sb->port_map();
     for (const auto& r : sb->rejections()) jo.rejected.push_back({r.where, r.message});
+    for (const auto& w : sb->warnings()) jo.warnings.push_back({w.where, w.port, w.message});
     jo.untested = sb->untested();
     report::sandbox_summary sum;
     sum.nginx_binary = sb->nginx_binary();
