@@ -9,8 +9,11 @@
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
+#include <map>
 #include <memory>
+#include <optional>
 #include <set>
+#include <tuple>
 
 #include "base/error.hpp"
 #include "check/sandbox.hpp"
@@ -113,6 +116,36 @@ int run_check(const check_args& a) {
     opts.baseline = base_model.get();
   }
   engine::run_result counted = engine::run_counted(*m, opts);
+  if (!rep.lint.assumed.nginx_pinned) {
+    // As lint: the version is only assumed; name the findings that differ on the oldest
+    // measured nginx (the config linted once more for it).
+    report::version_notice n;
+    n.older = model::oldest_measured_nginx;
+    model::assumed_versions older = rep.lint.assumed;
+    older.nginx = n.older;
+    auto older_model = model::build(*cfg, older);
+    std::unique_ptr<model::model> older_base;
+    engine::lint_options oo = opts;
+    if (base_cfg) {
+      older_base = std::make_unique<model::model>(model::build(*base_cfg, older));
+      oo.baseline = older_base.get();
+    }
+    using key = std::tuple<std::string, std::string, std::uint32_t, std::uint32_t>;
+    std::map<key, std::pair<std::optional<engine::severity>, std::optional<engine::severity>>> both;
+    std::map<key, source_location> where;
+    auto add = [&](const engine::finding& f, bool on_older) {
+      const key k{f.rule, f.location.file, f.location.line, f.location.column};
+      auto& slot = on_older ? both[k].second : both[k].first;
+      if (!slot || *slot > f.level) slot = f.level;
+      where.emplace(k, f.location);
+    };
+    for (const auto& f : counted.findings) add(f, false);
+    for (const auto& f : engine::run(older_model, oo)) add(f, true);
+    for (const auto& [k, sev] : both)
+      if (sev.first != sev.second)
+        n.differences.push_back({std::get<0>(k), where.at(k), sev.first, sev.second});
+    rep.lint.notice = std::move(n);
+  }
   rep.lint.dropped_findings = counted.dropped_per_rule;
   std::vector<engine::finding>& findings = counted.findings;
 
