@@ -640,13 +640,14 @@ std::vector<checked_finding> judge(const std::vector<engine::finding>& findings,
       c.evidence.push_back({"nginx -t", rejected->second, ""});
     } else if (untested != options.untested.end()) {
       c.reason = "the sandbox did not start this server: " + untested->second;
+    } else if ((f.rule == "obsolete-directive" || f.rule == "listen-protocols-differ") &&
+               judge_warning(c, options)) {
+      // nginx -t's own word: no probe needed.
+    } else if (f.rule == "cross-server-resumption") {
+      judge_crossing(c, options);  // the crossing probes, not the main ones
     } else if (rs.empty()) {
       c.reason = f.ports.empty() ? "no target could be probed"
                                  : "no probed endpoint serves this finding's listen socket";
-    } else if ((f.rule == "obsolete-directive" || f.rule == "listen-protocols-differ") &&
-               judge_warning(c, options)) {
-    } else if (f.rule == "cross-server-resumption") {
-      judge_crossing(c, options);
     } else if (f.rule == "session-setting-ignored") {
       judge_setting(c, rs, results, options);
     } else if (f.rule == "listen-protocols-differ") {

@@ -346,6 +346,11 @@ int run_check(const check_args& a) {
     for (const auto& s : sb->sockets())
       sum.sockets.push_back({(s.stream ? "stream " : "") + s.original, "127.0.0.1:" + std::to_string(s.port)});
     for (const auto& n : sb->notes()) sum.notes.push_back({n.server, n.text});
+    for (const auto& w : sb->warnings())
+      sum.notes.push_back(
+          {"", "nginx -t warns" +
+                   (w.where.file.empty() ? std::string() : " at " + to_string(w.where)) + ": " +
+                   w.message});
     for (const auto& [server, why] : sb->untested()) sum.untested.push_back({server, why});
     rep.sandbox = sum;
   }
