@@ -585,12 +585,19 @@ bool judge_warning(checked_finding& c, const judge_options& o) {
 
 // A server written without `ssl` on a TLS socket: a TLS handshake under its name shows the
 // socket's ssl applies to it too.
-void judge_listen_protocols(checked_finding& c,
-                            const std::vector<const probe::target_result*>& rs) {
+void judge_listen_protocols(checked_finding& c, const std::vector<const probe::target_result*>& rs,
+                            const judge_options& o) {
   if (c.finding.message.find(" without ssl") == std::string::npos || c.finding.server.empty()) {
     c.reason = "nginx -t did not warn, and a probe cannot see this flag";
     return;
   }
+  for (int p : c.finding.ports)
+    if (o.ssl_added_ports.count(p)) {
+      c.reason =
+          "nginx -t did not warn, and the sandbox added ssl to this socket's listens (no started "
+          "server wrote it)";
+      return;
+    }
   for (const auto* r : rs)
     for (const auto& run : r->protocols)
       if (!run.error && run.supported && run.connections > 0 &&
@@ -651,7 +658,7 @@ std::vector<checked_finding> judge(const std::vector<engine::finding>& findings,
     } else if (f.rule == "session-setting-ignored") {
       judge_setting(c, rs, results, options);
     } else if (f.rule == "listen-protocols-differ") {
-      judge_listen_protocols(c, rs);
+      judge_listen_protocols(c, rs, options);
     } else if (f.rule == "tls13-resumption-disabled") {
       judge_tls13(c, rs, options);
     } else if (f.rule == "ticket-keys-not-shared") {

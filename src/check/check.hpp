@@ -3,6 +3,7 @@
 // The only place where config facts and live measurements meet (CONVENTIONS, The house).
 
 #include <map>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -94,6 +95,9 @@ struct judge_options {
   /// Sandbox: nginx -t's [warn] lines. A finding nginx warns about (obsolete-directive at the
   /// same line, listen-protocols-differ on the same port) is confirmed by them.
   std::vector<nginx_warning> warnings;
+  /// Sandbox: config ports where the sandbox added `ssl` to the listens (sandbox::ssl_added_ports):
+  /// a TLS handshake there does not show the config's own ssl flag.
+  std::set<int> ssl_added_ports;
   /// Sessions offered across server names (cross-server-resumption).
   std::vector<session_crossing> crossings;
   /// Sandbox: servers that were not started (label -> why); their findings are not testable.
@@ -132,7 +136,8 @@ struct judge_options {
 ///   (refuted when it is); ssl_session_cache confirmed when this server has a cache, the
 ///   default server none, and TLS 1.2 session IDs never resume under its name.
 /// - listen-protocols-differ: confirmed by nginx -t's "protocol options redefined" on the
-///   socket, or (a server written without ssl) by a TLS handshake under its name.
+///   socket, or (a server written without ssl) by a TLS handshake under its name, unless the
+///   sandbox added the ssl flag there (options.ssl_added_ports).
 /// - obsolete-directive: confirmed by a [warn] of nginx -t at the same line.
 /// - a finding at a directive nginx -t rejected (options.rejected): confirmed by nginx's message.
 /// - a finding of a server the sandbox did not start (options.untested): not testable.

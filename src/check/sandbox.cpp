@@ -452,6 +452,7 @@ void sandbox::generate(const model::model& m) {
   sockets_.clear();
   rejections_.clear();
   warnings_.clear();
+  ssl_added_ports_.clear();
   untested_.clear();
   const std::string material = run_dir_ + "/material";
   // Listen sockets -> loopback ports.
@@ -833,9 +834,12 @@ void sandbox::generate(const model::model& m) {
   // Listen lines as written (options kept, so that nginx reports duplicate default servers and
   // duplicate listen options as production would), moved to the socket's loopback port.
   struct listen_line {
-    std::string text;
+    std::string head;  // "listen 127.0.0.1:P"
+    std::string text;  // its parameters after `ssl`
     const config::directive* where = nullptr;
-    int port = 0;  // the linted config's port
+    int port = 0;            // the linted config's port
+    std::size_t socket = 0;  // index into model::sockets
+    bool ssl = false;        // written with `ssl`
   };
   std::map<std::size_t, std::vector<listen_line>> listens_of;  // plan index -> lines
   {
@@ -851,12 +855,6 @@ void sandbox::generate(const model::model& m) {
       if (std::regex_search(version_, mv, v))
         quic_known = std::make_tuple(std::stoi(mv[1]), std::stoi(mv[2]), 0) >= std::make_tuple(1, 25, 0);
     }
-    std::set<std::size_t> ssl_written;  // sockets with a `listen ... ssl` line
-    for (const auto& p : plans)
-      for (const auto& ld : m.servers[p.index].listens)
-        for (auto sk : p.sockets)
-          if (ld.ssl && m.sockets[sk].address == ld.address && m.sockets[sk].port == ld.port)
-            ssl_written.insert(sk);
     for (std::size_t pi = 0; pi < plans.size(); ++pi) {
       const auto& p = plans[pi];
       const auto& s = m.servers[p.index];
@@ -875,11 +873,9 @@ void sandbox::generate(const model::model& m) {
             notes_.push_back({p.label, "listen " + ld.address + ":" + std::to_string(ld.port) + " quic: left out (UDP; the prober speaks TCP)"});
           continue;
         }
-        // `ssl` as written, so that nginx -t sees listen lines that differ in it as
-        // production does ("protocol options redefined"); added only where no listen of the
-        // socket says it (TLS from `ssl on`, which nginx >= 1.25.1 rejects).
-        std::string l = "        listen 127.0.0.1:" + std::to_string(port_of_socket[k]) +
-                        (ld.ssl || !ssl_written.count(k) ? " ssl" : "");
+        // `ssl` is added at render time where it was written, or where no listen of the
+        // socket in the rendered config has it (see render).
+        std::string l;
         bool options = false;
         for (std::size_t ai = 1; ai < ld.where->args.size(); ++ai) {
           const std::string a(ld.where->args[ai].value());
@@ -908,7 +904,8 @@ void sandbox::generate(const model::model& m) {
           options_at[k] = {pi, lines.size()};
           if (options) with_options.insert(k);
         }
-        lines.push_back({l, ld.where, ld.port});
+        lines.push_back({"        listen 127.0.0.1:" + std::to_string(port_of_socket[k]), l,
+                         ld.where, ld.port, k, ld.ssl});
       }
     }
     // N instances share each port through SO_REUSEPORT: one listen per socket carries it.
@@ -926,6 +923,15 @@ void sandbox::generate(const model::model& m) {
       text += l + "\n";
       origin_of_line.push_back(lo);
     };
+    // `ssl` as written, so that nginx -t sees listen lines that differ in it as production does
+    // ("protocol options redefined"); added to every listen of a socket where no rendered
+    // listen has it (TLS from `ssl on`, which nginx >= 1.25.1 rejects; or the server that
+    // wrote it left out), so that every socket the sandbox serves speaks TLS.
+    std::set<std::size_t> ssl_written;
+    for (std::size_t pi = 0; pi < plans.size(); ++pi)
+      if (!plans[pi].dropped && (!only || *only == pi))
+        for (const auto& l : listens_of[pi])
+          if (l.ssl) ssl_written.insert(l.socket);
     emit("# ngxtls check --sandbox: the TLS servers of " + m.cfg->files.front().path + " on loopback");
     for (const auto& mod : modules) emit("load_module " + quote_token(mod) + ";");
     emit("worker_processes " + std::to_string(workers_) + ";");
@@ -953,7 +959,8 @@ void sandbox::generate(const model::model& m) {
         const auto& s = m.servers[p.index];
         emit("    server {  # " + p.label, {line_kind::server_head, p.index, s.where, ""});
         for (const auto& l : listens_of[pi])
-          emit(l.text + ";", {line_kind::listen, p.index, l.where, "", l.port});
+          emit(l.head + (l.ssl || !ssl_written.count(l.socket) ? " ssl" : "") + l.text + ";",
+               {line_kind::listen, p.index, l.where, "", l.port});
         if (!stream) {
           std::string names = "        server_name";
           for (const auto& n : s.names) names += " " + quote_token(n);
@@ -1085,6 +1092,17 @@ void sandbox::generate(const model::model& m) {
     }
   }
 
+  {
+    std::set<std::size_t> written, served;
+    for (const auto& [pi, lines] : listens_of)
+      if (!plans[pi].dropped)
+        for (const auto& l : lines) {
+          served.insert(l.socket);
+          if (l.ssl) written.insert(l.socket);
+        }
+    for (auto k : served)
+      if (!written.count(k)) ssl_added_ports_.insert(m.sockets[k].port);
+  }
   // Sockets as served.
   for (const auto& [k, port] : port_of_socket) {
     sandbox_socket ss;

@@ -100,6 +100,10 @@ class sandbox {
   const std::vector<sandbox_socket>& sockets() const { return sockets_; }
   /// Directives nginx -t rejected.
   const std::vector<sandbox_rejection>& rejections() const { return rejections_; }
+  /// Config ports of sockets where no listen of a started server was written with `ssl`, so
+  /// that the sandbox added it (TLS from `ssl on`, or the server that wrote it not started):
+  /// there a TLS handshake is the sandbox's doing, not the config's.
+  const std::set<int>& ssl_added_ports() const { return ssl_added_ports_; }
   /// `[warn]` lines of the last `nginx -t` round.
   const std::vector<sandbox_warning>& warnings() const { return warnings_; }
   /// Stand-ins, dropped directives, capped workers, stapling not testable, ...
@@ -156,6 +160,7 @@ class sandbox {
   std::vector<sandbox_socket> sockets_;
   std::vector<sandbox_rejection> rejections_;
   std::vector<sandbox_warning> warnings_;
+  std::set<int> ssl_added_ports_;
   std::vector<sandbox_note> notes_;
   std::map<std::string, std::string> untested_;
   std::string binary_, version_, run_dir_, prefix_;

@@ -334,6 +334,7 @@ int run_check(const check_args& a) {
     jo.port_map = sb->port_map();
     for (const auto& r : sb->rejections()) jo.rejected.push_back({r.where, r.message});
     for (const auto& w : sb->warnings()) jo.warnings.push_back({w.where, w.port, w.message});
+    jo.ssl_added_ports = sb->ssl_added_ports();
     jo.untested = sb->untested();
     report::sandbox_summary sum;
     sum.nginx_binary = sb->nginx_binary();

@@ -212,3 +212,21 @@ NGINX_VERSION_CASES("check: one server listens with reuseport and another with s
                     listen_differ)
 
 }  // namespace
+
+namespace {
+
+void ssl_writer_not_started(const nginx_version_entry& v) {
+  fixture fx;
+  // a (plain, default_server) and b (ssl, default_server again): nginx -t rejects b's listen
+  // (a duplicate default server), so b is not started and the sandbox adds ssl to a's listen to
+  // keep the socket TLS. A handshake under a's name then shows nothing about the config.
+  fx.write(" default_server", "", " ssl default_server", "");
+  auto got = check_verdicts(v, fx.conf, "listen-protocols-differ");
+  CHECK(got == std::map<std::pair<std::string, int>, std::string>{
+                   {{"listen-protocols-differ", 5}, "not_testable"}});
+}
+
+}  // namespace
+
+NGINX_VERSION_CASES("check: the server that wrote ssl is not started: no TLS handshake verdict",
+                    ssl_writer_not_started)

@@ -513,3 +513,19 @@ TEST_CASE(
   o.warnings = {{{"/etc/nginx/nginx.conf", 13, 5}, 443, "the \"ssl\" directive is deprecated"}};
   CHECK(check::judge({obsolete}, rs, o)[0].result == check::verdict::not_testable);
 }
+
+TEST_CASE(
+    "listen-protocols-differ: a TLS handshake under the plain server's name confirms, unless the "
+    "sandbox added ssl") {
+  auto f = make("listen-protocols-differ", engine::severity::warning, "a.example");
+  f.message = "a.example listens on *:443 without ssl, but b.example sets it on the same socket";
+  f.ports = {443};
+  auto t = target("a.example", 10, 20);
+  t.address = "127.0.0.1:443";
+  t.protocols[0].connections = 11;
+  t.protocols[0].negotiated_protocol = "TLSv1.3";
+  CHECK(check::judge({f}, {t})[0].result == check::verdict::confirmed);
+  check::judge_options o;
+  o.ssl_added_ports = {443};
+  CHECK(check::judge({f}, {t}, o)[0].result == check::verdict::not_testable);
+}
