@@ -299,7 +299,12 @@ int run_check(const check_args& a) {
             p2.sess_out.reset();
             p2.sess_in = *p1.sess_out;
             p2.attempts = std::min(a.attempts, 10);
-            auto r2 = probe::run_probe({to}, p2);
+            std::vector<probe::target_result> r2;
+            try {
+              r2 = probe::run_probe({to}, p2);
+            } catch (const target_error& e) {
+              x.failure = e.what();
+            }
             if (!r2.empty())
               for (const auto& run : r2.front().protocols)
                 if (run.protocol == proto && run.mechanism == "ticket") {
