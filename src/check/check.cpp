@@ -531,6 +531,7 @@ void judge_setting(checked_finding& c, const std::vector<const probe::target_res
 void judge_crossing(checked_finding& c, const judge_options& o) {
   const auto& f = c.finding;
   int resumed = 0, failed = 0, full = 0;
+  std::set<std::string> resumed_in, failed_in;  // protocols
   for (const auto& x : o.crossings) {
     if (!name_matches(f.server, x.to_sni)) continue;
     if (!f.ports.empty() && std::find(f.ports.begin(), f.ports.end(), x.port) == f.ports.end())
@@ -540,11 +541,13 @@ void judge_crossing(checked_finding& c, const judge_options& o) {
                               " offered at " + x.to_sni,
                           describe(x), x.target});
     if (!x.taken) continue;
-    if (x.resumed > 0)
+    if (x.resumed > 0) {
       ++resumed;
-    else if (x.failed > 0 && x.attempts == 0)
+      resumed_in.insert(x.protocol);
+    } else if (x.failed > 0 && x.attempts == 0) {
       ++failed;
-    else if (x.attempts > 0)
+      failed_in.insert(x.protocol);
+    } else if (x.attempts > 0)
       ++full;
   }
   if (resumed + failed + full == 0) {
@@ -552,9 +555,15 @@ void judge_crossing(checked_finding& c, const judge_options& o) {
                                    : "no session taken under another name could be offered here";
   } else if (resumed + failed > 0) {
     c.result = verdict::confirmed;
-    c.reason = std::string("a session from another name of the socket ") +
-               (resumed ? "resumes here" : "") + (resumed && failed ? ", and " : "") +
-               (failed ? "makes the handshake fail" : "");
+    auto join = [](const std::set<std::string>& ps) {
+      std::string out;
+      for (const auto& p : ps) out += (out.empty() ? "" : " and ") + p;
+      return out;
+    };
+    c.reason = "sessions taken under another name of the socket, offered here: " +
+               (resumed ? join(resumed_in) + " resumed" : std::string()) +
+               (resumed && failed ? "; " : "") +
+               (failed ? join(failed_in) + " handshakes failed" : std::string());
   } else {
     c.result = verdict::refuted;
     c.reason =
