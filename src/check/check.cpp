@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <set>
 
 #include "engine/file_facts.hpp"
@@ -399,7 +400,240 @@ void judge_stapling(checked_finding& c, const std::vector<const probe::target_re
   }
 }
 
+// nginx's time value in seconds ("300", "60s", "5m", "1h", "1d", "1h30m"); nullopt when unreadable.
+std::optional<long> seconds_of(const std::string& text) {
+  long total = 0, n = 0;
+  bool digits = false;
+  for (char ch : text) {
+    if (ch >= '0' && ch <= '9') {
+      if (n > 100000000) return std::nullopt;
+      n = n * 10 + (ch - '0');
+      digits = true;
+      continue;
+    }
+    if (!digits) return std::nullopt;
+    long unit = ch == 's'   ? 1
+                : ch == 'm' ? 60
+                : ch == 'h' ? 3600
+                : ch == 'd' ? 86400
+                : ch == 'w' ? 604800
+                            : 0;
+    if (!unit) return std::nullopt;
+    total += n * unit;
+    n = 0;
+    digits = false;
+  }
+  return total + n;
+}
+
+// The config port of a result.
+int config_port(const probe::target_result& r, const std::map<int, int>& port_map) {
+  int port = port_of(r.address);
+  if (auto it = port_map.find(port); it != port_map.end()) port = it->second;
+  return port;
+}
+
+// DESIGN fact 6: on a socket the default server's cache, timeout and ticket keys apply to
+// every name. Tickets under this server's name show whose settings sealed them.
+void judge_setting(checked_finding& c, const std::vector<const probe::target_result*>& rs,
+                   const std::vector<probe::target_result>& all, const judge_options& o) {
+  const auto& f = c.finding;
+  if (f.facts.size() < 2) {
+    c.reason = "the finding names no setting";
+    return;
+  }
+  const std::string name = f.facts[0].name, own = f.facts[0].value, dflt = f.facts[1].value;
+  // Under this name, and under the socket's other names.
+  std::set<std::string> here, there;
+  std::set<long> hint_here, hint_there;
+  int id_attempts = 0, id_resumed = 0;
+  for (const auto* r : rs)
+    for (const auto& run : r->protocols) {
+      if (run.error || !run.supported) continue;
+      if (run.mechanism == "ticket") {
+        for (const auto& [k, n] : run.ticket_key_names) here.insert(k);
+        if (run.lifetime_hint_s) hint_here.insert(*run.lifetime_hint_s);
+        c.evidence.push_back(
+            {run.protocol + " ticket key names",
+             std::to_string(run.ticket_key_names.size()) +
+                 (run.ticket_key_names.empty() ? "" : ": " + run.ticket_key_names.begin()->first),
+             label(*r)});
+        if (run.lifetime_hint_s)
+          c.evidence.push_back({run.protocol + " ticket lifetime",
+                                std::to_string(*run.lifetime_hint_s) + " s", label(*r)});
+      } else if (run.mechanism == "session_id") {
+        id_attempts += run.attempts;
+        id_resumed += run.resumed;
+        c.evidence.push_back(
+            {"TLSv1.2 session ID resumed", frac(run.resumed, run.attempts), label(*r)});
+      }
+    }
+  for (const auto& r : all) {
+    if (r.error || name_matches(f.server, r.sni)) continue;
+    const int port = config_port(r, o.port_map);
+    if (!f.ports.empty() && std::find(f.ports.begin(), f.ports.end(), port) == f.ports.end())
+      continue;
+    for (const auto& run : r.protocols)
+      if (!run.error && run.supported && run.mechanism == "ticket") {
+        for (const auto& [k, n] : run.ticket_key_names) there.insert(k);
+        if (run.lifetime_hint_s) hint_there.insert(*run.lifetime_hint_s);
+      }
+    if (!there.empty())
+      c.evidence.push_back({"ticket key names under another name", *there.begin(), label(r)});
+  }
+  if (name == "ssl_session_ticket_key") {
+    if (here.empty() || there.empty()) {
+      c.reason = "no ticket key name was seen under this name and another of the socket";
+    } else if (here == there) {
+      c.result = verdict::confirmed;
+      c.reason =
+          "tickets under this name carry the same key name as under the socket's other names: this "
+          "server's key file does not seal them";
+    } else {
+      c.result = verdict::refuted;
+      c.reason =
+          "tickets under this name carry their own key name: this server's ssl_session_ticket_key "
+          "applies";
+    }
+  } else if (name == "ssl_session_timeout") {
+    const auto own_s = seconds_of(own), dflt_s = seconds_of(dflt);
+    if (hint_here.size() != 1 || !own_s) {
+      c.reason = "no single ticket lifetime was seen under this name";
+    } else if (*hint_here.begin() == *own_s) {
+      c.result = verdict::refuted;
+      c.reason =
+          "tickets under this name carry its own lifetime (" + std::to_string(*own_s) + " s)";
+    } else {
+      c.result = verdict::confirmed;
+      c.reason = "tickets under this name carry a " + std::to_string(*hint_here.begin()) +
+                 " s lifetime, not its own " + std::to_string(*own_s) + " s" +
+                 (dflt_s && *dflt_s == *hint_here.begin() ? ": the default server's" : "");
+    }
+  } else if (name == "ssl_session_cache") {
+    const bool own_cache = own.rfind("shared", 0) == 0 || own.find("builtin") != std::string::npos;
+    const bool default_none = dflt == "none" || dflt == "off";
+    if (!own_cache || !default_none || id_attempts == 0) {
+      c.reason = "a cache is visible only through session IDs when the default server has none";
+    } else if (id_resumed == 0) {
+      c.result = verdict::confirmed;
+      c.reason = "TLS 1.2 session IDs never resumed under this name (" +
+                 frac(id_resumed, id_attempts) + "): its cache is not used";
+    } else {
+      c.result = verdict::refuted;
+      c.reason = "TLS 1.2 session IDs resumed under this name (" + frac(id_resumed, id_attempts) +
+                 "): a cache is used";
+    }
+  } else {
+    c.reason = "no probe measures " + name;
+  }
+}
+
+void judge_crossing(checked_finding& c, const judge_options& o) {
+  const auto& f = c.finding;
+  int resumed = 0, failed = 0, full = 0;
+  std::set<std::string> resumed_in, failed_in;  // protocols
+  for (const auto& x : o.crossings) {
+    if (!name_matches(f.server, x.to_sni)) continue;
+    if (!f.ports.empty() && std::find(f.ports.begin(), f.ports.end(), x.port) == f.ports.end())
+      continue;
+    c.evidence.push_back({x.protocol + " session from " +
+                              (x.from_sni.empty() ? std::string("no SNI") : x.from_sni) +
+                              " offered at " + x.to_sni,
+                          describe(x), x.target});
+    if (!x.taken) continue;
+    if (x.resumed > 0) {
+      ++resumed;
+      resumed_in.insert(x.protocol);
+    } else if (x.failed > 0 && x.attempts == 0) {
+      ++failed;
+      failed_in.insert(x.protocol);
+    } else if (x.attempts > 0)
+      ++full;
+  }
+  if (resumed + failed + full == 0) {
+    c.reason = o.crossings.empty() ? "no session was offered across server names"
+                                   : "no session taken under another name could be offered here";
+  } else if (resumed + failed > 0) {
+    c.result = verdict::confirmed;
+    auto join = [](const std::set<std::string>& ps) {
+      std::string out;
+      for (const auto& p : ps) out += (out.empty() ? "" : " and ") + p;
+      return out;
+    };
+    c.reason = "sessions taken under another name of the socket, offered here: " +
+               (resumed ? join(resumed_in) + " resumed" : std::string()) +
+               (resumed && failed ? "; " : "") +
+               (failed ? join(failed_in) + " handshakes failed" : std::string());
+  } else {
+    c.result = verdict::refuted;
+    c.reason =
+        "a session from another name of the socket gets a full handshake here: sessions do not "
+        "cross";
+  }
+}
+
+// nginx -t's own word, where it warns about what the finding says.
+bool judge_warning(checked_finding& c, const judge_options& o) {
+  const auto& f = c.finding;
+  for (const auto& w : o.warnings) {
+    bool hit = false;
+    if (f.rule == "listen-protocols-differ")
+      hit = w.message.find("protocol options redefined") != std::string::npos && w.port != 0 &&
+            std::find(f.ports.begin(), f.ports.end(), w.port) != f.ports.end();
+    else if (f.rule == "obsolete-directive")
+      hit = !w.where.file.empty() && w.where.file == f.location.file &&
+            w.where.line == f.location.line && w.message.find("deprecated") != std::string::npos;
+    if (!hit) continue;
+    c.result = verdict::confirmed;
+    c.reason = "nginx -t warns: " + w.message;
+    c.evidence.push_back({"nginx -t", "[warn] " + w.message, ""});
+    return true;
+  }
+  return false;
+}
+
+// A server written without `ssl` on a TLS socket: a TLS handshake under its name shows the
+// socket's ssl applies to it too.
+void judge_listen_protocols(checked_finding& c, const std::vector<const probe::target_result*>& rs,
+                            const judge_options& o) {
+  if (c.finding.message.find(" without ssl") == std::string::npos || c.finding.server.empty()) {
+    c.reason = "nginx -t did not warn, and a probe cannot see this flag";
+    return;
+  }
+  for (int p : c.finding.ports)
+    if (o.ssl_added_ports.count(p)) {
+      c.reason =
+          "nginx -t did not warn, and the sandbox added ssl to this socket's listens (no started "
+          "server wrote it)";
+      return;
+    }
+  for (const auto* r : rs)
+    for (const auto& run : r->protocols)
+      if (!run.error && run.supported && run.connections > 0 &&
+          name_matches(c.finding.server, r->sni)) {
+        c.result = verdict::confirmed;
+        c.reason = "a " + run.negotiated_protocol +
+                   " handshake under this name completed: the socket's ssl applies to this server";
+        c.evidence.push_back({"TLS handshake", run.negotiated_protocol, label(*r)});
+        return;
+      }
+  c.reason = "no TLS handshake under this name completed";
+}
+
 }  // namespace
+
+std::string describe(const session_crossing& c) {
+  if (!c.taken) return "no session to offer";
+  std::string out;
+  if (c.attempts > 0)
+    out = c.resumed > 0 ? "resumed " + frac(c.resumed, c.attempts)
+                        : "full handshake " + frac(c.attempts, c.attempts);
+  if (c.failed > 0)
+    out += (out.empty() ? "" : "; ") + std::string("handshake failed ") +
+           frac(c.failed, c.failed + c.attempts) +
+           (c.failure.empty() ? "" : " (" + c.failure + ")");
+  return out.empty() ? "nothing completed" : out;
+}
 
 std::vector<checked_finding> judge(const std::vector<engine::finding>& findings,
                                    const std::vector<probe::target_result>& results,
@@ -422,9 +656,18 @@ std::vector<checked_finding> judge(const std::vector<engine::finding>& findings,
       c.evidence.push_back({"nginx -t", rejected->second, ""});
     } else if (untested != options.untested.end()) {
       c.reason = "the sandbox did not start this server: " + untested->second;
+    } else if ((f.rule == "obsolete-directive" || f.rule == "listen-protocols-differ") &&
+               judge_warning(c, options)) {
+      // nginx -t's own word: no probe needed.
+    } else if (f.rule == "cross-server-resumption") {
+      judge_crossing(c, options);  // the crossing probes, not the main ones
     } else if (rs.empty()) {
       c.reason = f.ports.empty() ? "no target could be probed"
                                  : "no probed endpoint serves this finding's listen socket";
+    } else if (f.rule == "session-setting-ignored") {
+      judge_setting(c, rs, results, options);
+    } else if (f.rule == "listen-protocols-differ") {
+      judge_listen_protocols(c, rs, options);
     } else if (f.rule == "tls13-resumption-disabled") {
       judge_tls13(c, rs, options);
     } else if (f.rule == "ticket-keys-not-shared") {

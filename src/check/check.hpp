@@ -3,6 +3,7 @@
 // The only place where config facts and live measurements meet (CONVENTIONS, The house).
 
 #include <map>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -53,6 +54,31 @@ std::vector<std::string> match_key_names(const std::vector<configured_key>& keys
                                          const std::vector<probe::target_result>& results,
                                          const std::map<int, int>& port_map = {});
 
+/// A session taken with one server name and offered with another on the same socket, per
+/// protocol: does it resume there, is it refused, or does the server make a full handshake?
+struct session_crossing {
+  std::string from_sni;  ///< SNI the session was taken with ("" = none: the default server)
+  std::string to_sni;    ///< SNI it was offered with
+  int port = 0;          ///< the linted config's port of the socket
+  std::string target;    ///< probed address, for the report
+  std::string protocol;  ///< "TLSv1.3" or "TLSv1.2"
+  bool taken = false;    ///< the first name gave a session to offer
+  int attempts = 0;      ///< offers that completed a handshake
+  int resumed = 0;       ///< of those, resumed
+  int failed = 0;        ///< offers whose handshake failed
+  std::string failure;   ///< the last failure's text (e.g. the alert)
+};
+
+/// "resumed 4/4", "full handshake 0/4", "handshake failed 4/4 (...)" or "no session".
+std::string describe(const session_crossing& c);
+
+/// A `[warn]` nginx -t printed for the linted config (check --sandbox).
+struct nginx_warning {
+  source_location where;  ///< the directive warned about; file empty when unknown
+  int port = 0;           ///< config port of the listen line warned about; 0 otherwise
+  std::string message;
+};
+
 /// Options of the judgement.
 struct judge_options {
   /// Several endpoints (or backends via --connect) stand for the instances behind one name:
@@ -66,6 +92,14 @@ struct judge_options {
   /// Sandbox: directives nginx -t rejected, by location in the linted config, with nginx's
   /// message. A finding at one of them is confirmed by that message.
   std::vector<std::pair<source_location, std::string>> rejected;
+  /// Sandbox: nginx -t's [warn] lines. A finding nginx warns about (obsolete-directive at the
+  /// same line, listen-protocols-differ on the same port) is confirmed by them.
+  std::vector<nginx_warning> warnings;
+  /// Sandbox: config ports where the sandbox added `ssl` to the listens (sandbox::ssl_added_ports):
+  /// a TLS handshake there does not show the config's own ssl flag.
+  std::set<int> ssl_added_ports;
+  /// Sessions offered across server names (cross-server-resumption).
+  std::vector<session_crossing> crossings;
   /// Sandbox: servers that were not started (label -> why); their findings are not testable.
   std::map<std::string, std::string> untested;
   /// Sandbox --reload: the results are of sessions taken before a reload and offered after it
@@ -93,6 +127,18 @@ struct judge_options {
 ///   protocol tried follows them.
 /// - with --reload (options.reload): ticket-keys-not-shared is confirmed when a session taken
 ///   before the reload no longer resumes after it.
+/// - cross-server-resumption: with a session taken at another name of the socket and offered
+///   at the finding's server (options.crossings), confirmed when it resumes there or the
+///   handshake fails (the fix's access_denied), refuted when every offer ends in a full handshake.
+/// - session-setting-ignored: ssl_session_ticket_key confirmed when tickets at this server's
+///   name carry the key names seen at another name of the socket (refuted when they differ);
+///   ssl_session_timeout confirmed when the ticket lifetime is not this server's own timeout
+///   (refuted when it is); ssl_session_cache confirmed when this server has a cache, the
+///   default server none, and TLS 1.2 session IDs never resume under its name.
+/// - listen-protocols-differ: confirmed by nginx -t's "protocol options redefined" on the
+///   socket, or (a server written without ssl) by a TLS handshake under its name, unless the
+///   sandbox added the ssl flag there (options.ssl_added_ports).
+/// - obsolete-directive: confirmed by a [warn] of nginx -t at the same line.
 /// - a finding at a directive nginx -t rejected (options.rejected): confirmed by nginx's message.
 /// - a finding of a server the sandbox did not start (options.untested): not testable.
 /// - everything else: not testable.

@@ -190,6 +190,7 @@ struct line_origin {
   std::size_t server = 0;                     // index into model::servers
   const config::directive* where = nullptr;   // the linted directive
   std::string key;                            // drop key for directives
+  int port = 0;                               // listen lines: the linted config's port
 };
 
 // The sandbox's view of one server: what to emit, what was dropped.
@@ -450,6 +451,8 @@ std::string sandbox::shown(std::string msg) const {
 void sandbox::generate(const model::model& m) {
   sockets_.clear();
   rejections_.clear();
+  warnings_.clear();
+  ssl_added_ports_.clear();
   untested_.clear();
   const std::string material = run_dir_ + "/material";
   // Listen sockets -> loopback ports.
@@ -635,7 +638,16 @@ void sandbox::generate(const model::model& m) {
       const std::string name(name_view);
       const model::setting& setting = *setting_ptr;
       if (setting.from == model::origin::nginx_default) continue;
-      if (name == "ssl" || name == "ssl_certificate" || name == "ssl_certificate_key") continue;
+      if (name == "ssl") {
+        // Kept as written, so that nginx -t judges it: deprecated up to 1.25.0 ([warn]),
+        // unknown from 1.25.1 (rejected, then left out; the listens stay TLS).
+        if (!setting.values.empty()) {
+          p.lines.push_back({"ssl", setting.values.back().args.strings()});
+          p.origins.push_back(setting.values.back().where);
+        }
+        continue;
+      }
+      if (name == "ssl_certificate" || name == "ssl_certificate_key") continue;
       if (name.rfind("ssl_", 0) != 0 && name != "resolver" && name != "resolver_timeout") continue;
       if (name.rfind("ssl_", 0) == 0 && !k_ssl_module_directives.count(name)) {
         notes_.push_back(
@@ -822,8 +834,12 @@ void sandbox::generate(const model::model& m) {
   // Listen lines as written (options kept, so that nginx reports duplicate default servers and
   // duplicate listen options as production would), moved to the socket's loopback port.
   struct listen_line {
-    std::string text;
+    std::string head;  // "listen 127.0.0.1:P"
+    std::string text;  // its parameters after `ssl`
     const config::directive* where = nullptr;
+    int port = 0;            // the linted config's port
+    std::size_t socket = 0;  // index into model::sockets
+    bool ssl = false;        // written with `ssl`
   };
   std::map<std::size_t, std::vector<listen_line>> listens_of;  // plan index -> lines
   {
@@ -857,7 +873,9 @@ void sandbox::generate(const model::model& m) {
             notes_.push_back({p.label, "listen " + ld.address + ":" + std::to_string(ld.port) + " quic: left out (UDP; the prober speaks TCP)"});
           continue;
         }
-        std::string l = "        listen 127.0.0.1:" + std::to_string(port_of_socket[k]) + " ssl";
+        // `ssl` is added at render time where it was written, or where no listen of the
+        // socket in the rendered config has it (see render).
+        std::string l;
         bool options = false;
         for (std::size_t ai = 1; ai < ld.where->args.size(); ++ai) {
           const std::string a(ld.where->args[ai].value());
@@ -886,7 +904,8 @@ void sandbox::generate(const model::model& m) {
           options_at[k] = {pi, lines.size()};
           if (options) with_options.insert(k);
         }
-        lines.push_back({l, ld.where});
+        lines.push_back({"        listen 127.0.0.1:" + std::to_string(port_of_socket[k]), l,
+                         ld.where, ld.port, k, ld.ssl});
       }
     }
     // N instances share each port through SO_REUSEPORT: one listen per socket carries it.
@@ -904,6 +923,15 @@ void sandbox::generate(const model::model& m) {
       text += l + "\n";
       origin_of_line.push_back(lo);
     };
+    // `ssl` as written, so that nginx -t sees listen lines that differ in it as production does
+    // ("protocol options redefined"); added to every listen of a socket where no rendered
+    // listen has it (TLS from `ssl on`, which nginx >= 1.25.1 rejects; or the server that
+    // wrote it left out), so that every socket the sandbox serves speaks TLS.
+    std::set<std::size_t> ssl_written;
+    for (std::size_t pi = 0; pi < plans.size(); ++pi)
+      if (!plans[pi].dropped && (!only || *only == pi))
+        for (const auto& l : listens_of[pi])
+          if (l.ssl) ssl_written.insert(l.socket);
     emit("# ngxtls check --sandbox: the TLS servers of " + m.cfg->files.front().path + " on loopback");
     for (const auto& mod : modules) emit("load_module " + quote_token(mod) + ";");
     emit("worker_processes " + std::to_string(workers_) + ";");
@@ -930,7 +958,9 @@ void sandbox::generate(const model::model& m) {
         const auto& p = plans[pi];
         const auto& s = m.servers[p.index];
         emit("    server {  # " + p.label, {line_kind::server_head, p.index, s.where, ""});
-        for (const auto& l : listens_of[pi]) emit(l.text + ";", {line_kind::listen, p.index, l.where, ""});
+        for (const auto& l : listens_of[pi])
+          emit(l.head + (l.ssl || !ssl_written.count(l.socket) ? " ssl" : "") + l.text + ";",
+               {line_kind::listen, p.index, l.where, "", l.port});
         if (!stream) {
           std::string names = "        server_name";
           for (const auto& n : s.names) names += " " + quote_token(n);
@@ -973,7 +1003,35 @@ void sandbox::generate(const model::model& m) {
   for (int round = 0;; ++round) {
     auto [text, origin_of_line] = render(std::nullopt, std::nullopt);
     auto t = nginx_test(text);
-    if (t.exit_code == 0) break;
+    if (t.exit_code == 0) {
+      // nginx's [warn] lines of the passing round, traced to the linted config.
+      std::istringstream in(t.err);
+      std::string wl;
+      while (std::getline(in, wl) && warnings_.size() < 256) {
+        auto at = wl.find("[warn] ");
+        if (at == std::string::npos) continue;
+        std::string msg = wl.substr(at + 7);
+        int line = 0;
+        const std::string tail = " in " + conf + ":";
+        if (auto tp = msg.rfind(tail); tp != std::string::npos) {
+          try {
+            line = std::stoi(msg.substr(tp + tail.size()));
+          } catch (const std::exception&) {
+            line = 0;
+          }
+          msg.resize(tp);
+        }
+        sandbox_warning w;
+        w.message = shown(msg);
+        if (line > 0 && static_cast<std::size_t>(line) < origin_of_line.size()) {
+          const auto& lo = origin_of_line[static_cast<std::size_t>(line)];
+          if (lo.where) w.where = m.cfg->where(*lo.where);
+          w.port = lo.port;
+        }
+        warnings_.push_back(std::move(w));
+      }
+      break;
+    }
     auto e = first_emerg(t.err, conf);
     if (!e || round >= 64 + 2 * static_cast<int>(plans.size()))
       throw target_error("sandbox: nginx -t rejects the sandbox config: " + shown(t.err.empty() ? t.out : t.err));
@@ -1034,6 +1092,17 @@ void sandbox::generate(const model::model& m) {
     }
   }
 
+  {
+    std::set<std::size_t> written, served;
+    for (const auto& [pi, lines] : listens_of)
+      if (!plans[pi].dropped)
+        for (const auto& l : lines) {
+          served.insert(l.socket);
+          if (l.ssl) written.insert(l.socket);
+        }
+    for (auto k : served)
+      if (!written.count(k)) ssl_added_ports_.insert(m.sockets[k].port);
+  }
   // Sockets as served.
   for (const auto& [k, port] : port_of_socket) {
     sandbox_socket ss;

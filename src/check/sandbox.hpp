@@ -53,6 +53,14 @@ struct sandbox_rejection {
   std::string message;    ///< nginx's message, sandbox paths replaced by the configured ones
 };
 
+/// A `[warn]` line of the sandbox's last `nginx -t` (the one that passed), traced to the
+/// linted config: nginx's own word on a deprecated directive or a listen option conflict.
+struct sandbox_warning {
+  source_location where;  ///< the directive in the linted config; file empty when unknown
+  int port = 0;           ///< linted config's port of the listen line warned about; 0 otherwise
+  std::string message;    ///< nginx's message, sandbox paths and addresses replaced
+};
+
 /// Something the sandbox changed, stood in for or could not test.
 struct sandbox_note {
   std::string server;  ///< server label; empty for the whole sandbox
@@ -92,6 +100,12 @@ class sandbox {
   const std::vector<sandbox_socket>& sockets() const { return sockets_; }
   /// Directives nginx -t rejected.
   const std::vector<sandbox_rejection>& rejections() const { return rejections_; }
+  /// Config ports of sockets where no listen of a started server was written with `ssl`, so
+  /// that the sandbox added it (TLS from `ssl on`, or the server that wrote it not started):
+  /// there a TLS handshake is the sandbox's doing, not the config's.
+  const std::set<int>& ssl_added_ports() const { return ssl_added_ports_; }
+  /// `[warn]` lines of the last `nginx -t` round.
+  const std::vector<sandbox_warning>& warnings() const { return warnings_; }
   /// Stand-ins, dropped directives, capped workers, stapling not testable, ...
   const std::vector<sandbox_note>& notes() const { return notes_; }
   /// Servers not started, label -> why.
@@ -145,6 +159,8 @@ class sandbox {
 
   std::vector<sandbox_socket> sockets_;
   std::vector<sandbox_rejection> rejections_;
+  std::vector<sandbox_warning> warnings_;
+  std::set<int> ssl_added_ports_;
   std::vector<sandbox_note> notes_;
   std::map<std::string, std::string> untested_;
   std::string binary_, version_, run_dir_, prefix_;

@@ -5,11 +5,15 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
+#include <map>
 #include <memory>
+#include <optional>
 #include <set>
+#include <tuple>
 
 #include "base/error.hpp"
 #include "check/sandbox.hpp"
@@ -112,6 +116,36 @@ int run_check(const check_args& a) {
     opts.baseline = base_model.get();
   }
   engine::run_result counted = engine::run_counted(*m, opts);
+  if (!rep.lint.assumed.nginx_pinned) {
+    // As lint: the version is only assumed; name the findings that differ on the oldest
+    // measured nginx (the config linted once more for it).
+    report::version_notice n;
+    n.older = model::oldest_measured_nginx;
+    model::assumed_versions older = rep.lint.assumed;
+    older.nginx = n.older;
+    auto older_model = model::build(*cfg, older);
+    std::unique_ptr<model::model> older_base;
+    engine::lint_options oo = opts;
+    if (base_cfg) {
+      older_base = std::make_unique<model::model>(model::build(*base_cfg, older));
+      oo.baseline = older_base.get();
+    }
+    using key = std::tuple<std::string, std::string, std::uint32_t, std::uint32_t>;
+    std::map<key, std::pair<std::optional<engine::severity>, std::optional<engine::severity>>> both;
+    std::map<key, source_location> where;
+    auto add = [&](const engine::finding& f, bool on_older) {
+      const key k{f.rule, f.location.file, f.location.line, f.location.column};
+      auto& slot = on_older ? both[k].second : both[k].first;
+      if (!slot || *slot > f.level) slot = f.level;
+      where.emplace(k, f.location);
+    };
+    for (const auto& f : counted.findings) add(f, false);
+    for (const auto& f : engine::run(older_model, oo)) add(f, true);
+    for (const auto& [k, sev] : both)
+      if (sev.first != sev.second)
+        n.differences.push_back({std::get<0>(k), where.at(k), sev.first, sev.second});
+    rep.lint.notice = std::move(n);
+  }
   rep.lint.dropped_findings = counted.dropped_per_rule;
   std::vector<engine::finding>& findings = counted.findings;
 
@@ -207,13 +241,105 @@ int run_check(const check_args& a) {
     rep.probes = probe::run_probe(targets, po);
   }
 
+  // Sessions across names (cross-server-resumption): per finding, a session taken under
+  // another name of its socket, offered under the finding's server name, per protocol.
+  std::vector<check::session_crossing> crossings;
+  {
+    const std::map<int, int> pm = sb ? sb->port_map() : std::map<int, int>{};
+    std::string scratch;  // private directory for the session files
+    std::set<std::string> done;
+    for (const auto& f : findings) {
+      if (f.rule != "cross-server-resumption" || f.server.empty()) continue;
+      for (const auto& to : targets) {
+        const int cport = pm.count(to.port) ? pm.at(to.port) : to.port;
+        if (to.sni != f.server) continue;
+        if (!f.ports.empty() && std::find(f.ports.begin(), f.ports.end(), cport) == f.ports.end())
+          continue;
+        const probe::target* from = nullptr;
+        for (const auto& t : targets)
+          if (!from && t.sni != to.sni && t.port == to.port && t.connect_host == to.connect_host &&
+              t.connect_port == to.connect_port)
+            from = &t;
+        if (!from || !done.insert(to.text + "|" + to.sni + "|" + from->sni).second) continue;
+        if (scratch.empty()) {
+          if (sb) {
+            scratch = sb->run_dir();
+          } else {
+            std::string tmpl =
+                (std::filesystem::temp_directory_path() / "ngxtls-check-XXXXXX").string();
+            if (!::mkdtemp(tmpl.data()))
+              throw target_error("check: cannot create a temporary directory");
+            scratch = tmpl;
+          }
+        }
+        for (const char* proto : {"TLSv1.3", "TLSv1.2"}) {
+          const bool is13 = std::string(proto) == "TLSv1.3";
+          if ((is13 && !po.tls13) || (!is13 && !po.tls12)) continue;
+          check::session_crossing x;
+          x.from_sni = from->sni;
+          x.to_sni = to.sni;
+          x.port = cport;
+          x.target = to.connect_host + ":" + std::to_string(to.connect_port);
+          x.protocol = proto;
+          auto p1 = po;
+          p1.tls13 = is13;
+          p1.tls12 = !is13;
+          p1.attempts = 1;
+          p1.ocsp = false;
+          p1.sess_in.reset();
+          p1.sess_out = scratch + "/crossing-" + std::to_string(crossings.size()) + ".pem";
+          try {
+            auto r1 = probe::run_probe({*from}, p1);
+            x.taken = !r1.empty() && !r1.front().error;
+          } catch (const target_error& e) {
+            x.failure = e.what();
+          }
+          if (x.taken) {
+            auto p2 = p1;
+            p2.sess_out.reset();
+            p2.sess_in = *p1.sess_out;
+            p2.attempts = std::min(a.attempts, 10);
+            std::vector<probe::target_result> r2;
+            try {
+              r2 = probe::run_probe({to}, p2);
+            } catch (const target_error& e) {
+              x.failure = e.what();
+            }
+            if (!r2.empty())
+              for (const auto& run : r2.front().protocols)
+                if (run.protocol == proto && run.mechanism == "ticket") {
+                  x.attempts = run.attempts;
+                  x.resumed = run.resumed;
+                  x.failed = run.failed_connections;
+                  if (run.last_attempt_error)
+                    x.failure = *run.last_attempt_error;
+                  else if (run.error)
+                    x.failure = *run.error;
+                  break;
+                }
+            std::error_code ec;
+            std::filesystem::remove(*p1.sess_out, ec);
+          }
+          crossings.push_back(std::move(x));
+        }
+      }
+    }
+    if (!sb && !scratch.empty()) {
+      std::error_code ec;
+      std::filesystem::remove_all(scratch, ec);
+    }
+  }
+
   check::judge_options jo;
+  jo.crossings = crossings;
   jo.several_endpoints = a.sandbox ? a.instances > 1 : dial_count > 1;
   jo.session_from_file = !a.sess_in.empty() || swap;
   jo.reload = a.reload || swap;
   if (sb) {
     jo.port_map = sb->port_map();
     for (const auto& r : sb->rejections()) jo.rejected.push_back({r.where, r.message});
+    for (const auto& w : sb->warnings()) jo.warnings.push_back({w.where, w.port, w.message});
+    jo.ssl_added_ports = sb->ssl_added_ports();
     jo.untested = sb->untested();
     report::sandbox_summary sum;
     sum.nginx_binary = sb->nginx_binary();
@@ -226,6 +352,11 @@ int run_check(const check_args& a) {
     for (const auto& s : sb->sockets())
       sum.sockets.push_back({(s.stream ? "stream " : "") + s.original, "127.0.0.1:" + std::to_string(s.port)});
     for (const auto& n : sb->notes()) sum.notes.push_back({n.server, n.text});
+    for (const auto& w : sb->warnings())
+      sum.notes.push_back(
+          {"", "nginx -t warns" +
+                   (w.where.file.empty() ? std::string() : " at " + to_string(w.where)) + ": " +
+                   w.message});
     for (const auto& [server, why] : sb->untested()) sum.untested.push_back({server, why});
     rep.sandbox = sum;
   }

@@ -13,6 +13,8 @@ nlohmann::json sandbox_json(const sandbox_summary& sb);
 std::string render_check_text(const check_report& r, bool color) {
   std::string out;
   const char* reset = color ? "\x1b[0m" : "";
+  // The version was only assumed: first line, as in lint's report.
+  if (r.lint.notice) out += terminal_safe(notice_line(r.lint)) + '\n';
   for (const auto& c : r.checked) {
     const auto& f = c.finding;
     const char* vc = !color ? "" : c.result == check::verdict::confirmed ? "\x1b[1;31m"

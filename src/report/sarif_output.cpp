@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "engine/engine.hpp"
+#include "report/lint_output.hpp"
 
 namespace ngxtls::report {
 
@@ -170,6 +171,8 @@ void write_sarif(const lint_report& r, const std::string& working_dir, std::ostr
                          {"nginx_source", r.assumed.nginx_source},
                          {"openssl", r.assumed.openssl.str()},
                          {"openssl_source", r.assumed.openssl_source}}}};
+  // As JSON's assumed.notice: the version was only assumed, and what differs on the older one.
+  if (r.notice) run["properties"]["assumed"]["notice"] = notice_line(r);
   run["properties"]["project_config"] = r.project_config ? json(*r.project_config) : json(nullptr);
   if (const std::size_t n = dropped_total(r); n > 0)
     run["properties"]["findings_dropped"] = {{"per_rule", r.dropped_findings}, {"total", n}};
@@ -226,6 +229,10 @@ std::string escape_property(const std::string& s) {
 
 void write_github(const lint_report& r, const std::string& working_dir, std::ostream& os) {
   std::string out;
+  // The assumed-version notice first, as a workflow notice of its own (no file: the run's).
+  if (r.notice)
+    os << "::notice title=" << escape_property("ngxtls nginx version")
+       << "::" << escape_data(notice_line(r)) << "\n";
   for (const auto& f : r.findings) {
     out.clear();
     const char* cmd = f.level == engine::severity::error     ? "error"

@@ -268,3 +268,52 @@ http {
       nlohmann::json::parse(lint("--nginx-version 1.30.6 --format json").out)["assumed"].contains(
           "notice"));
 }
+
+TEST_CASE("the assumed-version notice is in SARIF, GitHub output and check's reports too") {
+  test::temp_dir tmp;
+  // As above: tickets off in a, on in b, no cache; a finding at b on 1.22.1 only.
+  const auto conf = tmp.write("nginx.conf", R"(events {}
+http {
+    ssl_protocols TLSv1.2 TLSv1.3;
+    server { listen 443 ssl; server_name a.test; ssl_session_tickets off; }
+    server { listen 443 ssl; server_name b.test; ssl_session_tickets on; }
+}
+)");
+  auto ngxtls = [&](const std::string& args) {
+    // No nginx on PATH (Debian's is in /usr/sbin), no .ngxtls.toml above the temp dir.
+    return test::run({"sh", "-c",
+                      "cd " + tmp.path().string() + " && PATH=/usr/bin:/bin " +
+                          test::ngxtls_binary() + " " + args},
+                     "", 60);
+  };
+  const std::string sel = " --select tls13-resumption-disabled --fail-on never";
+  const std::string plain = ngxtls("lint nginx.conf" + sel).out;
+  const std::string first = plain.substr(0, plain.find('\n'));
+  REQUIRE(first.rfind("nginx version neither given nor detected", 0) == 0);
+
+  auto sarif = nlohmann::json::parse(ngxtls("lint nginx.conf --format sarif" + sel).out);
+  CHECK(sarif["runs"][0]["properties"]["assumed"]["notice"].get<std::string>() == first);
+  auto gh = ngxtls("lint nginx.conf --format github" + sel).out;
+  INFO(gh);
+  const std::string gh_first = gh.substr(0, gh.find('\n'));
+  CHECK(gh_first.rfind(
+            "::notice title=ngxtls nginx version::nginx version neither given nor detected", 0) ==
+        0);
+  CHECK(gh_first.find("tls13-resumption-disabled at nginx.conf%3A5%3A50") ==
+        std::string::npos);  // data, not a property
+  CHECK(gh_first.find("tls13-resumption-disabled at nginx.conf:5:50") != std::string::npos);
+
+  // check against a closed port: the report still stands, with the notice first.
+  const std::string chk = "check nginx.conf --endpoint 127.0.0.1:1 --timeout 500" + sel;
+  auto text = ngxtls(chk).out;
+  CHECK(text.substr(0, text.find('\n')) == first);
+  auto cj = nlohmann::json::parse(ngxtls(chk + " --format json").out);
+  CHECK(cj["assumed"]["notice"].get<std::string>() == first);
+  auto cs = nlohmann::json::parse(ngxtls(chk + " --format sarif").out);
+  CHECK(cs["runs"][0]["properties"]["assumed"]["notice"].get<std::string>() == first);
+  // Pinned: none.
+  auto pinned = nlohmann::json::parse(ngxtls(chk + " --nginx-version 1.30.6 --format json").out);
+  CHECK_FALSE(pinned["assumed"].contains("notice"));
+  CHECK(ngxtls("lint nginx.conf --format github --nginx-version 1.30.6" + sel)
+            .out.find("::notice title=ngxtls nginx version") == std::string::npos);
+}

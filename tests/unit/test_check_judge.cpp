@@ -369,3 +369,163 @@ TEST_CASE(
   for (const auto& f : engine::run(*l2.m, l2.opts)) unused += f.rule == "unused-suppression";
   CHECK(unused == 1);
 }
+
+namespace {
+
+/// A target at SNI `sni` whose TLS 1.3 tickets carry `key_name` and `lifetime_s`.
+probe::target_result tickets_at(const std::string& sni, const std::string& key_name,
+                                std::uint32_t lifetime_s) {
+  auto t = target(sni, 10, 20);
+  t.protocols[0].ticket_key_names = {{key_name, 20}};
+  t.protocols[0].lifetime_hint_s = lifetime_s;
+  return t;
+}
+
+engine::finding setting_finding(const std::string& name, const std::string& own,
+                                const std::string& dflt) {
+  auto f = make("session-setting-ignored", engine::severity::warning, "b.example");
+  f.facts.push_back({name, own, "server", std::nullopt});
+  f.facts.push_back({"default server " + name, dflt, "default", std::nullopt});
+  return f;
+}
+
+const std::string k_a = "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
+                  k_b = "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb";
+
+}  // namespace
+
+TEST_CASE("session-setting-ignored: the key names and lifetime under the server's name decide") {
+  auto key = setting_finding("ssl_session_ticket_key", "/etc/nginx/b.key", "");
+  // b's tickets carry a's key name: b's key file seals nothing.
+  CHECK(
+      check::judge({key}, {tickets_at("a.example", k_a, 300), tickets_at("b.example", k_a, 300)})[0]
+          .result == check::verdict::confirmed);
+  // b's own key name: its key file applies.
+  CHECK(
+      check::judge({key}, {tickets_at("a.example", k_a, 300), tickets_at("b.example", k_b, 300)})[0]
+          .result == check::verdict::refuted);
+  // Only b probed: nothing to compare with.
+  CHECK(check::judge({key}, {tickets_at("b.example", k_a, 300)})[0].result ==
+        check::verdict::not_testable);
+
+  auto timeout = setting_finding("ssl_session_timeout", "60s", "5m");
+  auto v = check::judge({timeout},
+                        {tickets_at("a.example", k_a, 300), tickets_at("b.example", k_a, 300)});
+  CHECK(v[0].result == check::verdict::confirmed);
+  CHECK(v[0].reason ==
+        "tickets under this name carry a 300 s lifetime, not its own 60 s: the default server's");
+  CHECK(check::judge({timeout}, {tickets_at("b.example", k_a, 60)})[0].result ==
+        check::verdict::refuted);
+  // "1h30m" is 5400 s.
+  CHECK(check::judge({setting_finding("ssl_session_timeout", "1h30m", "5m")},
+                     {tickets_at("b.example", k_a, 5400)})[0]
+            .result == check::verdict::refuted);
+
+  // A cache only in b, none in the default server: session IDs under b's name show it.
+  auto cache = setting_finding("ssl_session_cache", "shared:B:1m", "none");
+  auto ids = [](int resumed) {
+    auto t = tickets_at("b.example", k_a, 300);
+    probe::run_result r;
+    r.protocol = "TLSv1.2";
+    r.mechanism = "session_id";
+    r.attempts = 10;
+    r.resumed = resumed;
+    t.protocols.push_back(r);
+    return t;
+  };
+  CHECK(check::judge({cache}, {ids(0)})[0].result == check::verdict::confirmed);
+  CHECK(check::judge({cache}, {ids(10)})[0].result == check::verdict::refuted);
+  // Both have caches: the ID run cannot tell whose.
+  CHECK(check::judge({setting_finding("ssl_session_cache", "shared:B:1m", "shared:A:1m")},
+                     {ids(0)})[0]
+            .result == check::verdict::not_testable);
+}
+
+TEST_CASE(
+    "cross-server-resumption: resumed or refused across names confirms, a full handshake refutes") {
+  auto f = make("cross-server-resumption", engine::severity::warning, "b.example");
+  f.ports = {443};
+  auto crossing = [](const std::string& proto, int attempts, int resumed, int failed) {
+    check::session_crossing x;
+    x.from_sni = "a.example";
+    x.to_sni = "b.example";
+    x.port = 443;
+    x.protocol = proto;
+    x.taken = true;
+    x.attempts = attempts;
+    x.resumed = resumed;
+    x.failed = failed;
+    if (failed) x.failure = "TLS handshake failed: tlsv1 alert access denied";
+    return x;
+  };
+  const std::vector<probe::target_result> rs = {target("b.example", 10, 20)};
+  check::judge_options o;
+  o.crossings = {crossing("TLSv1.3", 0, 0, 4), crossing("TLSv1.2", 4, 4, 0)};
+  auto v = check::judge({f}, rs, o);
+  CHECK(v[0].result == check::verdict::confirmed);
+  REQUIRE(v[0].evidence.size() == 2);
+  CHECK(v[0].evidence[0].name == "TLSv1.3 session from a.example offered at b.example");
+  CHECK(v[0].evidence[0].value ==
+        "handshake failed 4/4 (TLS handshake failed: tlsv1 alert access denied)");
+  CHECK(v[0].evidence[1].value == "resumed 4/4");
+  o.crossings = {crossing("TLSv1.3", 4, 0, 0), crossing("TLSv1.2", 4, 0, 0)};
+  v = check::judge({f}, rs, o);
+  CHECK(v[0].result == check::verdict::refuted);
+  CHECK(v[0].evidence[0].value == "full handshake 4/4");
+  // Offered on another socket, or nothing offered: not testable.
+  o.crossings = {crossing("TLSv1.3", 0, 0, 4)};
+  o.crossings[0].port = 8443;
+  CHECK(check::judge({f}, rs, o)[0].result == check::verdict::not_testable);
+  o.crossings.clear();
+  CHECK(check::judge({f}, rs, o)[0].result == check::verdict::not_testable);
+}
+
+TEST_CASE(
+    "nginx -t warnings confirm obsolete-directive at their line and listen-protocols-differ on "
+    "their port") {
+  auto obsolete = make("obsolete-directive", engine::severity::warning, "");
+  obsolete.location = {"/etc/nginx/nginx.conf", 12, 5};
+  auto differ = make("listen-protocols-differ", engine::severity::note, "a.example");
+  differ.message =
+      "a.example listens on *:443 without http2, but b.example sets it on the same socket";
+  differ.ports = {443};
+  differ.location = {"/etc/nginx/nginx.conf", 5, 5};
+  const std::vector<probe::target_result> rs = {target("a.example", 10, 20)};
+  check::judge_options o;
+  o.warnings = {
+      {{"/etc/nginx/nginx.conf", 12, 5},
+       443,
+       "the \"listen ... http2\" directive is deprecated, use the \"http2\" directive instead"}};
+  auto v = check::judge({obsolete, differ}, rs, o);
+  CHECK(v[0].result == check::verdict::confirmed);
+  CHECK(v[0].evidence[0].value ==
+        "[warn] the \"listen ... http2\" directive is deprecated, use the \"http2\" directive "
+        "instead");
+  // No "protocol options redefined", and http2 is not visible to a probe.
+  CHECK(v[1].result == check::verdict::not_testable);
+  o.warnings.push_back(
+      {{"/etc/nginx/nginx.conf", 13, 5}, 443, "protocol options redefined for *:443"});
+  CHECK(check::judge({differ}, rs, o)[0].result == check::verdict::confirmed);
+  // On another port it says nothing about this socket.
+  o.warnings.back().port = 8443;
+  CHECK(check::judge({differ}, rs, o)[0].result == check::verdict::not_testable);
+  // A warning at another line does not confirm the obsolete directive.
+  o.warnings = {{{"/etc/nginx/nginx.conf", 13, 5}, 443, "the \"ssl\" directive is deprecated"}};
+  CHECK(check::judge({obsolete}, rs, o)[0].result == check::verdict::not_testable);
+}
+
+TEST_CASE(
+    "listen-protocols-differ: a TLS handshake under the plain server's name confirms, unless the "
+    "sandbox added ssl") {
+  auto f = make("listen-protocols-differ", engine::severity::warning, "a.example");
+  f.message = "a.example listens on *:443 without ssl, but b.example sets it on the same socket";
+  f.ports = {443};
+  auto t = target("a.example", 10, 20);
+  t.address = "127.0.0.1:443";
+  t.protocols[0].connections = 11;
+  t.protocols[0].negotiated_protocol = "TLSv1.3";
+  CHECK(check::judge({f}, {t})[0].result == check::verdict::confirmed);
+  check::judge_options o;
+  o.ssl_added_ports = {443};
+  CHECK(check::judge({f}, {t}, o)[0].result == check::verdict::not_testable);
+}
