@@ -628,6 +628,9 @@ std::string describe(const session_crossing& c) {
   if (c.attempts > 0)
     out = c.resumed > 0 ? "resumed " + frac(c.resumed, c.attempts)
                         : "full handshake " + frac(c.attempts, c.attempts);
+  for (const auto& [status, n] : c.http_statuses)
+    out += "; HTTP " + std::to_string(status) + (status == 421 ? " Misdirected Request " : " ") +
+           frac(n, c.attempts);
   if (c.failed > 0)
     out += (out.empty() ? "" : "; ") + std::string("handshake failed ") +
            frac(c.failed, c.failed + c.attempts) +

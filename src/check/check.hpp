@@ -67,6 +67,7 @@ struct session_crossing {
   int resumed = 0;       ///< of those, resumed
   int failed = 0;        ///< offers whose handshake failed
   std::string failure;   ///< the last failure's text (e.g. the alert)
+  std::map<int, int> http_statuses;  ///< HTTP status of the offers' responses -> offers
 };
 
 /// "resumed 4/4", "full handshake 0/4", "handshake failed 4/4 (...)" or "no session".

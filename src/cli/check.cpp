@@ -311,6 +311,7 @@ int run_check(const check_args& a) {
                   x.attempts = run.attempts;
                   x.resumed = run.resumed;
                   x.failed = run.failed_connections;
+                  x.http_statuses = run.http_statuses;
                   if (run.last_attempt_error)
                     x.failure = *run.last_attempt_error;
                   else if (run.error)

@@ -100,6 +100,8 @@ struct connection {
   std::string request;
   std::size_t request_off = 0;
   std::string tail;  // last bytes read, to find the end of the HTTP headers
+  std::string status_line;         // the response's first bytes, for its status code
+  std::optional<int> http_status;  // e.g. 421 (Misdirected Request) for a session from another name
   std::size_t bytes_read = 0;
   std::vector<session_ptr> sessions;  // from the new-session callback, in arrival order
   std::size_t max_sessions = 64;      // probe_options::max_tickets_per_connection
@@ -771,6 +773,7 @@ class prober {
             return;
           }
           if (opt_.http) {
+            read_status(c, buf, static_cast<std::size_t>(rc));
             c.tail.append(buf, static_cast<std::size_t>(rc));
             if (c.tail.find("\r\n\r\n") != std::string::npos) { finish(c); return; }
             if (c.tail.size() > 8) c.tail.erase(0, c.tail.size() - 8);
@@ -835,6 +838,22 @@ class prober {
       }
     }
     reap();
+  }
+
+  // "HTTP/1.1 421 ..." -> 421, from the first 12 bytes of the response however they arrive.
+  static void read_status(connection& c, const char* data, std::size_t n) {
+    constexpr std::size_t status_end = 12;  // "HTTP/1.x NNN"
+    if (c.http_status || c.status_line.size() >= status_end) return;
+    c.status_line.append(data, std::min(n, status_end - c.status_line.size()));
+    if (c.status_line.size() < status_end || c.status_line.compare(0, 7, "HTTP/1.") != 0 ||
+        c.status_line[8] != ' ')
+      return;
+    int code = 0;
+    for (std::size_t i = 9; i < status_end; ++i) {
+      if (c.status_line[i] < '0' || c.status_line[i] > '9') return;
+      code = code * 10 + (c.status_line[i] - '0');
+    }
+    c.http_status = code;
   }
 
   std::chrono::milliseconds idle_for(const connection& c) const {
@@ -998,6 +1017,7 @@ class prober {
       return;
     }
     ++res.attempts;
+    if (c.http_status) ++res.http_statuses[*c.http_status];
     if (res.outcomes.size() <= static_cast<std::size_t>(c.attempt_index))
       res.outcomes.resize(static_cast<std::size_t>(c.attempt_index) + 1, false);
     res.outcomes[static_cast<std::size_t>(c.attempt_index)] = c.reused;

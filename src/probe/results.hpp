@@ -40,6 +40,10 @@ struct run_result {
   int failed_connections = 0;  ///< attempts that ended in an error (not counted in `attempts`)
   std::optional<std::string> last_attempt_error;  ///< text of the last such error
   std::vector<bool> outcomes;  ///< per attempt in launch order: resumed or not
+  /// HTTP status of each attempt's response to `HEAD /`: status -> attempts (empty with
+  /// --no-http, or when no response began with a status line). nginx answers a TLS 1.2 session
+  /// resumed under another server name with 421 Misdirected Request.
+  std::map<int, int> http_statuses;
   bool single_use_pattern = false;  ///< same_session mode: exactly one attempt resumed out of
                                     ///< >= 3 (tickets look single-use, RFC 8446 section 8.1)
 

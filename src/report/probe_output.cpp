@@ -209,6 +209,9 @@ nlohmann::json probe_json(const std::vector<probe::target_result>& results) {
       p["rate"] = r.rate;
       p["failed_connections"] = r.failed_connections;
       p["outcomes"] = r.outcomes;
+      nlohmann::json statuses = nlohmann::json::object();
+      for (const auto& [status, n] : r.http_statuses) statuses[std::to_string(status)] = n;
+      p["http_statuses"] = statuses;
       p["single_use_pattern"] = r.single_use_pattern;
       p["ticket_key_names"] = nlohmann::json::object();
       for (const auto& [name, n] : r.ticket_key_names) p["ticket_key_names"][name] = n;
