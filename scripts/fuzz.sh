@@ -16,7 +16,11 @@ start=$(date +%s)
 
 cmake -S . -B "$build" -G Ninja -DCMAKE_CXX_COMPILER=clang++-14 -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DNGXTLS_TESTS=OFF -DNGXTLS_FUZZ=ON -DNGXTLS_WERROR=ON >/dev/null
-cmake --build "$build" --target fuzz_config -j "$(nproc)" >/dev/null
+if ! cmake --build "$build" --target fuzz_config -j "$(nproc)" >"$build/build.log" 2>&1; then
+  tail -n 40 "$build/build.log" >&2
+  echo "fuzz: FAILED: the fuzz target does not build with clang-14 (log $build/build.log)" >&2
+  exit 1
+fi
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT

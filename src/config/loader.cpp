@@ -468,7 +468,10 @@ class loader {
         throw input_error(site, e.message(), site_chain());
       }
       paths = std::move(found.paths);
-      for (const auto& [dir, err] : found.unreadable) {
+      for (const auto& unreadable : found.unreadable) {
+        // A named pair, not a structured binding: clang 14 cannot capture those in a lambda.
+        const std::string& dir = unreadable.first;
+        const int err = unreadable.second;
         const bool known =
             std::any_of(cfg_.unread_directories.begin(), cfg_.unread_directories.end(),
                         [&](const unread_directory& u) {
