@@ -891,7 +891,9 @@ config load_dump(std::string_view dump, const std::string& dump_name, const load
   memory_source source(std::move(files));
   load_options o = options;
   o.conf_prefix = prefix;
-  return load(markers[0].path, source, o);
+  config out = load(markers[0].path, source, o);
+  out.from_dump = true;
+  return out;
 }
 
 bool looks_like_dump(std::string_view text) {
