@@ -1037,15 +1037,32 @@ void sandbox::generate(const model::model& m) {
       throw target_error("sandbox: nginx -t rejects the sandbox config: " + shown(t.err.empty() ? t.out : t.err));
     // Blame: a directive whose argument the message quotes (nginx reports some errors with no
     // line, or at a block's end: DESIGN fact 5), else the line nginx names.
-    std::size_t blame = 0;
-    for (std::size_t ln = 1; ln < origin_of_line.size() && !blame; ++ln) {
+    // Several directives can quote the same argument (one file named as the certificate key
+    // and as the ticket key, an error nginx reports at the block's end): then the line nginx
+    // names decides if it is one of them, else the search below finds the directive whose
+    // removal makes the server pass.
+    auto quotes_argument = [&](std::size_t ln) {
       const auto& lo = origin_of_line[ln];
-      if (lo.kind != line_kind::directive) continue;
+      if (lo.kind != line_kind::directive) return false;
       auto [pi, li] = key_of(lo);
       for (const auto& a : plans[pi].lines[li].second)
-        if ((a.size() > 2 || (a.size() > 1 && a[0] == '/')) && e->message.find("\"" + a + "\"") != std::string::npos) blame = ln;
-    }
-    if (!blame && e->line > 0 && static_cast<std::size_t>(e->line) < origin_of_line.size()) blame = static_cast<std::size_t>(e->line);
+        if ((a.size() > 2 || (a.size() > 1 && a[0] == '/')) &&
+            e->message.find("\"" + a + "\"") != std::string::npos)
+          return true;
+      return false;
+    };
+    std::vector<std::size_t> quoting;
+    for (std::size_t ln = 1; ln < origin_of_line.size(); ++ln)
+      if (quotes_argument(ln)) quoting.push_back(ln);
+    const bool named = e->line > 0 && static_cast<std::size_t>(e->line) < origin_of_line.size();
+    std::size_t blame = 0;
+    if (quoting.size() == 1)
+      blame = quoting.front();
+    else if (named && std::find(quoting.begin(), quoting.end(),
+                                static_cast<std::size_t>(e->line)) != quoting.end())
+      blame = static_cast<std::size_t>(e->line);
+    else if (quoting.empty() && named)
+      blame = static_cast<std::size_t>(e->line);
     line_origin lo = blame ? origin_of_line[blame] : line_origin{};
     if (lo.kind == line_kind::other) {
       // Nothing to go by: find the one server that fails alone, then the one directive whose

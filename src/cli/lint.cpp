@@ -177,6 +177,13 @@ int run_lint(const lint_args& a) {
     models.push_back(std::make_unique<model::model>(model::build(*configs.back(), rep.assumed)));
     rep.inputs.push_back(p);
   }
+  // A dump's files are the dumped host's (and its text may not be what is at those paths
+  // here): writing fixes to them would replace files on this machine with the dump's text.
+  if (a.fix && a.fix_mode == "write")
+    for (std::size_t i = 0; i < configs.size(); ++i)
+      if (configs[i]->from_dump)
+        throw usage_error("lint: --fix=write cannot write into an nginx -T dump (" + paths[i] +
+                          "): its files are the dumped host's; use --fix to print a diff");
   std::unique_ptr<config::config> base_cfg;
   std::unique_ptr<model::model> base_model;
   if (!a.baseline.empty()) {

@@ -4,6 +4,7 @@
 
 #include "base/error.hpp"
 #include "cli/commands.hpp"
+#include "cli/common.hpp"
 #include "engine/engine.hpp"
 #include "report/rule_docs.hpp"
 
@@ -19,7 +20,9 @@ void register_rules(CLI::App& app, std::function<int()>& run) {
     run = [id, docs_dir] {
       if (!docs_dir->empty()) {
         try {
-          report::write_rule_docs(*docs_dir);
+          report::write_rule_docs(*docs_dir, [](const std::string& path, const std::string& text) {
+            write_output(path, text);
+          });
         } catch (const std::exception& e) {  // filesystem_error, or "cannot write FILE"
           throw usage_error("--write-docs: cannot write the rule pages into " + *docs_dir + ": " + e.what());
         }

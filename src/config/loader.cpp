@@ -158,15 +158,14 @@ class disk_source final : public file_source {
       if (::fstat(fd, &fb) != 0 || !S_ISREG(fb.st_mode)) {
         throw input_error(from, "\"" + path + "\" is not a regular file");
       }
-      // One byte past the size stat() gave: reading it tells whether the file grew since,
-      // without doubling the buffer (a 20 MB config would reserve 40 MB).
-      out.resize(static_cast<std::size_t>(fb.st_size) + 1);
+      if (static_cast<std::size_t>(fb.st_size) > max_bytes_) throw too_big(path, from);
+      // nginx reads st_size bytes and no more: a procfs or sysfs file (size 0, such as
+      // /proc/self/environ) reads as empty there, so it must here too, or an include of
+      // one would parse (and print) the process's environment. A file that grows while
+      // it is read is read up to the size fstat() gave, as nginx reads it.
+      out.resize(static_cast<std::size_t>(fb.st_size));
       std::size_t got = 0;
-      while (true) {
-        if (got == out.size()) {
-          if (out.size() >= max_bytes_ + 1) break;
-          out.resize(std::min(out.size() * 2 + 4096, max_bytes_ + 1));  // the file grew
-        }
+      while (got < out.size()) {
         const ssize_t n = ::read(fd, out.data() + got, out.size() - got);
         if (n < 0) {
           if (errno == EINTR) continue;
@@ -895,7 +894,9 @@ config load_dump(std::string_view dump, const std::string& dump_name, const load
   memory_source source(std::move(files));
   load_options o = options;
   o.conf_prefix = prefix;
-  return load(markers[0].path, source, o);
+  config out = load(markers[0].path, source, o);
+  out.from_dump = true;
+  return out;
 }
 
 bool looks_like_dump(std::string_view text) {

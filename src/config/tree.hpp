@@ -329,6 +329,9 @@ struct config {
   std::shared_ptr<storage> store = std::make_shared<storage>();
   std::string conf_prefix;         ///< directory include paths and ssl_* files resolve against
   std::vector<source_file> files;  ///< files[0] is the main file; each file read once
+  /// Loaded from an `nginx -T` dump: the files' paths are the dumped host's, and their text
+  /// is the dump's, not what may be at those paths here.
+  bool from_dump = false;
   /// Include chains as links: chains[0] is the empty chain (its link is unused), chain i
   /// is chain chains[i].parent followed by chains[i].site.
   std::vector<include_link> chains;

@@ -7,10 +7,13 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <sstream>
 #include <toml.hpp>
 
 #include "base/error.hpp"
 #include "engine/engine.hpp"
+#include "tls/errors.hpp"
+#include "tls/file_read.hpp"
 
 namespace ngxtls::engine {
 
@@ -110,10 +113,86 @@ std::string known_rule(const std::string& file, const toml::value& at, const std
 
 }  // namespace
 
+namespace {
+
+// Checks the nesting of arrays and inline tables and the parts of dotted keys and table
+// headers before the TOML parser sees the text (it recurses on both). Strings and comments
+// are skipped as TOML reads them; a deeper file is an input error at the place it got too deep.
+void check_nesting(const std::string& path, const std::string& text) {
+  std::uint32_t line = 1, col = 0;
+  std::size_t depth = 0, parts = 1;
+  std::vector<char> open;  // '[' or '{' for each open array or inline table
+  bool key = true;         // reading a key (line start, table header, after '{' or ',' in one)
+  auto too_deep = [&](const char* what) {
+    throw input_error({path, line, col}, std::string(what) + " deeper than the limit of " +
+                                             std::to_string(max_project_config_nesting) +
+                                             " (max_project_config_nesting)");
+  };
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    ++col;
+    if (c == '\n') {
+      ++line;
+      col = 0;
+      if (open.empty()) key = true, parts = 1;
+    } else if (c == '#') {
+      while (i + 1 < text.size() && text[i + 1] != '\n') ++i;
+    } else if (c == '"' || c == '\'') {
+      const bool multi = text.compare(i, 3, std::string(3, c)) == 0;
+      std::size_t j = i + (multi ? 3 : 1);
+      while (j < text.size()) {
+        if (c == '"' && text[j] == '\\') {
+          j += 2;
+          continue;
+        }
+        if (!multi && text[j] == '\n') break;
+        if (text[j] == c && (!multi || text.compare(j, 3, std::string(3, c)) == 0)) {
+          j += multi ? 3 : 1;
+          break;
+        }
+        if (text[j] == '\n') ++line, col = 0;
+        ++j;
+      }
+      col += static_cast<std::uint32_t>(j - i - 1);
+      i = j - 1;
+    } else if (key && c == '.') {
+      if (++parts > max_project_config_nesting) too_deep("a dotted key or table header nested");
+    } else if (key && c == '=') {
+      key = false;
+    } else if (c == '[' || c == '{') {
+      if (key && c == '[' && open.empty()) continue;  // a table header: its dots are counted
+      open.push_back(c);
+      if (++depth > max_project_config_nesting) too_deep("arrays and inline tables nested");
+      key = c == '{';
+      if (key) parts = 1;
+    } else if ((c == ']' || c == '}') && !open.empty()) {
+      open.pop_back();
+      --depth;
+      key = false;
+    } else if (c == ',' && !open.empty() && open.back() == '{') {
+      key = true;
+      parts = 1;
+    }
+  }
+}
+
+}  // namespace
+
 project_config load_project_config(const std::string& path) {
   toml::value root;
+  std::string text;
   try {
-    root = toml::parse(path);
+    // Never a blocking open or read (a FIFO at the path), never an unbounded one.
+    text = tls::read_file_bounded(path, max_project_config_bytes);
+  } catch (const tls::file_error& e) {
+    std::string why = e.reason();
+    if (why.rfind("larger than", 0) == 0) why += " (max_project_config_bytes)";
+    throw input_error({path, 0, 0}, why);
+  }
+  check_nesting(path, text);
+  try {
+    std::istringstream in(text);
+    root = toml::parse(in, path);
   } catch (const toml::syntax_error& e) {
     auto loc = e.location();
     throw input_error({path, static_cast<std::uint32_t>(loc.line()), static_cast<std::uint32_t>(loc.column())},

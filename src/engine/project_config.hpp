@@ -1,6 +1,7 @@
 #pragma once
 // .ngxtls.toml: rule selection, severity overrides, assumed versions, fleet definitions.
 
+#include <cstddef>
 #include <map>
 #include <optional>
 #include <set>
@@ -10,6 +11,16 @@
 #include "engine/finding.hpp"
 
 namespace ngxtls::engine {
+
+/// The largest .ngxtls.toml read: a real one is a few KiB (a fleet of a thousand hosts is
+/// about 40 KiB), and the TOML parser's time grows with the square of an array's length
+/// (64 KiB of one array: about 1 s).
+inline constexpr std::size_t max_project_config_bytes = std::size_t{64} << 10;
+
+/// The deepest nesting of arrays and inline tables, and the most parts in one dotted key or
+/// table header, that a .ngxtls.toml may have: the TOML parser recurses once per level and
+/// per part (a[[[[... or a.a.a.... a hundred thousand deep overflowed the stack).
+inline constexpr std::size_t max_project_config_nesting = 32;
 
 /// What a .ngxtls.toml says. Every field is optional.
 /// ```toml

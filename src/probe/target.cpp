@@ -65,6 +65,11 @@ target parse_target(std::string_view text, const std::optional<std::string>& sni
     if (auto slash = s.find('/'); slash != std::string_view::npos) s = s.substr(0, slash);
   }
   if (s.empty()) throw usage_error("empty target");
+  // user:password@ is nothing a TLS probe sends, and errors quote the target: say so without
+  // quoting what stands before the '@' (it may be a password, and stderr may be a CI log).
+  if (auto at = s.rfind('@'); at != std::string_view::npos)
+    throw usage_error("target \"..." + std::string(s.substr(at)) +
+                      "\": user info (user:password@) is not supported; it is not shown here");
   split_host_port(s, text, t.host, t.port);
   t.sni = sni ? *sni : (is_ip_literal(t.host) ? std::string() : t.host);
   t.connect_host = t.host;

@@ -4,6 +4,8 @@
 #include <cstdio>
 #include <sstream>
 
+#include "report/terminal_text.hpp"
+
 namespace ngxtls::report {
 namespace {
 
@@ -122,17 +124,23 @@ std::string probe_text(const std::vector<probe::target_result>& results, bool co
   const char* bold = color ? "\033[1m" : "";
   const char* reset = color ? "\033[0m" : "";
   for (const auto& t : results) {
-    s << bold << t.target << reset;
-    if (!t.address.empty()) s << " (" << t.address << (t.sni.empty() ? "" : ", SNI " + t.sni) << ")";
+    // Every string here may come from the peer (certificate names, OCSP URLs, TLS errors) or
+    // from a target list: escaped, line feeds too, so none can move the cursor, recolour the
+    // terminal or forge a line of the report.
+    s << bold << terminal_safe(t.target) << reset;
+    if (!t.address.empty())
+      s << " (" << terminal_safe(t.address)
+        << (t.sni.empty() ? "" : ", SNI " + terminal_safe(t.sni)) << ")";
     s << "\n";
-    for (const auto& v : probe_verdicts(t)) s << "  " << v << "\n";
+    for (const auto& v : probe_verdicts(t)) s << "  " << terminal_safe(v) << "\n";
     for (const auto& r : t.protocols) {
       if (r.connections == 0) continue;
-      s << "  " << run_label(r) << " [" << r.mode << "]: " << r.resumed << "/" << r.attempts << " resumed";
+      s << "  " << run_label(r) << " [" << terminal_safe(r.mode) << "]: " << r.resumed << "/"
+        << r.attempts << " resumed";
       if (r.failed_connections) s << ", " << r.failed_connections << " failed";
-      s << "; " << r.negotiated_protocol << " " << r.cipher;
-      if (!r.group.empty()) s << " " << r.group;
-      if (!r.alpn.empty()) s << " ALPN " << r.alpn;
+      s << "; " << terminal_safe(r.negotiated_protocol) << " " << terminal_safe(r.cipher);
+      if (!r.group.empty()) s << " " << terminal_safe(r.group);
+      if (!r.alpn.empty()) s << " ALPN " << terminal_safe(r.alpn);
       s << "\n";
       if (r.tickets > 0) {
         s << "    tickets: " << r.tickets << " (" << fmt("%.1f", r.tickets_per_connection) << " per connection, "
@@ -141,7 +149,8 @@ std::string probe_text(const std::vector<probe::target_result>& results, bool co
         if (r.lifetime_hint_s) s << ", lifetime hint " << *r.lifetime_hint_s << " s";
         if (r.max_early_data) s << ", max early data " << r.max_early_data << " bytes";
         s << "\n";
-        for (const auto& [name, n] : r.ticket_key_names) s << "    ticket key " << name << ": " << n << " tickets\n";
+        for (const auto& [name, n] : r.ticket_key_names)
+          s << "    ticket key " << terminal_safe(name) << ": " << n << " tickets\n";
         if (r.opaque_tickets) s << "    opaque tickets: " << r.opaque_tickets << "\n";
       }
       s << "    handshake (connect + TLS): full median " << fmt("%.2f", r.full_handshake_ms.median) << " ms, p90 "
@@ -153,9 +162,10 @@ std::string probe_text(const std::vector<probe::target_result>& results, bool co
     }
     if (t.certificate) {
       const auto& c = *t.certificate;
-      s << "  certificate: " << c.subject << ", issuer " << c.issuer << ", " << c.key_type << " " << c.key_bits
-        << " bits, expires in " << fmt("%.0f", std::floor(c.days_to_expiry)) << " days, OCSP URL "
-        << (c.ocsp_url_present ? c.ocsp_urls.front() : std::string("none")) << "\n";
+      s << "  certificate: " << terminal_safe(c.subject) << ", issuer " << terminal_safe(c.issuer)
+        << ", " << terminal_safe(c.key_type) << " " << c.key_bits << " bits, expires in "
+        << fmt("%.0f", std::floor(c.days_to_expiry)) << " days, OCSP URL "
+        << (c.ocsp_url_present ? terminal_safe(c.ocsp_urls.front()) : std::string("none")) << "\n";
     }
     if (t.ocsp.checked && t.ocsp.connections > 0) {
       s << "  OCSP: " << probe::to_string(t.ocsp.status) << ", staple on " << t.ocsp.stapled << "/"
@@ -163,7 +173,8 @@ std::string probe_text(const std::vector<probe::target_result>& results, bool co
       if (t.ocsp.stapled > 0) s << " (" << t.ocsp.valid_staples << " valid)";
       if (t.ocsp.next_update_in_s) s << ", next update in " << *t.ocsp.next_update_in_s << " s";
       if (t.ocsp.staple_status)
-        s << "; staple " << *t.ocsp.staple_status << ": " << t.ocsp.staple_reason.value_or("");
+        s << "; staple " << terminal_safe(*t.ocsp.staple_status) << ": "
+          << terminal_safe(t.ocsp.staple_reason.value_or(""));
       s << "\n";
     }
   }

@@ -1,8 +1,6 @@
 #include "report/rule_docs.hpp"
 
 #include <filesystem>
-#include <fstream>
-#include <stdexcept>
 
 namespace ngxtls::report {
 
@@ -33,19 +31,13 @@ std::string rules_index() {
   return out;
 }
 
-namespace {
-void write(const std::filesystem::path& p, const std::string& text) {
-  std::ofstream out(p, std::ios::binary | std::ios::trunc);
-  out << text;
-  if (!out) throw std::runtime_error("cannot write " + p.string());
-}
-}  // namespace
-
-void write_rule_docs(const std::string& dir) {
+void write_rule_docs(
+    const std::string& dir,
+    const std::function<void(const std::string&, const std::string&)>& write_file) {
   std::filesystem::create_directories(dir);
   for (const auto& r : engine::all_rules())
-    write(std::filesystem::path(dir) / (r.id + ".md"), rule_page(r));
-  write(std::filesystem::path(dir) / "README.md", rules_index());
+    write_file((std::filesystem::path(dir) / (r.id + ".md")).string(), rule_page(r));
+  write_file((std::filesystem::path(dir) / "README.md").string(), rules_index());
 }
 
 }  // namespace ngxtls::report

@@ -241,6 +241,44 @@ TEST_CASE("sandbox: a directive nginx rejects confirms the error that predicted 
   CHECK(all_notes(doc).find("left out to test the rest") != std::string::npos);
 }
 
+TEST_CASE("sandbox: a file named by two directives is blamed on the one nginx rejects") {
+  // The key file named as the ticket key too: nginx's message quotes the file and names the
+  // server's closing brace, so the message alone matches ssl_certificate_key as well.
+  test::temp_dir dir;
+  test::make_certificate_material(dir.path());
+  const std::string pki = (dir.path() / "pki" / "named").string();
+  const std::string conf = dir.write("nginx.conf",
+                                     "events {}\n"
+                                     "http {\n"
+                                     "    server {\n"
+                                     "        listen 443 ssl;\n"
+                                     "        ssl_certificate " +
+                                         pki +
+                                         "/chain.pem;\n"
+                                         "        ssl_certificate_key " +
+                                         pki +
+                                         "/leaf.key;\n"
+                                         "        ssl_session_ticket_key " +
+                                         pki +
+                                         "/leaf.key;\n"
+                                         "    }\n"
+                                         "}\n")
+                               .string();
+  int rc = 0;
+  auto doc = sandbox_check(conf, {"--tls1.3", "-n", "2"}, rc);
+  const json* f = find_finding(doc, "ticket-key-rotation", "error");
+  REQUIRE(f);
+  CHECK((*f)["verdict"] == "confirmed");
+  // The ticket key alone is left out; the certificate and its key stay, so the server runs.
+  const std::string notes = all_notes(doc);
+  CAPTURE(notes);
+  CHECK(notes.find("nginx -t rejects ssl_session_ticket_key at " + conf + ":7:9") !=
+        std::string::npos);
+  CHECK(notes.find("rejects ssl_certificate_key") == std::string::npos);
+  CHECK(notes.find("rejects ssl_certificate ") == std::string::npos);
+  CHECK(doc["sandbox"]["untested"].empty());
+}
+
 TEST_CASE("sandbox: absent certificate, key and ticket key files get stand-ins, and the report says so") {
   test::temp_dir dir;
   auto conf = dir.write("nginx.conf",

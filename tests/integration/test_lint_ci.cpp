@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 
 #include <filesystem>
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <set>
 
@@ -240,4 +241,22 @@ TEST_CASE("ngxtls rules lists the catalog, prints one doc, and writes docs/rules
   CHECK(fs::exists(tmp.path() / "rules/README.md"));
   CHECK(test::read_file(tmp.path() / "rules/weak-ciphers.md") ==
         test::read_file(test::source_dir() / "docs/rules/weak-ciphers.md"));
+}
+
+TEST_CASE(
+    "rules --write-docs replaces a symlink planted at a page's name, never writes through it") {
+  test::temp_dir tmp;
+  const fs::path dir = tmp.path() / "rules";
+  fs::create_directories(dir);
+  const fs::path victim = tmp.path() / "victim.txt";
+  std::ofstream(victim) << "not a rule page\n";
+  fs::create_symlink(victim, dir / "weak-ciphers.md");
+  fs::create_symlink(victim, dir / "README.md");
+  auto w = run_ngxtls({"rules", "--write-docs", dir.string()});
+  CHECK(w.exit_code == 0);
+  CHECK(test::read_file(victim) == "not a rule page\n");
+  CHECK(!fs::is_symlink(dir / "weak-ciphers.md"));
+  CHECK(test::read_file(dir / "weak-ciphers.md") ==
+        test::read_file(test::source_dir() / "docs/rules/weak-ciphers.md"));
+  CHECK(!fs::is_symlink(dir / "README.md"));
 }

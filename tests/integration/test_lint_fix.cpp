@@ -257,3 +257,28 @@ TEST_CASE(
   auto t = nginx_t(tmp.path() / "t.conf");
   CHECK_MESSAGE(t.exit_code == 0, t.err);
 }
+
+TEST_CASE("--fix=write on an nginx -T dump writes nothing: the dump's paths name files here") {
+  // A dump names its files by the dumped host's paths; its text need not be what those paths
+  // hold here. A fix written back would replace the file at the path with the dump's text.
+  test::temp_dir tmp;
+  const std::string on_disk = "# the file on this machine, different from the dump's\n";
+  const fs::path named = tmp.path() / "site.conf";
+  std::ofstream(named) << on_disk;
+  const std::string dump = "# configuration file " + named.string() +
+                           ":\nevents {}\nhttp { server { listen 443 ssl; ssl_protocols TLSv1.3; "
+                           "ssl_session_tickets off; } }\n";
+  std::ofstream(tmp.path() / "dump.txt") << dump;
+  auto w = ngxtls_in(tmp.path(), {"lint", "dump.txt", "--nginx-version", "1.22.1", "--fix=write"});
+  CHECK(w.exit_code == 2);
+  CHECK(w.err.find("ngxtls: error: lint: --fix=write cannot write into an nginx -T dump "
+                   "(dump.txt): its files are the dumped host's; use --fix to print a diff") !=
+        std::string::npos);
+  CHECK(test::read_file(named) == on_disk);
+  CHECK(test::read_file(tmp.path() / "dump.txt") == dump);
+  // The diff stays available: it is printed, not applied.
+  auto d = ngxtls_in(tmp.path(), {"lint", "dump.txt", "--nginx-version", "1.22.1", "--fix"});
+  CHECK(d.exit_code == 0);
+  CHECK(d.out.find("+ssl_session_cache shared:") != std::string::npos);
+  CHECK(test::read_file(named) == on_disk);
+}

@@ -369,3 +369,61 @@ TEST_CASE("an include glob into an unreadable directory is an include-dir-unread
   }
   fs::permissions(dir.path() / "conf.d", fs::perms(0755));
 }
+
+TEST_CASE(".ngxtls.toml is read bounded: deep nesting, long dotted keys, size, FIFOs and devices") {
+  temp_dir dir;
+  const fs::path conf = dir.write("n.conf", tickets_off);
+  const fs::path toml = dir.path() / "project.toml";
+  auto lint_with = [&](const std::string& project) {
+    return run(
+        {ngxtls_binary(), "lint", conf.string(), "--nginx-version", "1.22.1", "--config", project},
+        "", 60);
+  };
+  auto expect_error = [&](const std::string& text, const std::string& message) {
+    std::ofstream(toml, std::ios::trunc) << text;
+    auto r = lint_with(toml.string());
+    CAPTURE(r.err);
+    CHECK(r.exit_code == 2);
+    CHECK(r.err.find("ngxtls: error: " + toml.string() + message) != std::string::npos);
+  };
+  // The TOML parser recurses once per level: 20,000 levels (40 KB) overflowed its stack.
+  expect_error("a = " + std::string(20000, '[') + std::string(20000, ']') + "\n",
+               ":1:37: arrays and inline tables nested deeper than the limit of 32 "
+               "(max_project_config_nesting)");
+  std::string inline_tables = "a = ";
+  for (int i = 0; i < 5000; ++i) inline_tables += "{x=";
+  inline_tables += "1" + std::string(5000, '}') + "\n";
+  expect_error(inline_tables,
+               ":1:101: arrays and inline tables nested deeper than the limit of 32");
+  std::string dotted = "a";
+  for (int i = 0; i < 5000; ++i) dotted += ".a";
+  expect_error(dotted + " = 1\n", ":1:64: a dotted key or table header nested deeper");
+  expect_error("[" + dotted + "]\n", ":1:65: a dotted key or table header nested deeper");
+  // Its time grows with the square of an array's length: 4 MB of one array took minutes.
+  expect_error("x = [" + std::string(70000, '1') + "]\n",
+               ": larger than the limit of 65536 bytes (max_project_config_bytes)");
+  // Never a blocking read, never an endless one.
+  const fs::path fifo = dir.path() / "fifo.toml";
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  auto r = lint_with(fifo.string());
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find(fifo.string() + ": not a regular file (a FIFO)") != std::string::npos);
+  r = lint_with("/dev/zero");
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("/dev/zero: not a regular file (a character device)") != std::string::npos);
+  r = lint_with(dir.path().string());
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find(dir.path().string() + ": Is a directory") != std::string::npos);
+  // Brackets, dots and braces inside strings and comments are not structure.
+  std::ofstream(toml, std::ios::trunc)
+      << "nginx_version = \"1.22.1\" # a.b.c [[[[ {{{{\n"
+         "ignore = ['x[[[[{{{{.y', \"\"\"a.b.c.d\n[[[[\"\"\"]\n"
+         "[severity]\n\"a.b.c.d.e.f.g.h.i.j.k.l.m.n.o.p.q.r.s.t.u.v.w.x.y.z.a.b.c.d.e.f.g\" = 1\n";
+  r = lint_with(toml.string());
+  CAPTURE(r.err);
+  CHECK(r.exit_code == 2);
+  // The scan let it through to the parser, which read the quoted key as one key.
+  CHECK(
+      r.err.find(":5:71: unknown rule \"a.b.c.d.e.f.g.h.i.j.k.l.m.n.o.p.q.r.s.t.u.v.w.x.y.z.a.b.c."
+                 "d.e.f.g\"") != std::string::npos);
+}

@@ -51,6 +51,11 @@ def handle(c):
             s = ctx.wrap_socket(c, server_side=True)
             s.recv(4096)
             time.sleep(120)
+        elif mode == "answer":
+            s = ctx.wrap_socket(c, server_side=True)
+            s.recv(4096)
+            s.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n")
+            s.close()
         elif mode == "trickle":
             s = ctx.wrap_socket(c, server_side=True)
             while True:
@@ -65,10 +70,11 @@ while True:
 
 struct hostile {
   temp_dir dir;
-  tls::pki_paths pki = tls::make_pki((dir.path() / "pki").string(), {});
+  tls::pki_paths pki;
   int port = free_port();
   std::unique_ptr<server_process> srv;
-  explicit hostile(const std::string& mode) {
+  explicit hostile(const std::string& mode, const tls::pki_options& options = {})
+      : pki(tls::make_pki((dir.path() / "pki").string(), options)) {
     auto script = dir.write("hostile.py", hostile_server);
     srv = std::make_unique<server_process>(
         std::vector<std::string>{"/usr/bin/python3", script.string(), mode, std::to_string(port), pki.chain,
@@ -135,4 +141,22 @@ TEST_CASE("a closed port ends as connection refused, exit code 3") {
   CHECK(rc == 3);
   std::string e = j.at("targets").at(0).at("error");
   CHECK(e.find("Connection refused") != std::string::npos);
+}
+
+TEST_CASE("text output escapes the peer's strings: no terminal control, no forged line") {
+  // The certificate is the server's to choose: its OCSP URL carries an escape sequence that
+  // would clear the screen and a line feed that would start a line of the report.
+  tls::pki_options options;
+  options.ocsp_url = "http://127.0.0.1/\x1b[2J\nFORGED resumption works";
+  hostile h("answer", options);
+  auto r = run({ngxtls_binary(), "probe", "127.0.0.1:" + std::to_string(h.port), "--sni",
+                "local\x1b[31mhost", "-n", "1", "--no-ocsp", "--tls1.3"},
+               "", 60);
+  CAPTURE(r.out);
+  CHECK(r.exit_code == 0);
+  CHECK(r.out.find('\x1b') == std::string::npos);
+  CHECK(r.out.find("\nFORGED") == std::string::npos);
+  CHECK(r.out.find("OCSP URL http://127.0.0.1/\\x1b[2J\\x0aFORGED resumption works\n") !=
+        std::string::npos);
+  CHECK(r.out.find("SNI local\\x1b[31mhost)") != std::string::npos);
 }

@@ -211,6 +211,16 @@ TEST_CASE("bad input on disk is a clear error or a correct result, never a crash
   CHECK(cfgns::load_file(t.write("empty.conf", "").string()).root.empty());
   // /dev/null reads as empty, as nginx reads it.
   CHECK(cfgns::load_file("/dev/null").root.empty());
+  // A procfs file has st_size 0 and nginx reads st_size bytes: empty, whatever the kernel
+  // would hand a read past it (this process's environment and command line are never
+  // empty). Parsed, their bytes would be printed in findings and errors.
+  for (const std::string proc : {"/proc/self/environ", "/proc/self/cmdline"}) {
+    CHECK(error_of([&] {
+            CHECK(cfgns::load_file(t.write("proc.conf", "include " + proc + ";\n").string())
+                      .root.empty());
+            CHECK(cfgns::load_file(proc).root.empty());
+          }) == "no error");
+  }
   // A directory.
   CHECK(error_of([&] { cfgns::load_file(dir); }) ==
         dir + ": pread() \"" + dir + "\" failed (21: Is a directory)");

@@ -39,6 +39,19 @@ TEST_CASE("probe targets: host, host:port, [v6]:port, https URL, --sni and --con
   CHECK_THROWS_AS(parse_target(":443"), ngxtls::usage_error);
   CHECK_THROWS_AS(parse_target("bad:port:x"), ngxtls::usage_error);  // not IPv6, not host:port
   CHECK(parse_target("fe80::1%eth0").host == "fe80::1%eth0");
+  // User info is refused without echoing it: the error may land in a CI log.
+  for (const std::string bad : {"https://user:hunter2@127.0.0.1:8443/", "user:hunter2@127.0.0.1"}) {
+    std::string what;
+    try {
+      parse_target(bad);
+    } catch (const ngxtls::usage_error& e) {
+      what = e.what();
+    }
+    CAPTURE(what);
+    CHECK(what.find("user info (user:password@) is not supported") != std::string::npos);
+    CHECK(what.find("hunter2") == std::string::npos);
+    CHECK(what.find("@127.0.0.1") != std::string::npos);
+  }
 }
 
 TEST_CASE("handshake time summaries use the nearest-rank median and p90") {
