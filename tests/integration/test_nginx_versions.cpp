@@ -321,7 +321,10 @@ void settings_only_in_b(const nginx_version_entry& v) {
   // b's key file, timeout and cache are ignored on every version: the default server's apply.
   CHECK(key_name(at_b) != kb_name);
   CHECK(key_name(at_b) == key_name(at_a));
-  CHECK(at_b.at("lifetime_hint_s") == 300);
+  // The default's 300 s, not b's 60 s. A ticket issued on a resumed connection may carry the
+  // session's remaining lifetime, a second or two less (299 seen on 1.26.3 with OpenSSL 3.0).
+  CHECK(at_b.at("lifetime_hint_s").get<int>() <= 300);
+  CHECK(at_b.at("lifetime_hint_s").get<int>() >= 295);
   CHECK(at_b.at("resumed") == 2);
 }
 NGINX_VERSION_CASES(
