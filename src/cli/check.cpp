@@ -115,6 +115,7 @@ int run_check(const check_args& a) {
     base_model = std::make_unique<model::model>(model::build(*base_cfg, rep.lint.assumed));
     opts.baseline = base_model.get();
   }
+  refuse_output_over_config(a.output, {cfg.get(), base_cfg.get()});
   engine::run_result counted = engine::run_counted(*m, opts);
   if (!rep.lint.assumed.nginx_pinned) {
     // As lint: the version is only assumed; name the findings that differ on the oldest

@@ -317,6 +317,23 @@ void write_output(const std::string& path, const std::function<void(std::ostream
   write_replacing(path, path, write, S_ISREG(st.st_mode) ? &like : nullptr);
 }
 
+void refuse_output_over_config(const std::string& output,
+                               const std::vector<const config::config*>& configs) {
+  if (output.empty() || output == "-") return;
+  // -o replaces a symlink rather than its target, so the link itself is what would be lost.
+  struct stat out {};
+  if (::lstat(output.c_str(), &out) != 0 || !S_ISREG(out.st_mode)) return;
+  for (const config::config* c : configs) {
+    if (c == nullptr) continue;
+    for (const auto& f : c->files) {
+      struct stat in {};
+      if (::stat(f.path.c_str(), &in) == 0 && in.st_dev == out.st_dev && in.st_ino == out.st_ino)
+        throw usage_error("-o " + output + " is the configuration file " + f.path +
+                          " being read: refusing to replace it with the report");
+    }
+  }
+}
+
 void write_output(const std::string& path, const std::string& text) {
   write_output(path, [&](std::ostream& os) { os << text; });
 }

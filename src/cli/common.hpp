@@ -6,6 +6,7 @@
 #include <optional>
 #include <ostream>
 #include <string>
+#include <vector>
 
 #include "config/loader.hpp"
 #include "engine/project_config.hpp"
@@ -35,6 +36,11 @@ model::assumed_versions choose_versions(const std::string& nginx_flag, const std
 /// A file is written to a new temporary file in its directory, then renamed over `path`: a
 /// reader never sees half a report, and a symlink planted at `path` is replaced, not followed.
 void write_output(const std::string& path, const std::string& text);
+/// Throws usage_error when `output` (-o) is one of the files `configs` were read from (the
+/// same file, through any name or link): the report would replace the configuration.
+void refuse_output_over_config(const std::string& output,
+                               const std::vector<const config::config*>& configs);
+
 /// Lets `write` stream the output to `path` ("" or "-" = stdout) instead of building it in
 /// memory first (large reports). Throws usage_error as write_output(path, text).
 void write_output(const std::string& path, const std::function<void(std::ostream&)>& write);

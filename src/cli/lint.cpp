@@ -194,6 +194,11 @@ int run_lint(const lint_args& a) {
   if (fleet)
     for (std::size_t i = 0; i < models.size(); ++i)
       opts.fleet.push_back({paths[i], models[i].get()});
+  {
+    std::vector<const config::config*> read{base_cfg.get()};
+    for (const auto& c : configs) read.push_back(c.get());
+    refuse_output_over_config(a.output, read);
+  }
 
   std::string diff;
   std::size_t fixed = 0;

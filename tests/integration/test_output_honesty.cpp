@@ -172,6 +172,35 @@ TEST_CASE("-o replaces a symlink planted at its path instead of writing through 
     CHECK_MESSAGE(e.path().filename().string().find(".ngxtls-") == std::string::npos, e.path());
 }
 
+TEST_CASE("-o naming a configuration file being read is refused, the file left as it was") {
+  temp_dir dir;
+  dir.write("n.conf", std::string(tickets_off) + "include extra.conf;\n");
+  dir.write("extra.conf", "# an included file\n");
+  dir.write("old.conf", tickets_off);
+  fs::create_hard_link(dir.path() / "extra.conf", dir.path() / "alias.conf");
+  // The main file, an included file through another name (a hard link), and the baseline.
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"lint", "n.conf", "-o", "n.conf"},
+        std::vector<std::string>{"lint", "n.conf", "-o", "alias.conf"},
+        std::vector<std::string>{"lint", "n.conf", "--baseline", "old.conf", "-o", "old.conf"},
+        std::vector<std::string>{"check", "n.conf", "--endpoint", "127.0.0.1:9", "-o", "n.conf"}}) {
+    CAPTURE(args.back());
+    auto with_version = args;
+    with_version.insert(with_version.begin() + 2, {"--nginx-version", "1.22.1"});
+    auto r = ngxtls_in(dir.path(), with_version);
+    CHECK(r.exit_code == 2);
+    CHECK(r.err.find("refusing to replace it with the report") != std::string::npos);
+  }
+  CHECK(read_file(dir.path() / "n.conf") == std::string(tickets_off) + "include extra.conf;\n");
+  CHECK(read_file(dir.path() / "extra.conf") == "# an included file\n");
+  CHECK(read_file(dir.path() / "old.conf") == tickets_off);
+  // A symlink to the config at the -o path is replaced, not followed: that is allowed.
+  fs::create_symlink(dir.path() / "n.conf", dir.path() / "link.txt");
+  auto r = ngxtls_in(dir.path(), {"lint", "n.conf", "--nginx-version", "1.22.1", "-o", "link.txt"});
+  CHECK(r.exit_code == 1);
+  CHECK(read_file(dir.path() / "n.conf") == std::string(tickets_off) + "include extra.conf;\n");
+}
+
 TEST_CASE("text output and error messages show control bytes from the config as \\x escapes") {
   temp_dir dir;
   // An unknown directive whose name holds ESC [ 2 J (clear screen), BEL and DEL.
