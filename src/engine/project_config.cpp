@@ -78,6 +78,17 @@ project_config_search find_project_config(const std::string& start_dir,
         out.ignored = candidate.string() + ": " + why;
       return out;
     }
+    // The nearest one is there but is no file to read (a FIFO would block, a dangling link
+    // reads nothing): say so and stop, rather than go on to a parent's file unannounced.
+    if (::lstat(candidate.c_str(), &link) == 0) {
+      const bool target = ::stat(candidate.c_str(), &file) == 0;
+      out.ignored = candidate.string() + ": " +
+                    (!target                  ? "a symlink to nothing"
+                     : S_ISDIR(file.st_mode)  ? "a directory, not a file"
+                     : S_ISFIFO(file.st_mode) ? "a FIFO, not a regular file"
+                                              : "not a regular file");
+      return out;
+    }
     // A repository's root or the user's home ends the search: a parent beyond them is not
     // the project's, and may be anyone's (/tmp).
     if (fs::exists(dir / ".git", ec) || (!home.empty() && dir == home)) break;

@@ -55,7 +55,8 @@ struct project_config {
 /// The outcome of looking for a .ngxtls.toml.
 struct project_config_search {
   std::optional<std::string> path;  ///< the file to read; nullopt when none is found or trusted
-  /// Why the nearest file found was not used (owned by another user, writable by others), for
+  /// Why the nearest file found was not used (owned by another user, writable by others, not a
+  /// regular file: a FIFO, a directory, a dangling link), for
   /// a warning; empty when it was used or none was found.
   std::string ignored;
 };

@@ -12,6 +12,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -240,6 +241,39 @@ TEST_CASE("--fix with a --format other than text, and --fix=write on stdin, are 
     auto r = ngxtls_in(dir.path(), {"lint", "-", "--nginx-version", "1.22.1", "--fix=write"}, conf);
     CHECK(r.exit_code == 2);
     CHECK(r.err.find("--fix=write cannot write a fix back to stdin") != std::string::npos);
+  }
+}
+
+TEST_CASE("a .ngxtls.toml found that is no regular file is named in a warning, not passed over") {
+  temp_dir dir;
+  fs::create_directory(dir.path() / ".git");  // the search ends here
+  dir.write("n.conf", tickets_off);
+  // A parent's file that must not be picked up instead: it would silence the finding.
+  const fs::path sub = dir.path() / "sub";
+  fs::create_directory(sub);
+  fs::copy_file(dir.path() / "n.conf", sub / "n.conf");
+  dir.write(".ngxtls.toml", "ignore = [\"tls13-resumption-disabled\"]\n");
+  struct shape {
+    std::string what;
+    std::function<void(const fs::path&)> make;
+  };
+  const std::vector<shape> shapes = {
+      {"a FIFO, not a regular file",
+       [](const fs::path& p) { REQUIRE(::mkfifo(p.c_str(), 0600) == 0); }},
+      {"a directory, not a file", [](const fs::path& p) { fs::create_directory(p); }},
+      {"a symlink to nothing",
+       [](const fs::path& p) { fs::create_symlink(p.parent_path() / "gone", p); }},
+  };
+  for (const auto& s : shapes) {
+    CAPTURE(s.what);
+    const fs::path planted = sub / ".ngxtls.toml";
+    fs::remove_all(planted);
+    s.make(planted);
+    auto r = ngxtls_in(sub, {"lint", "n.conf", "--nginx-version", "1.22.1"});
+    CHECK(r.exit_code == 1);  // the finding is reported: the parent's file was not used
+    CHECK(r.out.find("[tls13-resumption-disabled]") != std::string::npos);
+    CHECK(r.err.find("ngxtls: warning: ignoring " + planted.string() + ": " + s.what) !=
+          std::string::npos);
   }
 }
 
