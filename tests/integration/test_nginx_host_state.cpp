@@ -13,6 +13,7 @@
 #include <sstream>
 #include <tuple>
 
+#include "support/host_state.hpp"
 #include "support/nginx_instance.hpp"
 #include "support/nginx_run.hpp"
 #include "support/nginx_versions.hpp"
@@ -22,43 +23,6 @@ using namespace ngxtls::test;
 namespace fs = std::filesystem;
 
 namespace {
-
-// Every file and directory at and below `roots` (not following links): owner, mode, and for
-// non-directories size and mtime.
-std::map<std::string, std::string> snapshot(const std::vector<std::string>& roots) {
-  std::map<std::string, std::string> out;
-  auto add = [&](const fs::path& p) {
-    struct stat st {};
-    if (::lstat(p.c_str(), &st) != 0) return;
-    std::ostringstream s;
-    s << st.st_uid << ":" << st.st_gid << " " << std::oct << st.st_mode << std::dec;
-    if (!S_ISDIR(st.st_mode))
-      s << " " << st.st_size << " " << st.st_mtim.tv_sec << "." << st.st_mtim.tv_nsec;
-    out[p.string()] = s.str();
-  };
-  for (const auto& r : roots) {
-    add(r);
-    std::error_code ec;
-    for (auto it =
-             fs::recursive_directory_iterator(r, fs::directory_options::skip_permission_denied, ec);
-         !ec && it != fs::recursive_directory_iterator(); it.increment(ec))
-      add(it->path());
-  }
-  return out;
-}
-
-std::string differences(const std::map<std::string, std::string>& a,
-                        const std::map<std::string, std::string>& b) {
-  std::string d;
-  for (const auto& [p, v] : a)
-    if (!b.count(p))
-      d += "removed " + p + "\n";
-    else if (b.at(p) != v)
-      d += "changed " + p + ": " + v + " -> " + b.at(p) + "\n";
-  for (const auto& [p, v] : b)
-    if (!a.count(p)) d += "added " + p + " " + v + "\n";
-  return d;
-}
 
 // Puts owner and mode of the paths it saved back, and removes the ones it created.
 struct restore_state {

@@ -26,10 +26,13 @@
 
 #include "check/sandbox_process.hpp"
 #include "support/fixture_env.hpp"
+#include "support/host_state.hpp"
 #include "support/process.hpp"
 
 namespace fs = std::filesystem;
 using namespace ngxtls;
+using ngxtls::test::differences;
+using ngxtls::test::snapshot;
 using json = nlohmann::json;
 
 namespace {
@@ -133,42 +136,6 @@ long uid_of(pid_t p) {
   for (std::string l; std::getline(in, l);)
     if (l.rfind("Uid:", 0) == 0) return std::stol(l.substr(4));
   return -1;
-}
-
-// Every file and directory below `roots` (not following links): owner, mode, size, mtime.
-std::map<std::string, std::string> snapshot(const std::vector<std::string>& roots) {
-  std::map<std::string, std::string> out;
-  auto add = [&](const fs::path& p) {
-    struct stat st {};
-    if (::lstat(p.c_str(), &st) != 0) return;
-    std::ostringstream s;
-    s << st.st_uid << ":" << st.st_gid << " " << std::oct << st.st_mode << std::dec;
-    if (!S_ISDIR(st.st_mode))
-      s << " " << st.st_size << " " << st.st_mtim.tv_sec << "." << st.st_mtim.tv_nsec;
-    out[p.string()] = s.str();
-  };
-  for (const auto& r : roots) {
-    add(r);
-    std::error_code ec;
-    for (auto it =
-             fs::recursive_directory_iterator(r, fs::directory_options::skip_permission_denied, ec);
-         !ec && it != fs::recursive_directory_iterator(); it.increment(ec))
-      add(it->path());
-  }
-  return out;
-}
-
-std::string differences(const std::map<std::string, std::string>& a,
-                        const std::map<std::string, std::string>& b) {
-  std::string d;
-  for (const auto& [p, v] : a)
-    if (!b.count(p))
-      d += "removed " + p + "\n";
-    else if (b.at(p) != v)
-      d += "changed " + p + ": " + v + " -> " + b.at(p) + "\n";
-  for (const auto& [p, v] : b)
-    if (!a.count(p)) d += "added " + p + " " + v + "\n";
-  return d;
 }
 
 // The compiled-in paths of /usr/sbin/nginx's `nginx -V` that nginx writes or creates.
