@@ -99,15 +99,31 @@ std::optional<std::int64_t> parse_time_s(std::string_view text) {
     if (!digits) return std::nullopt;
     std::int64_t scale = 0;
     switch (c) {
-      case 'y': scale = 365LL * 86400; break;
-      case 'M': scale = 30LL * 86400; break;
-      case 'w': scale = 7LL * 86400; break;
-      case 'd': scale = 86400; break;
-      case 'h': scale = 3600; break;
-      case 'm': scale = 60; break;
-      case 's': scale = 1; break;
-      case ' ': continue;
-      default: return std::nullopt;
+      case 'y':
+        scale = 365LL * 86400;
+        break;
+      case 'M':
+        scale = 30LL * 86400;
+        break;
+      case 'w':
+        scale = 7LL * 86400;
+        break;
+      case 'd':
+        scale = 86400;
+        break;
+      case 'h':
+        scale = 3600;
+        break;
+      case 'm':
+        scale = 60;
+        break;
+      case 's':
+        scale = 1;
+        break;
+      case ' ':
+        continue;
+      default:
+        return std::nullopt;
     }
     total += value * scale;
     value = 0;
@@ -141,19 +157,22 @@ const config::directive* enclosing_block(const model::model& m, const model::ser
   if (!m.cfg || !s.where) return nullptr;
   const config::directive* found = nullptr;
   walk(m.cfg->root, [&](const config::directive& d) {
-    if (!found && (d.name == "http" || d.name == "stream") && d.has_block && holds(d, s.where)) found = &d;
+    if (!found && (d.name == "http" || d.name == "stream") && d.has_block && holds(d, s.where))
+      found = &d;
   });
   return found;
 }
 
 bool openssl_differs(const model::model& m) {
   auto linked = model::version::parse(tls::openssl_version());
-  return linked && (linked->major != m.versions.openssl.major || linked->minor != m.versions.openssl.minor);
+  return linked &&
+         (linked->major != m.versions.openssl.major || linked->minor != m.versions.openssl.minor);
 }
 
 namespace {
 
-std::vector<certificate_ref> certificates_uncached(const engine::context& ctx, const model::server& s) {
+std::vector<certificate_ref> certificates_uncached(const engine::context& ctx,
+                                                   const model::server& s) {
   std::vector<certificate_ref> out;
   const auto* certs = s.get("ssl_certificate");
   if (!certs) return out;
@@ -166,7 +185,8 @@ std::vector<certificate_ref> certificates_uncached(const engine::context& ctx, c
     r.path = ctx.resolve(r.arg);
     r.chain = read_chain(ctx, r.path);
     r.cert = &occ;
-    if (keys && i < keys->values.size() && !keys->values[i].args.empty() && !dynamic_path(keys->values[i].args[0])) {
+    if (keys && i < keys->values.size() && !keys->values[i].args.empty() &&
+        !dynamic_path(keys->values[i].args[0])) {
       r.key = &keys->values[i];
       r.key_path = ctx.resolve(keys->values[i].args[0]);
       if (r.key_path.rfind("engine:", 0) == 0) {
@@ -181,15 +201,17 @@ std::vector<certificate_ref> certificates_uncached(const engine::context& ctx, c
 
 }  // namespace
 
-const std::vector<certificate_ref>& certificates_of(const engine::context& ctx, const model::server& s) {
+const std::vector<certificate_ref>& certificates_of(const engine::context& ctx,
+                                                    const model::server& s) {
   // Six rules ask for every server's certificates: work them out once per run.
   const auto& servers = ctx.model().servers;
-  const auto& all = ctx.shared<std::vector<std::vector<certificate_ref>>>("rules::certificates_of", [&] {
-    std::vector<std::vector<certificate_ref>> out;
-    out.reserve(servers.size());
-    for (const auto& x : servers) out.push_back(certificates_uncached(ctx, x));
-    return out;
-  });
+  const auto& all =
+      ctx.shared<std::vector<std::vector<certificate_ref>>>("rules::certificates_of", [&] {
+        std::vector<std::vector<certificate_ref>> out;
+        out.reserve(servers.size());
+        for (const auto& x : servers) out.push_back(certificates_uncached(ctx, x));
+        return out;
+      });
   if (!servers.empty() && &s >= servers.data() && &s < servers.data() + servers.size())
     return all[static_cast<std::size_t>(&s - servers.data())];
   // A server of another model (a baseline): cached under its address.
@@ -198,7 +220,8 @@ const std::vector<certificate_ref>& certificates_of(const engine::context& ctx, 
       [&] { return certificates_uncached(ctx, s); });
 }
 
-const std::vector<tls::certificate_info>* read_chain(const engine::context& ctx, const std::string& path) {
+const std::vector<tls::certificate_info>* read_chain(const engine::context& ctx,
+                                                     const std::string& path) {
   const auto& l = ctx.files().certificate(path);
   if (!l.facts || l.facts->empty()) return nullptr;
   return &*l.facts;

@@ -1,8 +1,7 @@
 #include "rules/directive_check.hpp"
 
-#include <array>
-
 #include <algorithm>
+#include <array>
 #include <cstring>
 #include <map>
 #include <sstream>
@@ -305,16 +304,15 @@ struct walker {
     const entry_facts* facts = i < 0 ? nullptr : &idx.facts[static_cast<std::size_t>(i)];
     if (e && facts->since && *facts->since > v) {
       add({problem::unknown, &d,
-                     "unknown directive \"" + std::string(d.name) + "\": added in nginx " +
-                         e->since + ", assumed " + v.str(),
-                     engine::severity::error});
+           "unknown directive \"" + std::string(d.name) + "\": added in nginx " + e->since +
+               ", assumed " + v.str(),
+           engine::severity::error});
       return;
     }
     if (!e) {
       if (auto m = owning_module(d.name)) {
         if (!modules.count(*m))
-          add(
-              {problem::unknown, &d,
+          add({problem::unknown, &d,
                "unknown directive \"" + std::string(d.name) + "\" unless the " + *m +
                    " module is loaded: this config has no load_module for it (declare built-in "
                    "modules in .ngxtls.toml: modules = [\"" +
@@ -322,8 +320,7 @@ struct walker {
                engine::severity::warning});
         return;  // a module we know only by name: contexts and arguments unchecked
       }
-      add(
-          {problem::unknown, &d,
+      add({problem::unknown, &d,
            "unknown directive \"" + std::string(d.name) + "\": nginx " + v.str() +
                " refuses to start" +
                (unknown_module_loaded ? " unless a loaded third-party module provides it" : ""),
@@ -331,8 +328,7 @@ struct walker {
       return;
     }
     if (!facts->builtin && !modules.count(e->module)) {
-      add(
-          {problem::unknown, &d,
+      add({problem::unknown, &d,
            "unknown directive \"" + std::string(d.name) + "\" unless the " + e->module +
                " module is loaded: this config has no load_module for it (declare built-in "
                "modules in .ngxtls.toml: modules = [\"" +
@@ -342,9 +338,9 @@ struct walker {
     }
     if (e->contexts && !(e->contexts & bit(where))) {
       add({problem::not_allowed, &d,
-                     "\"" + std::string(d.name) + "\" directive is not allowed here (in " +
-                         describe(where) + ")",
-                     engine::severity::error});
+           "\"" + std::string(d.name) + "\" directive is not allowed here (in " + describe(where) +
+               ")",
+           engine::severity::error});
       return;
     }
     if (e->arg_counts && e->block == d.has_block) {
@@ -352,9 +348,9 @@ struct walker {
       const bool ok = n >= 8 ? (e->arg_counts & (1u << 8)) != 0 : (e->arg_counts & (1u << n)) != 0;
       if (!ok)
         add({problem::arguments, &d,
-                       "invalid number of arguments in \"" + std::string(d.name) +
-                           "\" directive (" + std::to_string(n) + " given)",
-                       engine::severity::error});
+             "invalid number of arguments in \"" + std::string(d.name) + "\" directive (" +
+                 std::to_string(n) + " given)",
+             engine::severity::error});
     }
     if (!d.has_block || d.lua_body()) return;
     std::optional<ctx> inner = child_context(d.name, where);

@@ -4,8 +4,8 @@
 // unknown name, name not allowed in this context, wrong number of arguments.
 // Shared by the rules unknown-directive, directive-not-allowed-here and directive-arguments.
 
-#include <cstdint>
 #include <array>
+#include <cstdint>
 #include <optional>
 #include <set>
 #include <string>

@@ -6,7 +6,8 @@
 namespace ngxtls::rules::directives {
 
 std::string_view embedded_tsv() {
-  static constexpr std::string_view text = R"tsv(# nginx 1.22.1 directive table, measured by tools/probe_directive_table.py on Debian 12
+  static constexpr std::string_view text =
+      R"tsv(# nginx 1.22.1 directive table, measured by tools/probe_directive_table.py on Debian 12
 # (nginx 1.22.1 with ndk, lua and stream modules). Regenerate with
 # tools/embed_directive_table.py; arg_counts lists accepted counts 0-8 (8 = 8 or more).
 # name	contexts	block	arg_counts	module

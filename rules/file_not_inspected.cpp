@@ -69,8 +69,10 @@ void check(const engine::context& ctx, engine::finding_list& out) {
         if (known == problems.end()) {
           std::error_code ec;
           std::string problem;
-          if (!std::filesystem::exists(path, ec)) problem = "is not on this machine";
-          else if (::access(path.c_str(), R_OK) != 0) problem = "cannot be read here";
+          if (!std::filesystem::exists(path, ec))
+            problem = "is not on this machine";
+          else if (::access(path.c_str(), R_OK) != 0)
+            problem = "cannot be read here";
           known = problems.emplace(path, std::move(problem)).first;
         }
         if (known->second.empty()) continue;

@@ -85,14 +85,16 @@ void check(const engine::context& ctx, engine::finding_list& out) {
   const bool strict = ctx.options().strict_files;
   for (const auto& s : m.servers) {
     if (!s.has_ssl || !model::is_on(s.get("ssl_stapling"))) continue;
-    if (s.get("ssl_stapling_file")) continue;  // nginx staples from the file, no URL or issuer needed
+    if (s.get("ssl_stapling_file"))
+      continue;  // nginx staples from the file, no URL or issuer needed
     const auto* stapling = s.get("ssl_stapling");
     const auto* certs = s.get("ssl_certificate");
     if (!certs) continue;
     std::vector<std::string> cas;
     // ssl_client_certificate feeds the issuer store only while client verification is on
     // (measured: tests/integration/test_tls_stapling_nginx.cpp, nginx 1.22.1).
-    const std::string_view verify = s.get("ssl_verify_client") ? s.get("ssl_verify_client")->first() : "off";
+    const std::string_view verify =
+        s.get("ssl_verify_client") ? s.get("ssl_verify_client")->first() : "off";
     const bool client_cas = verify == "on" || verify == "optional" || verify == "optional_no_ca";
     for (const char* n : {"ssl_trusted_certificate", "ssl_client_certificate"}) {
       if (std::string(n) == "ssl_client_certificate" && !client_cas) continue;
@@ -105,15 +107,17 @@ void check(const engine::context& ctx, engine::finding_list& out) {
       const std::string arg(occ.args.front());
       auto base_evidence = [&](engine::finding& f) {
         f.facts.push_back(setting_evidence(ctx, s, "ssl_stapling"));
-        f.facts.push_back({"ssl_certificate", arg, model::to_string(certs->from, s.context == model::context_kind::stream),
+        f.facts.push_back({"ssl_certificate", arg,
+                           model::to_string(certs->from, s.context == model::context_kind::stream),
                            ctx.where(occ.where)});
         f.server = server_label(ctx, s);
         for (const auto& l : s.listens) f.ports.push_back(l.port);
       };
       if (dynamic_path(arg)) {
-        auto f = ctx.make(id, engine::severity::note,
-                          "certificate \"" + arg + "\" is chosen at run time: stapling not inspected here",
-                          occ.where);
+        auto f = ctx.make(
+            id, engine::severity::note,
+            "certificate \"" + arg + "\" is chosen at run time: stapling not inspected here",
+            occ.where);
         base_evidence(f);
         out.push_back(std::move(f));
         continue;
@@ -142,10 +146,12 @@ void check(const engine::context& ctx, engine::finding_list& out) {
                               "no client ever gets a staple",
                           stapling->where() ? stapling->where() : occ.where);
         base_evidence(f);
-        f.facts.push_back({"certificates in file", std::to_string(l.facts->size()), "file", std::nullopt});
+        f.facts.push_back(
+            {"certificates in file", std::to_string(l.facts->size()), "file", std::nullopt});
         f.facts.push_back({"issuer", leaf.issuer, "certificate", std::nullopt});
-        f.fix = "ssl_certificate fullchain.pem;          # leaf followed by its intermediate\n"
-                "ssl_trusted_certificate issuer-chain.pem; # or name the issuer here";
+        f.fix =
+            "ssl_certificate fullchain.pem;          # leaf followed by its intermediate\n"
+            "ssl_trusted_certificate issuer-chain.pem; # or name the issuer here";
         out.push_back(std::move(f));
         continue;
       }
@@ -159,9 +165,11 @@ void check(const engine::context& ctx, engine::finding_list& out) {
         f.facts.push_back({"OCSP responder URL", "(none)", "certificate", std::nullopt});
         f.fix = "ssl_stapling off;  # the certificate names no OCSP responder";
         // Mechanical only where turning it off touches this server alone and its only certificate.
-        if (stapling->from == model::origin::server && certs->values.size() == 1 && stapling->where())
-          if (auto e = engine::replace_directive(*m.cfg, *stapling->where(),
-                                                 "ssl_stapling off;  # ngxtls: the certificate names no OCSP responder"))
+        if (stapling->from == model::origin::server && certs->values.size() == 1 &&
+            stapling->where())
+          if (auto e = engine::replace_directive(
+                  *m.cfg, *stapling->where(),
+                  "ssl_stapling off;  # ngxtls: the certificate names no OCSP responder"))
             f.edits.push_back(*e);
         out.push_back(std::move(f));
         continue;
@@ -169,14 +177,15 @@ void check(const engine::context& ctx, engine::finding_list& out) {
       std::string url = responder ? std::string(responder->first()) : leaf.ocsp_urls.front();
       std::string host = url_host(url);
       if (!host.empty() && !is_ip_literal(host) && !s.get("resolver")) {
-        auto f = ctx.make(id, engine::severity::note,
-                          "ssl_stapling has no `resolver`: nginx resolves the OCSP responder \"" +
-                              host + "\" once at load; if that fails stapling is off, else its "
-                              "address stays frozen until the next reload",
-                          stapling->where() ? stapling->where() : occ.where);
+        auto f =
+            ctx.make(id, engine::severity::note,
+                     "ssl_stapling has no `resolver`: nginx resolves the OCSP responder \"" + host +
+                         "\" once at load; if that fails stapling is off, else its "
+                         "address stays frozen until the next reload",
+                     stapling->where() ? stapling->where() : occ.where);
         base_evidence(f);
-        f.facts.push_back({"OCSP responder URL", url, responder ? "ssl_stapling_responder" : "certificate",
-                           std::nullopt});
+        f.facts.push_back({"OCSP responder URL", url,
+                           responder ? "ssl_stapling_responder" : "certificate", std::nullopt});
         f.fix = "resolver 127.0.0.53 valid=300s;  # your DNS resolver\nresolver_timeout 5s;";
         out.push_back(std::move(f));
       }

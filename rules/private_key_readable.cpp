@@ -63,7 +63,8 @@ void check(const engine::context& ctx, engine::finding_list& out) {
     if (!s.has_ssl) continue;
     std::vector<std::pair<std::string, const model::occurrence*>> files;
     for (const auto& c : certificates_of(ctx, s))
-      if (c.key && !c.key_path.empty() && c.key_path.rfind("engine:", 0) != 0) files.push_back({c.key_path, c.key});
+      if (c.key && !c.key_path.empty() && c.key_path.rfind("engine:", 0) != 0)
+        files.push_back({c.key_path, c.key});
     if (const auto* pw = s.get("ssl_password_file"))
       if (!pw->values.empty() && !pw->values.back().args.empty())
         files.push_back({ctx.resolve(pw->values.back().args.front()), &pw->values.back()});
@@ -88,7 +89,8 @@ void check(const engine::context& ctx, engine::finding_list& out) {
 }  // namespace
 
 engine::rule private_key_readable() {
-  return {id, engine::severity::warning, "Private key or password file readable by every local user", doc, check};
+  return {id, engine::severity::warning,
+          "Private key or password file readable by every local user", doc, check};
 }
 
 }  // namespace ngxtls::rules

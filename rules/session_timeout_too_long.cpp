@@ -52,12 +52,12 @@ void check(const engine::context& ctx, engine::finding_list& out) {
     if (!st || !st->where() || !seen.insert(st->where()).second) continue;
     auto secs = parse_time_s(st->first());
     if (!secs || *secs <= 86400) continue;
-    auto f =
-        ctx.make(id, engine::severity::warning,
-                 "ssl_session_timeout " + std::string(st->first()) + " (" + std::to_string(*secs / 3600) +
-                     " h) keeps sessions and tickets resumable for more than a day: one leaked "
-                     "session or ticket key opens that whole window; rotate ticket keys instead",
-                 st->where());
+    auto f = ctx.make(
+        id, engine::severity::warning,
+        "ssl_session_timeout " + std::string(st->first()) + " (" + std::to_string(*secs / 3600) +
+            " h) keeps sessions and tickets resumable for more than a day: one leaked "
+            "session or ticket key opens that whole window; rotate ticket keys instead",
+        st->where());
     f.facts.push_back(setting_evidence(ctx, s, "ssl_session_timeout"));
     f.fix = "ssl_session_timeout 1d;";
     f.server = server_label(ctx, s);

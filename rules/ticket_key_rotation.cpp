@@ -105,7 +105,8 @@ void check_files(const engine::context& ctx, engine::finding_list& out) {
                           "\"" + path + "\" must be 48 or 80 bytes (it has " +
                               std::to_string(k.size_bytes) + "): nginx refuses to start",
                           occ.where);
-        f.facts.push_back({"size_bytes", std::to_string(k.size_bytes), "file", ctx.where(occ.where)});
+        f.facts.push_back(
+            {"size_bytes", std::to_string(k.size_bytes), "file", ctx.where(occ.where)});
         f.fix = "# umask 077; openssl rand 80 > " + path;
         out.push_back(std::move(f));
       }
@@ -128,7 +129,8 @@ void check_files(const engine::context& ctx, engine::finding_list& out) {
                         "keep this one after it, never replace it in place",
                         keys->where());
       f.facts.push_back(setting_evidence(ctx, s, "ssl_session_ticket_key"));
-      f.fix = "ssl_session_ticket_key NEW.key;\nssl_session_ticket_key " + std::string(keys->first()) + ";";
+      f.fix = "ssl_session_ticket_key NEW.key;\nssl_session_ticket_key " +
+              std::string(keys->first()) + ";";
       out.push_back(std::move(f));
     }
   }
@@ -145,7 +147,9 @@ void check_baseline(const engine::context& ctx, engine::finding_list& out) {
       // The same socket in the old config.
       const model::listen_socket* ok = nullptr;
       for (const auto& cand : old->sockets)
-        if (cand.ssl && cand.context == k->context && cand.address == k->address && cand.port == k->port) ok = &cand;
+        if (cand.ssl && cand.context == k->context && cand.address == k->address &&
+            cand.port == k->port)
+          ok = &cand;
       if (!ok) continue;
       const model::server& od = old->servers[ok->default_server];
       const auto* old_keys = od.get("ssl_session_ticket_key");
@@ -156,19 +160,27 @@ void check_baseline(const engine::context& ctx, engine::finding_list& out) {
       bool kept = false;
       if (new_keys)
         for (const auto& occ : new_keys->values)
-          if (!occ.args.empty() && same_key(identify(ctx, std::string(occ.args.front())), encrypting)) kept = true;
+          if (!occ.args.empty() &&
+              same_key(identify(ctx, std::string(occ.args.front())), encrypting))
+            kept = true;
       if (kept) continue;
-      auto f = ctx.make(id, engine::severity::error,
-                        "on " + k->name() + " the key that encrypted tickets under the baseline (\"" +
-                            encrypting.path + "\") is no longer listed: every outstanding ticket "
-                            "becomes undecryptable and every client does a full handshake",
-                        new_keys && new_keys->values.front().where ? new_keys->values.front().where : default_anchor(d));
+      auto f =
+          ctx.make(id, engine::severity::error,
+                   "on " + k->name() + " the key that encrypted tickets under the baseline (\"" +
+                       encrypting.path +
+                       "\") is no longer listed: every outstanding ticket "
+                       "becomes undecryptable and every client does a full handshake",
+                   new_keys && new_keys->values.front().where ? new_keys->values.front().where
+                                                              : default_anchor(d));
       f.facts.push_back(setting_evidence(ctx, d, "ssl_session_ticket_key"));
-      f.facts.push_back({"baseline encrypting key", encrypting.path,
-                         encrypting.fingerprint.empty() ? "compared by path" : "compared by content fingerprint",
-                         old_ctx.where(old_keys->values.front().where)});
-      f.fix = "# keep the old encrypting key after the new one:\nssl_session_ticket_key NEW.key;\n"
-              "ssl_session_ticket_key " + std::string(old_keys->values.front().args.front()) + ";";
+      f.facts.push_back(
+          {"baseline encrypting key", encrypting.path,
+           encrypting.fingerprint.empty() ? "compared by path" : "compared by content fingerprint",
+           old_ctx.where(old_keys->values.front().where)});
+      f.fix =
+          "# keep the old encrypting key after the new one:\nssl_session_ticket_key NEW.key;\n"
+          "ssl_session_ticket_key " +
+          std::string(old_keys->values.front().args.front()) + ";";
       f.server = server_label(ctx, d);
       f.ports.push_back(k->port);
       // Mechanical fix: list the old encrypting key right after the new first key (decrypt only).
@@ -196,8 +208,8 @@ void check(const engine::context& ctx, engine::finding_list& out) {
 
 engine::rule ticket_key_rotation() {
   return {id, engine::severity::error,
-          "Ticket key files that break resumption on rotation, have the wrong size, or leak",
-          doc, check};
+          "Ticket key files that break resumption on rotation, have the wrong size, or leak", doc,
+          check};
 }
 
 }  // namespace ngxtls::rules

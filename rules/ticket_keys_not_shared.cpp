@@ -85,7 +85,8 @@ constexpr const char* key_fix =
 
 // What seals tickets for one default server: the first key file (only it encrypts, fact 5),
 // identified by content fingerprint where readable, else by path; or per-instance auto keys.
-std::string key_domain(const engine::context& ctx, const model::server& d, const std::string& member) {
+std::string key_domain(const engine::context& ctx, const model::server& d,
+                       const std::string& member) {
   const auto* keys = d.get("ssl_session_ticket_key");
   if (!keys || keys->values.empty() || keys->values.front().args.empty())
     return "auto keys of " + member;
@@ -102,7 +103,8 @@ void check(const engine::context& ctx, engine::finding_list& out) {
     const model::server& d = m.servers[di];
     if (!model::is_on(d.get("ssl_session_tickets"))) continue;
     if (d.get("ssl_session_ticket_key")) continue;
-    const bool shared = model::cache_kind(d.get("ssl_session_cache")) == model::session_cache_kind::shared;
+    const bool shared =
+        model::cache_kind(d.get("ssl_session_cache")) == model::session_cache_kind::shared;
     bool reuseport = false;
     for (const auto* k : sockets) reuseport = reuseport || k->reuseport;
     const std::string where_sockets = socket_names(sockets);
@@ -142,7 +144,8 @@ void check(const engine::context& ctx, engine::finding_list& out) {
     }
     for (const char* n : {"ssl_session_tickets", "ssl_session_ticket_key", "ssl_session_cache"})
       f.facts.push_back(setting_evidence(ctx, d, n));
-    f.facts.push_back({"nginx version", m.versions.nginx.str(), m.versions.nginx_source, std::nullopt});
+    f.facts.push_back(
+        {"nginx version", m.versions.nginx.str(), m.versions.nginx_source, std::nullopt});
     f.fix = key_fix;
     f.server = server_label(ctx, d);
     for (const auto* k : sockets) f.ports.push_back(k->port);
@@ -187,12 +190,14 @@ void check(const engine::context& ctx, engine::finding_list& out) {
       std::string list;
       for (const auto& mm : members) list += (list.empty() ? "" : ", ") + mm;
       const auto* keys = d.get("ssl_session_ticket_key");
-      auto f = ctx.make(id, engine::severity::error,
-                        std::to_string(domains.size()) + " different ticket keys seal tickets for " +
-                            name + " across the fleet (" + list +
-                            "): a client resumes only on an instance that holds its ticket's key; "
-                            "expect about 1/" + std::to_string(domains.size()) + " resumption",
-                        keys && keys->where() ? keys->where() : default_anchor(d));
+      auto f =
+          ctx.make(id, engine::severity::error,
+                   std::to_string(domains.size()) + " different ticket keys seal tickets for " +
+                       name + " across the fleet (" + list +
+                       "): a client resumes only on an instance that holds its ticket's key; "
+                       "expect about 1/" +
+                       std::to_string(domains.size()) + " resumption",
+                   keys && keys->where() ? keys->where() : default_anchor(d));
       f.facts.push_back(setting_evidence(ctx, d, "ssl_session_ticket_key"));
       f.facts.push_back({"key domains", std::to_string(domains.size()), "fleet", std::nullopt});
       f.fix = "# deploy the same key files (same bytes, same order) to every instance:\n" +

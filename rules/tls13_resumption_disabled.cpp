@@ -112,13 +112,16 @@ std::string shared_cache_arg(const engine::context& ctx, model::context_kind kin
 
 // Mechanical fix: replace an explicit `ssl_session_cache none|off` of the default server, else
 // add a shared cache right after the `ssl_session_tickets off` that causes the finding.
-void add_cache_edit(const engine::context& ctx, const model::server& d, const config::directive* tickets_off,
-                    engine::finding& f) {
+void add_cache_edit(const engine::context& ctx, const model::server& d,
+                    const config::directive* tickets_off, engine::finding& f) {
   const auto& cfg = *ctx.model().cfg;
   const std::string line = "ssl_session_cache " + shared_cache_arg(ctx, d.context) + ";";
   std::optional<engine::text_edit> e;
-  if (const auto* cache = d.get("ssl_session_cache")->where()) e = engine::replace_directive(cfg, *cache, line);
-  else if (tickets_off) e = engine::insert_after(cfg, *tickets_off, line + "  # ngxtls: resumption needs a cache when tickets are off");
+  if (const auto* cache = d.get("ssl_session_cache")->where())
+    e = engine::replace_directive(cfg, *cache, line);
+  else if (tickets_off)
+    e = engine::insert_after(cfg, *tickets_off,
+                             line + "  # ngxtls: resumption needs a cache when tickets are off");
   if (e) f.edits.push_back(*e);
 }
 

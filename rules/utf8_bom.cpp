@@ -41,8 +41,9 @@ void check(const engine::context& ctx, engine::finding_list& out) {
     engine::finding f;
     f.rule = id;
     f.level = engine::severity::error;
-    f.message = "the file starts with a UTF-8 byte order mark: nginx reads it as part of the "
-                "first directive's name and refuses to start (unknown directive)";
+    f.message =
+        "the file starts with a UTF-8 byte order mark: nginx reads it as part of the "
+        "first directive's name and refuses to start (unknown directive)";
     f.location = {file.path, 1, 1};
     f.fix = "sed -i '1s/^\\xEF\\xBB\\xBF//' " + file.path;
     f.edits.push_back({file.path, 0, 3, ""});

@@ -11,9 +11,12 @@ namespace ngxtls::check {
 
 std::string to_string(verdict v) {
   switch (v) {
-    case verdict::confirmed: return "confirmed";
-    case verdict::refuted: return "refuted";
-    case verdict::not_testable: return "not_testable";
+    case verdict::confirmed:
+      return "confirmed";
+    case verdict::refuted:
+      return "refuted";
+    case verdict::not_testable:
+      return "not_testable";
   }
   return "?";
 }
@@ -72,16 +75,20 @@ std::vector<std::string> match_key_names(const std::vector<configured_key>& keys
     std::string where;
     for (int p : ports) where += (where.empty() ? " on port " : ", ") + std::to_string(p);
     if (match)
-      out.push_back("live tickets" + where + " carry key name " + name + ": sealed with " + match->path +
-                    (match->encrypting ? " (the encrypting key)"
-                                       : " (a decrypt-only key: the endpoint's key order differs from this config)"));
+      out.push_back(
+          "live tickets" + where + " carry key name " + name + ": sealed with " + match->path +
+          (match->encrypting
+               ? " (the encrypting key)"
+               : " (a decrypt-only key: the endpoint's key order differs from this config)"));
     else if (keyed_socket)
-      out.push_back("live tickets" + where + " carry key name " + name +
-                    ", which no ssl_session_ticket_key of this config holds: the deployed config is not "
-                    "the one you linted, or the endpoint's default server seals with its own key");
+      out.push_back(
+          "live tickets" + where + " carry key name " + name +
+          ", which no ssl_session_ticket_key of this config holds: the deployed config is not "
+          "the one you linted, or the endpoint's default server seals with its own key");
     else
-      out.push_back("live tickets" + where + " carry key name " + name +
-                    " (the socket's default server names no ticket key file: nginx's automatic key)");
+      out.push_back(
+          "live tickets" + where + " carry key name " + name +
+          " (the socket's default server names no ticket key file: nginx's automatic key)");
   }
   return out;
 }
@@ -91,7 +98,8 @@ namespace {
 const probe::run_result* find_run(const probe::target_result& r, const std::string& protocol,
                                   const std::string& mechanism) {
   for (const auto& run : r.protocols)
-    if (run.protocol == protocol && run.mechanism == mechanism && !run.error && run.supported) return &run;
+    if (run.protocol == protocol && run.mechanism == mechanism && !run.error && run.supported)
+      return &run;
   return nullptr;
 }
 
@@ -99,7 +107,9 @@ std::string label(const probe::target_result& r) {
   return r.sni.empty() || r.sni == r.target ? r.target : r.target + " (SNI " + r.sni + ")";
 }
 
-std::string frac(int a, int b) { return std::to_string(a) + "/" + std::to_string(b); }
+std::string frac(int a, int b) {
+  return std::to_string(a) + "/" + std::to_string(b);
+}
 
 }  // namespace
 
@@ -122,12 +132,15 @@ bool name_matches(const std::string& label, const std::string& sni) {
   if (sni.empty()) return false;
   if (label == sni) return true;
   if (label.size() > 2 && label.compare(0, 2, "*.") == 0)
-    return sni.size() > label.size() - 1 && sni.compare(sni.size() - (label.size() - 1), label.size() - 1, label, 1) == 0;
+    return sni.size() > label.size() - 1 &&
+           sni.compare(sni.size() - (label.size() - 1), label.size() - 1, label, 1) == 0;
   if (label.size() > 1 && label[0] == '.')
     return sni == label.substr(1) ||
-           (sni.size() > label.size() && sni.compare(sni.size() - label.size(), label.size(), label) == 0);
+           (sni.size() > label.size() &&
+            sni.compare(sni.size() - label.size(), label.size(), label) == 0);
   if (label.size() > 2 && label.compare(label.size() - 2, 2, ".*") == 0)
-    return sni.size() > label.size() - 1 && sni.compare(0, label.size() - 1, label, 0, label.size() - 1) == 0;
+    return sni.size() > label.size() - 1 &&
+           sni.compare(0, label.size() - 1, label, 0, label.size() - 1) == 0;
   return false;
 }
 
@@ -155,7 +168,8 @@ std::vector<const probe::target_result*> relevant(const engine::finding& f,
   return nosni;
 }
 
-void judge_tls13(checked_finding& c, const std::vector<const probe::target_result*>& rs, const judge_options& o) {
+void judge_tls13(checked_finding& c, const std::vector<const probe::target_result*>& rs,
+                 const judge_options& o) {
   int attempts = 0, resumed = 0, tickets = 0, stateful = 0;
   for (const auto* r : rs)
     if (const auto* run = find_run(*r, "TLSv1.3", "ticket")) {
@@ -164,8 +178,10 @@ void judge_tls13(checked_finding& c, const std::vector<const probe::target_resul
       tickets += run->tickets;
       stateful += run->stateful_tickets;
       c.evidence.push_back({"TLSv1.3 resumed", frac(run->resumed, run->attempts), label(*r)});
-      c.evidence.push_back({"TLSv1.3 tickets", std::to_string(run->tickets) + ", " + std::to_string(run->stateful_tickets) +
-                                                  " of them stateful", label(*r)});
+      c.evidence.push_back({"TLSv1.3 tickets",
+                            std::to_string(run->tickets) + ", " +
+                                std::to_string(run->stateful_tickets) + " of them stateful",
+                            label(*r)});
     }
   const bool note = c.finding.level == engine::severity::note;
   if (attempts == 0) {
@@ -177,28 +193,31 @@ void judge_tls13(checked_finding& c, const std::vector<const probe::target_resul
       c.reason = "TLS 1.3 is served but no session ticket arrived: no client can resume";
     } else {
       c.reason = served ? "no TLS 1.3 resumption attempt completed"
-                        : "TLS 1.3 was not negotiated on the probed sockets (not enabled, or the probe failed)";
+                        : "TLS 1.3 was not negotiated on the probed sockets (not enabled, or the "
+                          "probe failed)";
     }
     return;
   }
   if (note && o.several_endpoints) {
     // A cache that lives in one instance: sessions resume only when they return to it.
     c.result = resumed < attempts ? verdict::confirmed : verdict::refuted;
-    c.reason = resumed < attempts ? "across the instances TLS 1.3 resumed " + frac(resumed, attempts) +
-                                        ": only on the instance that holds the session"
-                                  : "every instance resumed every session (" + frac(resumed, attempts) + ")";
+    c.reason = resumed < attempts
+                   ? "across the instances TLS 1.3 resumed " + frac(resumed, attempts) +
+                         ": only on the instance that holds the session"
+                   : "every instance resumed every session (" + frac(resumed, attempts) + ")";
     return;
   }
   if (note) {
     c.result = resumed > 0 ? verdict::confirmed : verdict::refuted;
-    c.reason = resumed > 0 ? "TLS 1.3 resumes through the session cache (" + frac(resumed, attempts) + ")"
-                           : "TLS 1.3 did not resume at all (" + frac(resumed, attempts) + ")";
+    c.reason = resumed > 0
+                   ? "TLS 1.3 resumes through the session cache (" + frac(resumed, attempts) + ")"
+                   : "TLS 1.3 did not resume at all (" + frac(resumed, attempts) + ")";
     return;
   }
   if (resumed == 0 && tickets > 0) {
     c.result = verdict::confirmed;
-    c.reason = "TLS 1.3 resumed " + frac(resumed, attempts) + " although " + std::to_string(tickets) +
-               " tickets arrived";
+    c.reason = "TLS 1.3 resumed " + frac(resumed, attempts) + " although " +
+               std::to_string(tickets) + " tickets arrived";
   } else if (resumed > 0) {
     c.result = verdict::refuted;
     c.reason = "TLS 1.3 resumed " + frac(resumed, attempts);
@@ -207,7 +226,8 @@ void judge_tls13(checked_finding& c, const std::vector<const probe::target_resul
   }
 }
 
-void judge_keys(checked_finding& c, const std::vector<const probe::target_result*>& rs, const judge_options& o) {
+void judge_keys(checked_finding& c, const std::vector<const probe::target_result*>& rs,
+                const judge_options& o) {
   std::set<std::string> names;
   int attempts = 0, resumed = 0;
   for (const auto* r : rs)
@@ -216,7 +236,8 @@ void judge_keys(checked_finding& c, const std::vector<const probe::target_result
       for (const auto& [n, count] : run.ticket_key_names) names.insert(n);
       attempts += run.attempts;
       resumed += run.resumed;
-      c.evidence.push_back({run.protocol + " ticket resumed", frac(run.resumed, run.attempts), label(*r)});
+      c.evidence.push_back(
+          {run.protocol + " ticket resumed", frac(run.resumed, run.attempts), label(*r)});
     }
   c.evidence.push_back({"ticket key names seen", std::to_string(names.size()), ""});
   if (o.reload) {
@@ -247,7 +268,8 @@ void judge_keys(checked_finding& c, const std::vector<const probe::target_result
   }
   if (names.size() > 1 || (resumed > 0 && resumed < attempts)) {
     c.result = verdict::confirmed;
-    c.reason = std::to_string(names.size()) + " ticket key names live behind this name, ticket resumption " +
+    c.reason = std::to_string(names.size()) +
+               " ticket key names live behind this name, ticket resumption " +
                frac(resumed, attempts);
   } else if (o.several_endpoints && names.size() <= 1 && resumed == attempts) {
     c.result = verdict::refuted;
@@ -259,9 +281,12 @@ void judge_keys(checked_finding& c, const std::vector<const probe::target_result
   }
 }
 
-void judge_rotation(checked_finding& c, const std::vector<const probe::target_result*>& rs, const judge_options& o) {
+void judge_rotation(checked_finding& c, const std::vector<const probe::target_result*>& rs,
+                    const judge_options& o) {
   if (!o.session_from_file || c.finding.message.find("baseline") == std::string::npos) {
-    c.reason = "a key file fact: a probe cannot see it (offer a session saved before the deploy with --sess-in)";
+    c.reason =
+        "a key file fact: a probe cannot see it (offer a session saved before the deploy with "
+        "--sess-in)";
     return;
   }
   int attempts = 0, resumed = 0;
@@ -270,16 +295,19 @@ void judge_rotation(checked_finding& c, const std::vector<const probe::target_re
       if (run.session_source == "sess_in" && !run.error) {
         attempts += run.attempts;
         resumed += run.resumed;
-        c.evidence.push_back({run.protocol + " saved session resumed", frac(run.resumed, run.attempts), label(*r)});
+        c.evidence.push_back(
+            {run.protocol + " saved session resumed", frac(run.resumed, run.attempts), label(*r)});
       }
   if (attempts == 0) {
     c.reason = "the saved session was not offered";
   } else if (resumed == 0) {
     c.result = verdict::confirmed;
-    c.reason = "the session saved before the deploy no longer resumes (" + frac(resumed, attempts) + ")";
+    c.reason =
+        "the session saved before the deploy no longer resumes (" + frac(resumed, attempts) + ")";
   } else {
     c.result = verdict::refuted;
-    c.reason = "the session saved before the deploy still resumes (" + frac(resumed, attempts) + ")";
+    c.reason =
+        "the session saved before the deploy still resumes (" + frac(resumed, attempts) + ")";
   }
 }
 
@@ -290,7 +318,8 @@ void judge_per_worker(checked_finding& c, const std::vector<const probe::target_
     if (const auto* run = find_run(*r, "TLSv1.2", "session_id")) {
       attempts += run->attempts;
       resumed += run->resumed;
-      c.evidence.push_back({"TLSv1.2 session ID resumed", frac(run->resumed, run->attempts), label(*r)});
+      c.evidence.push_back(
+          {"TLSv1.2 session ID resumed", frac(run->resumed, run->attempts), label(*r)});
     }
   if (attempts == 0) {
     c.reason = "no TLS 1.2 session-ID resumption attempt completed";
@@ -302,7 +331,8 @@ void judge_per_worker(checked_finding& c, const std::vector<const probe::target_
     c.reason = "every session-ID attempt resumed (" + frac(resumed, attempts) +
                "): under light load one worker may take every connection, which hides the split";
   } else {
-    c.reason = "no session-ID attempt resumed (" + frac(resumed, attempts) + "): not the per-worker pattern";
+    c.reason = "no session-ID attempt resumed (" + frac(resumed, attempts) +
+               "): not the per-worker pattern";
   }
 }
 
@@ -312,10 +342,12 @@ std::map<std::string, bool> accepted(const std::vector<const probe::target_resul
   std::map<std::string, bool> out;
   for (const auto* r : rs)
     for (const auto& run : r->protocols) {
-      if (run.mechanism != "ticket" || (run.error && run.supported)) continue;  // failed for another reason
+      if (run.mechanism != "ticket" || (run.error && run.supported))
+        continue;  // failed for another reason
       if (out.count(run.protocol)) continue;
       out[run.protocol] = run.supported;
-      evidence.push_back({run.protocol + " handshake", run.supported ? "accepted" : "refused", label(*r)});
+      evidence.push_back(
+          {run.protocol + " handshake", run.supported ? "accepted" : "refused", label(*r)});
     }
   return out;
 }
@@ -336,7 +368,8 @@ void judge_tls13_missing(checked_finding& c, const std::vector<const probe::targ
 
 // DESIGN fact 6: the protocol is negotiated with the default server's ssl_protocols; a probe
 // with this server's SNI shows which list nginx used.
-void judge_protocols_per_sni(checked_finding& c, const std::vector<const probe::target_result*>& rs) {
+void judge_protocols_per_sni(checked_finding& c,
+                             const std::vector<const probe::target_result*>& rs) {
   std::string own;
   for (const auto& e : c.finding.facts)
     if (e.name == "ssl_protocols") own = e.value;
@@ -649,7 +682,8 @@ std::vector<checked_finding> judge(const std::vector<engine::finding>& findings,
     const std::pair<source_location, std::string>* rejected = nullptr;
     // Only an error predicts that nginx refuses the directive; notes at the same place do not.
     for (const auto& r : options.rejected)
-      if (f.level == engine::severity::error && !f.location.file.empty() && r.first.file == f.location.file && r.first.line == f.location.line &&
+      if (f.level == engine::severity::error && !f.location.file.empty() &&
+          r.first.file == f.location.file && r.first.line == f.location.line &&
           r.first.column == f.location.column)
         rejected = &r;
     auto untested = f.server.empty() ? options.untested.end() : options.untested.find(f.server);

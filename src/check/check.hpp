@@ -29,8 +29,8 @@ struct probe_fact {
 struct checked_finding {
   engine::finding finding;
   verdict result = verdict::not_testable;
-  std::string reason;                 ///< one sentence: why this verdict
-  std::vector<probe_fact> evidence;   ///< the probe numbers behind it
+  std::string reason;                ///< one sentence: why this verdict
+  std::vector<probe_fact> evidence;  ///< the probe numbers behind it
 };
 
 /// One configured ssl_session_ticket_key file and its 16-byte key name (lowercase hex, as

@@ -35,8 +35,9 @@ using clock_type = std::chrono::steady_clock;
 
 // Directives that may repeat in one server (nginx keeps them as arrays); any other directive
 // is single-valued and only its last occurrence counts (model::setting).
-const std::set<std::string> k_repeatable = {"ssl_certificate", "ssl_certificate_key", "ssl_session_ticket_key",
-                                             "ssl_conf_command", "ssl_passwords"};
+const std::set<std::string> k_repeatable = {"ssl_certificate", "ssl_certificate_key",
+                                            "ssl_session_ticket_key", "ssl_conf_command",
+                                            "ssl_passwords"};
 // The directives of nginx's own ngx_http_ssl_module and ngx_stream_ssl_module (nginx 1.22 to
 // 1.27): the only ssl_* directives the sandbox copies. Anything else named ssl_* comes from
 // another module (lua-nginx-module's ssl_*_by_lua*, ngx_stream_ssl_preread_module) or is
@@ -106,7 +107,8 @@ bool trusted_module(const std::string& path) {
   return ok(path, false) && ok(fs::path(path).parent_path().string(), true);
 }
 
-// A closed local port for stand-in OCSP URLs: connecting is refused at once, nothing leaves the host.
+// A closed local port for stand-in OCSP URLs: connecting is refused at once, nothing leaves the
+// host.
 constexpr const char* k_dead_responder = "http://127.0.0.1:9/";
 
 std::string server_label(const model::model& m, const model::server& s) {
@@ -129,7 +131,8 @@ bool readable_file(const std::string& path) {
 }
 
 bool literal_name(const std::string& n) {
-  return !n.empty() && n != "_" && n[0] != '~' && n.find('*') == std::string::npos && n.find('$') == std::string::npos;
+  return !n.empty() && n != "_" && n[0] != '~' && n.find('*') == std::string::npos &&
+         n.find('$') == std::string::npos;
 }
 
 // A random port below Linux's ephemeral range (32768-60999) that binds right now: random so
@@ -187,10 +190,10 @@ std::string describe_key(const tls::pki_options& o) {
 enum class line_kind { other, server_head, listen, directive, stream_head };
 struct line_origin {
   line_kind kind = line_kind::other;
-  std::size_t server = 0;                     // index into model::servers
-  const config::directive* where = nullptr;   // the linted directive
-  std::string key;                            // drop key for directives
-  int port = 0;                               // listen lines: the linted config's port
+  std::size_t server = 0;                    // index into model::servers
+  const config::directive* where = nullptr;  // the linted directive
+  std::string key;                           // drop key for directives
+  int port = 0;                              // listen lines: the linted config's port
 };
 
 // The sandbox's view of one server: what to emit, what was dropped.
@@ -198,9 +201,10 @@ struct server_plan {
   std::size_t index = 0;
   std::string label;
   bool dropped = false;
-  std::vector<std::pair<std::string, std::vector<std::string>>> lines;  // directive, args (sandbox paths)
-  std::vector<const config::directive*> origins;                       // per line
-  std::vector<std::size_t> sockets;                                     // indexes into model::sockets
+  std::vector<std::pair<std::string, std::vector<std::string>>>
+      lines;                                      // directive, args (sandbox paths)
+  std::vector<const config::directive*> origins;  // per line
+  std::vector<std::size_t> sockets;               // indexes into model::sockets
 };
 
 // nginx -t's first [emerg] line: message and line number in the generated config.
@@ -244,12 +248,23 @@ std::string quote_token(const std::string& arg) {
   std::string out = "\"";
   for (char c : arg) {
     switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\t': out += "\\t"; break;
-      case '\r': out += "\\r"; break;
-      default: out += c;
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      default:
+        out += c;
     }
   }
   return out + "\"";
@@ -259,9 +274,10 @@ sandbox::sandbox(const model::model& m, const sandbox_options& o) {
   if (!m.cfg) throw target_error("sandbox: the model has no configuration");
   binary_ = find_executable(o.nginx_binary.empty() ? "nginx" : o.nginx_binary);
   if (binary_.empty())
-    throw usage_error(o.nginx_binary.empty()
-                          ? "check --sandbox: no nginx on PATH or in /usr/sbin (install Debian's nginx, or pass --nginx BIN)"
-                          : "check --sandbox: --nginx " + o.nginx_binary + " is not an executable file");
+    throw usage_error(o.nginx_binary.empty() ? "check --sandbox: no nginx on PATH or in /usr/sbin "
+                                               "(install Debian's nginx, or pass --nginx BIN)"
+                                             : "check --sandbox: --nginx " + o.nginx_binary +
+                                                   " is not an executable file");
   binary_ = fs::absolute(binary_).string();
   instances_ = std::max(1, o.instances);
   max_workers_ = o.max_workers;
@@ -270,7 +286,8 @@ sandbox::sandbox(const model::model& m, const sandbox_options& o) {
     auto v = run_command({binary_, "-V"}, 10000);
     std::string text = v.err.empty() ? v.out : v.err;
     if (v.exit_code != 0 || text.find("nginx") == std::string::npos)
-      throw target_error("sandbox: `" + binary_ + " -V` failed (exit " + std::to_string(v.exit_code) + "): is it nginx?");
+      throw target_error("sandbox: `" + binary_ + " -V` failed (exit " +
+                         std::to_string(v.exit_code) + "): is it nginx?");
     version_ = text.substr(0, text.find('\n'));
     if (auto at = text.find("configure arguments:"); at != std::string::npos)
       configure_ = text.substr(at) + " ";
@@ -289,12 +306,16 @@ sandbox::sandbox(const model::model& m, const sandbox_options& o) {
   ident_ = choose_sandbox_identity();
 
   // Run directory: private, swept by later runs if this one is killed.
-  const std::string base = fs::absolute(o.base_dir.empty() ? default_sandbox_base() : o.base_dir).lexically_normal().string();
+  const std::string base = fs::absolute(o.base_dir.empty() ? default_sandbox_base() : o.base_dir)
+                               .lexically_normal()
+                               .string();
   std::error_code ec;
   fs::create_directories(base, ec);
   struct stat bst {};
   if (::lstat(base.c_str(), &bst) != 0 || !S_ISDIR(bst.st_mode) || bst.st_uid != ::getuid())
-    throw target_error("sandbox: " + base + " is not a directory owned by this user (set TMPDIR to a private directory)");
+    throw target_error(
+        "sandbox: " + base +
+        " is not a directory owned by this user (set TMPDIR to a private directory)");
   ::chmod(base.c_str(), 0700);
   // Entries others could have planted while the directory was open to them are not trusted.
   if (bst.st_mode & 022)
@@ -302,7 +323,8 @@ sandbox::sandbox(const model::model& m, const sandbox_options& o) {
   else
     sweep_stale_runs(base);
   std::string tmpl = run_dir_template(base);
-  if (!::mkdtemp(tmpl.data())) throw target_error("sandbox: cannot create a run directory in " + base);
+  if (!::mkdtemp(tmpl.data()))
+    throw target_error("sandbox: cannot create a run directory in " + base);
   run_dir_ = tmpl;
   nginx_root_ = ident_.drop ? "/proc/self/cwd" : run_dir_;
   try {
@@ -363,7 +385,8 @@ sandbox::sandbox(const model::model& m, const sandbox_options& o) {
         bool ready = static_cast<int>(keeper_->masters().size()) == instances_;
         for (const auto& ss : sockets_) ready = ready && port_accepts(ss.port);
         if (ready)
-          for (pid_t mp : keeper_->masters()) ready = ready && static_cast<int>(child_pids(mp).size()) >= workers_;
+          for (pid_t mp : keeper_->masters())
+            ready = ready && static_cast<int>(child_pids(mp).size()) >= workers_;
         if (ready) break;
         // nginx logs [emerg] and exits when it cannot start: do not wait out the deadline.
         for (const auto& d : inst_dirs_) {
@@ -384,7 +407,8 @@ sandbox::sandbox(const model::model& m, const sandbox_options& o) {
         notes_.resize(notes_before);
         continue;
       }
-      throw target_error(failure.empty() ? "sandbox: nginx did not start within " + std::to_string(timeout_ms_) + " ms"
+      throw target_error(failure.empty() ? "sandbox: nginx did not start within " +
+                                               std::to_string(timeout_ms_) + " ms"
                                          : "sandbox: nginx did not start:" + shown(failure));
     }
   } catch (...) {
@@ -468,11 +492,13 @@ void sandbox::generate(const model::model& m) {
       for (const auto& l : m.servers[si].listens)
         if (l.port == sock.port && l.address == sock.address && !l.quic) tcp = true;
     if (!tcp) {
-      notes_.push_back({"", "listen socket " + sock.name() + " is QUIC (UDP) only: not started, the prober speaks TCP"});
+      notes_.push_back({"", "listen socket " + sock.name() +
+                                " is QUIC (UDP) only: not started, the prober speaks TCP"});
       continue;
     }
     // The same socket keeps its port across generations (reload_into).
-    const std::string key = (sock.context == model::context_kind::stream ? "stream " : "http ") + sock.name();
+    const std::string key =
+        (sock.context == model::context_kind::stream ? "stream " : "http ") + sock.name();
     auto known = ports_by_name_.find(key);
     port_of_socket[k] = known != ports_by_name_.end() ? known->second : free_loopback_port(taken_);
     ports_by_name_[key] = port_of_socket[k];
@@ -480,16 +506,20 @@ void sandbox::generate(const model::model& m) {
   }
 
   // Stand-ins, one per real file (shared by every server and instance that names it).
-  auto ticket_standin = [&](const std::string& real, const std::string& label, const std::string& arg) {
+  auto ticket_standin = [&](const std::string& real, const std::string& label,
+                            const std::string& arg) {
     auto it = standin_of_.find(real);
     if (it != standin_of_.end()) return it->second;
     struct stat st {};
     std::size_t size = 80;
-    if (::stat(real.c_str(), &st) == 0 && (st.st_size == 48 || st.st_size == 80)) size = static_cast<std::size_t>(st.st_size);
+    if (::stat(real.c_str(), &st) == 0 && (st.st_size == 48 || st.st_size == 80))
+      size = static_cast<std::size_t>(st.st_size);
     const std::string path = material + "/ticket-" + std::to_string(++standins_) + ".key";
     tls::write_ticket_key_file(path, size);
-    notes_.push_back({label, "ssl_session_ticket_key \"" + arg + "\" is not readable here: stand-in key file of " +
-                                 std::to_string(size) + " bytes (the same file for every server and instance that names it)"});
+    notes_.push_back(
+        {label, "ssl_session_ticket_key \"" + arg +
+                    "\" is not readable here: stand-in key file of " + std::to_string(size) +
+                    " bytes (the same file for every server and instance that names it)"});
     standin_of_[real] = path;
     display_of_[path] = arg;
     return path;
@@ -535,7 +565,8 @@ void sandbox::generate(const model::model& m) {
     p.index = si;
     p.label = server_label(m, s);
     for (const auto& [k, port] : port_of_socket)
-      if (std::find(m.sockets[k].servers.begin(), m.sockets[k].servers.end(), si) != m.sockets[k].servers.end())
+      if (std::find(m.sockets[k].servers.begin(), m.sockets[k].servers.end(), si) !=
+          m.sockets[k].servers.end())
         p.sockets.push_back(k);
     if (p.sockets.empty()) continue;
 
@@ -546,7 +577,8 @@ void sandbox::generate(const model::model& m) {
     std::vector<std::pair<const config::directive*, const config::directive*>> pair_where;
     bool any_standin_cert = false, any_real_url = false, all_have_url = true, url_unknown = false;
     std::vector<tls::pki_paths> server_pkis;
-    const std::size_t n_pairs = std::max(certs ? certs->values.size() : 0, keys ? keys->values.size() : 0);
+    const std::size_t n_pairs =
+        std::max(certs ? certs->values.size() : 0, keys ? keys->values.size() : 0);
     for (std::size_t i = 0; i < std::max<std::size_t>(n_pairs, 1); ++i) {
       const model::occurrence* c = certs && i < certs->values.size() ? &certs->values[i] : nullptr;
       const model::occurrence* k = keys && i < keys->values.size() ? &keys->values[i] : nullptr;
@@ -570,7 +602,8 @@ void sandbox::generate(const model::model& m) {
         const auto& leaf = chain->front();
         if (leaf.ocsp_urls.empty()) all_have_url = false;
         for (const auto& u : leaf.ocsp_urls)
-          if (u.find("127.0.0.1") == std::string::npos && u.find("localhost") == std::string::npos) any_real_url = true;
+          if (u.find("127.0.0.1") == std::string::npos && u.find("localhost") == std::string::npos)
+            any_real_url = true;
       }
       if (!carg.empty() && (!chain || chain->empty()) && !data_cert) url_unknown = true;
       if (cert_ok && key_ok) {
@@ -589,7 +622,8 @@ void sandbox::generate(const model::model& m) {
           try {
             po = tls::stand_in_options(chain->front(), k_dead_responder);
             kind = "the same key type (" + describe_key(po) + "), names, remaining lifetime" +
-                   (chain->front().ocsp_urls.empty() ? " and no OCSP URL" : " and an OCSP URL (a closed local port)");
+                   (chain->front().ocsp_urls.empty() ? " and no OCSP URL"
+                                                     : " and an OCSP URL (a closed local port)");
           } catch (const std::exception& e) {
             po = {};
             kind = "an EC P-256 key (" + std::string(e.what()) + ")";
@@ -601,7 +635,9 @@ void sandbox::generate(const model::model& m) {
           for (const auto& n : s.names)
             if (literal_name(n)) po.dns_names.push_back(n);
           if (po.dns_names.empty()) po.dns_names = {"localhost"};
-          kind = "an EC P-256 key, the server's names and no OCSP URL (the certificate is not readable here)";
+          kind =
+              "an EC P-256 key, the server's names and no OCSP URL (the certificate is not "
+              "readable here)";
         }
         const std::string dir = material + "/pki-" + std::to_string(++standins_);
         auto pki = tls::make_pki(dir, po);
@@ -609,11 +645,16 @@ void sandbox::generate(const model::model& m) {
         if (chain && chain->size() == 1 && !chain->front().self_signed) pki.chain = pki.leaf_cert;
         it = pki_of_pair_.emplace(pair_key, pki).first;
         if (carg.empty())
-          why = "no ssl_certificate applies (nginx would refuse the `listen ... ssl`): stand-in certificate with " + kind;
+          why =
+              "no ssl_certificate applies (nginx would refuse the `listen ... ssl`): stand-in "
+              "certificate with " +
+              kind;
         else if (!cert_ok)
-          why = "ssl_certificate \"" + carg + "\" is not readable here: stand-in certificate with " + kind;
+          why = "ssl_certificate \"" + carg +
+                "\" is not readable here: stand-in certificate with " + kind;
         else
-          why = "ssl_certificate_key \"" + karg + "\" is not readable here: stand-in key and certificate with " + kind;
+          why = "ssl_certificate_key \"" + karg +
+                "\" is not readable here: stand-in key and certificate with " + kind;
         notes_.push_back({p.label, why});
         if (!carg.empty()) display_of_[pki.chain] = carg;
         if (!karg.empty()) display_of_[pki.leaf_key] = karg;
@@ -669,7 +710,9 @@ void sandbox::generate(const model::model& m) {
         std::vector<std::string> args = occ->args.strings();
         const std::string arg0 = args.empty() ? "" : args.front();
         const std::string real = resolve(m, arg0);
-        auto drop = [&](const std::string& why) { notes_.push_back({p.label, name + " \"" + arg0 + "\" " + why}); };
+        auto drop = [&](const std::string& why) {
+          notes_.push_back({p.label, name + " \"" + arg0 + "\" " + why});
+        };
         if (!network_isolated_ && (name == "resolver" || name == "ssl_stapling_responder" ||
                                    name == "ssl_ocsp_responder")) {
           std::string off;
@@ -711,7 +754,8 @@ void sandbox::generate(const model::model& m) {
           const std::string copy = readable_file(real) ? usable(real, arg0) : "";
           if (!copy.empty())
             args[0] = copy;
-          else args[0] = ticket_standin(real, p.label, arg0);
+          else
+            args[0] = ticket_standin(real, p.label, arg0);
         } else if (name == "ssl_trusted_certificate" || name == "ssl_client_certificate") {
           if (any_standin_cert) {
             // The real CA file would not hold the stand-in's issuer.
@@ -725,7 +769,10 @@ void sandbox::generate(const model::model& m) {
             }
             args[0] = bundle;
             display_of_[bundle] = arg0;
-            notes_.push_back({p.label, name + " \"" + arg0 + "\": the stand-in issuer stands in for it (assumed to hold the real issuer)"});
+            notes_.push_back(
+                {p.label,
+                 name + " \"" + arg0 +
+                     "\": the stand-in issuer stands in for it (assumed to hold the real issuer)"});
           } else if (readable_file(real) && !usable(real, arg0).empty()) {
             args[0] = usable(real, arg0);
           } else {
@@ -735,9 +782,11 @@ void sandbox::generate(const model::model& m) {
         } else if (name == "ssl_crl" || name == "ssl_dhparam" || name == "ssl_stapling_file" ||
                    name == "ssl_password_file" || name == "ssl_ecdh_curve_file") {
           if (!readable_file(real) || usable(real, arg0).empty()) {
-            drop(name == "ssl_dhparam" ? "is not readable here: left out (no DHE cipher suites in the sandbox)"
-                 : name == "ssl_stapling_file" ? "is not readable here: left out (staple presence not tested)"
-                                               : "is not readable here: left out");
+            drop(name == "ssl_dhparam"
+                     ? "is not readable here: left out (no DHE cipher suites in the sandbox)"
+                 : name == "ssl_stapling_file"
+                     ? "is not readable here: left out (staple presence not tested)"
+                     : "is not readable here: left out");
             continue;
           }
           args[0] = usable(real, arg0);
@@ -754,19 +803,24 @@ void sandbox::generate(const model::model& m) {
       p.origins.push_back(nullptr);
     }
     if (stapling_on && (any_real_url || url_unknown))
-      notes_.push_back({p.label, std::string("ssl_stapling: ") +
-                                     (any_real_url ? "the certificate's OCSP responder is a real one"
-                                                   : "the certificate is not readable here, so its OCSP URL is unknown") +
-                                     " and the sandbox does not reach the network: a staple cannot arrive, so its "
-                                     "absence proves nothing here (a missing issuer or OCSP URL still shows)"});
+      notes_.push_back(
+          {p.label,
+           std::string("ssl_stapling: ") +
+               (any_real_url ? "the certificate's OCSP responder is a real one"
+                             : "the certificate is not readable here, so its OCSP URL is unknown") +
+               " and the sandbox does not reach the network: a staple cannot arrive, so its "
+               "absence proves nothing here (a missing issuer or OCSP URL still shows)"});
     plans.push_back(std::move(p));
   }
 
   // The worker count as configured, capped.
   const long cpus = std::max(1L, ::sysconf(_SC_NPROCESSORS_ONLN));
-  workers_ = !m.worker_processes ? 1 : *m.worker_processes == 0 ? static_cast<int>(cpus) : *m.worker_processes;
+  workers_ = !m.worker_processes        ? 1
+             : *m.worker_processes == 0 ? static_cast<int>(cpus)
+                                        : *m.worker_processes;
   if (workers_ > max_workers_) {
-    notes_.push_back({"", "worker_processes " + std::to_string(workers_) + " capped at " + std::to_string(max_workers_)});
+    notes_.push_back({"", "worker_processes " + std::to_string(workers_) + " capped at " +
+                              std::to_string(max_workers_)});
     workers_ = max_workers_;
   }
   workers_ = std::max(1, workers_);
@@ -843,17 +897,19 @@ void sandbox::generate(const model::model& m) {
   };
   std::map<std::size_t, std::vector<listen_line>> listens_of;  // plan index -> lines
   {
-    static const std::set<std::string> bind_options = {"backlog", "rcvbuf", "sndbuf", "accept_filter", "deferred",
-                                                       "bind", "ipv6only", "reuseport", "fastopen", "so_keepalive",
-                                                       "setfib"};
-    std::map<std::size_t, std::pair<std::size_t, std::size_t>> options_at;  // socket -> (plan, line)
+    static const std::set<std::string> bind_options = {
+        "backlog",  "rcvbuf",    "sndbuf",   "accept_filter", "deferred", "bind",
+        "ipv6only", "reuseport", "fastopen", "so_keepalive",  "setfib"};
+    std::map<std::size_t, std::pair<std::size_t, std::size_t>>
+        options_at;  // socket -> (plan, line)
     std::set<std::size_t> has_reuseport, with_options;
     bool quic_known = true;
     {
       static const std::regex v(R"(nginx/(\d+)\.(\d+)\.(\d+))");
       std::smatch mv;
       if (std::regex_search(version_, mv, v))
-        quic_known = std::make_tuple(std::stoi(mv[1]), std::stoi(mv[2]), 0) >= std::make_tuple(1, 25, 0);
+        quic_known =
+            std::make_tuple(std::stoi(mv[1]), std::stoi(mv[2]), 0) >= std::make_tuple(1, 25, 0);
     }
     for (std::size_t pi = 0; pi < plans.size(); ++pi) {
       const auto& p = plans[pi];
@@ -870,7 +926,8 @@ void sandbox::generate(const model::model& m) {
           // it would in production.
         } else if (ld.quic) {
           if (noted.insert("quic").second)
-            notes_.push_back({p.label, "listen " + ld.address + ":" + std::to_string(ld.port) + " quic: left out (UDP; the prober speaks TCP)"});
+            notes_.push_back({p.label, "listen " + ld.address + ":" + std::to_string(ld.port) +
+                                           " quic: left out (UDP; the prober speaks TCP)"});
           continue;
         }
         // `ssl` is added at render time where it was written, or where no listen of the
@@ -884,8 +941,10 @@ void sandbox::generate(const model::model& m) {
           if (a == "ssl") continue;
           if (a == "proxy_protocol") {
             if (noted.insert(a).second)
-              notes_.push_back({p.label, "listen ... proxy_protocol: left out in the sandbox (the prober sends no PROXY header; "
-                                         "real clients must come through the proxy)"});
+              notes_.push_back({p.label,
+                                "listen ... proxy_protocol: left out in the sandbox (the prober "
+                                "sends no PROXY header; "
+                                "real clients must come through the proxy)"});
             continue;
           }
           if (opt == "ipv6only") continue;  // meaningless on 127.0.0.1
@@ -894,9 +953,11 @@ void sandbox::generate(const model::model& m) {
           l += " " + quote_token(a);
         }
         if (ld.address.rfind("unix:", 0) == 0 && noted.insert("unix").second)
-          notes_.push_back({p.label, "listen " + ld.address + " runs on TCP 127.0.0.1:" + std::to_string(port_of_socket[k])});
+          notes_.push_back({p.label, "listen " + ld.address + " runs on TCP 127.0.0.1:" +
+                                         std::to_string(port_of_socket[k])});
         if (ld.address.find('[') != std::string::npos && noted.insert("v6").second)
-          notes_.push_back({p.label, "listen " + ld.address + ":" + std::to_string(ld.port) + " runs on 127.0.0.1 (IPv4 loopback)"});
+          notes_.push_back({p.label, "listen " + ld.address + ":" + std::to_string(ld.port) +
+                                         " runs on 127.0.0.1 (IPv4 loopback)"});
         auto& lines = listens_of[pi];
         // reuseport for --instances goes on the listen that carries the socket's options,
         // else on its first listen.
@@ -916,7 +977,8 @@ void sandbox::generate(const model::model& m) {
 
   // One config text: `only` limits it to one plan (isolating a failure), `extra` drops one
   // more line. Returns the text and what each line stands for (1-based).
-  auto render = [&](std::optional<std::size_t> only, std::optional<std::pair<std::size_t, std::size_t>> extra) {
+  auto render = [&](std::optional<std::size_t> only,
+                    std::optional<std::pair<std::size_t, std::size_t>> extra) {
     std::vector<line_origin> origin_of_line{line_origin{}};
     std::string text;
     auto emit = [&](const std::string& l, line_origin lo = {}) {
@@ -932,7 +994,8 @@ void sandbox::generate(const model::model& m) {
       if (!plans[pi].dropped && (!only || *only == pi))
         for (const auto& l : listens_of[pi])
           if (l.ssl) ssl_written.insert(l.socket);
-    emit("# ngxtls check --sandbox: the TLS servers of " + m.cfg->files.front().path + " on loopback");
+    emit("# ngxtls check --sandbox: the TLS servers of " + m.cfg->files.front().path +
+         " on loopback");
     for (const auto& mod : modules) emit("load_module " + quote_token(mod) + ";");
     emit("worker_processes " + std::to_string(workers_) + ";");
     // Every path nginx writes, relative to the instance's -p prefix inside the run directory.
@@ -949,7 +1012,8 @@ void sandbox::generate(const model::model& m) {
             (m.servers[plans[pi].index].context == model::context_kind::stream) == stream)
           in_ctx.push_back(pi);
       if (in_ctx.empty()) continue;
-      emit(stream ? "stream {" : "http {", {stream ? line_kind::stream_head : line_kind::other, 0, nullptr, ""});
+      emit(stream ? "stream {" : "http {",
+           {stream ? line_kind::stream_head : line_kind::other, 0, nullptr, ""});
       if (!stream) {
         emit("    access_log off;");
         for (const auto& t : temp_paths) emit("    " + t);
@@ -967,13 +1031,17 @@ void sandbox::generate(const model::model& m) {
           if (!s.names.empty()) emit(names + ";", {line_kind::listen, p.index, s.where, ""});
         }
         for (std::size_t li = 0; li < p.lines.size(); ++li) {
-          if (dropped_lines.count({pi, li}) || (extra && *extra == std::make_pair(pi, li))) continue;
+          if (dropped_lines.count({pi, li}) || (extra && *extra == std::make_pair(pi, li)))
+            continue;
           std::string l = "        " + p.lines[li].first;
           for (const auto& a : p.lines[li].second) l += " " + quote_token(a);
-          emit(l + ";", {line_kind::directive, p.index, p.origins[li], std::to_string(pi) + ":" + std::to_string(li)});
+          emit(l + ";", {line_kind::directive, p.index, p.origins[li],
+                         std::to_string(pi) + ":" + std::to_string(li)});
         }
-        if (stream) emit("        return \"ok\\n\";");
-        else emit("        location / { return 200 \"ok\\n\"; }");
+        if (stream)
+          emit("        return \"ok\\n\";");
+        else
+          emit("        location / { return 200 \"ok\\n\"; }");
         emit("    }");
       }
       emit("}");
@@ -1034,7 +1102,8 @@ void sandbox::generate(const model::model& m) {
     }
     auto e = first_emerg(t.err, conf);
     if (!e || round >= 64 + 2 * static_cast<int>(plans.size()))
-      throw target_error("sandbox: nginx -t rejects the sandbox config: " + shown(t.err.empty() ? t.out : t.err));
+      throw target_error("sandbox: nginx -t rejects the sandbox config: " +
+                         shown(t.err.empty() ? t.out : t.err));
     // Blame: a directive whose argument the message quotes (nginx reports some errors with no
     // line, or at a block's end: DESIGN fact 5), else the line nginx names.
     // Several directives can quote the same argument (one file named as the certificate key
@@ -1068,12 +1137,14 @@ void sandbox::generate(const model::model& m) {
       // Nothing to go by: find the one server that fails alone, then the one directive whose
       // removal makes it pass (a few more `nginx -t` runs, only on this path).
       for (std::size_t pi = 0; pi < plans.size() && lo.kind == line_kind::other; ++pi) {
-        if (plans[pi].dropped || nginx_test(render(pi, std::nullopt).first).exit_code == 0) continue;
+        if (plans[pi].dropped || nginx_test(render(pi, std::nullopt).first).exit_code == 0)
+          continue;
         lo = {line_kind::server_head, plans[pi].index, m.servers[plans[pi].index].where, ""};
         for (std::size_t li = 0; li < plans[pi].lines.size(); ++li) {
           if (dropped_lines.count({pi, li})) continue;
           if (nginx_test(render(pi, std::make_pair(pi, li)).first).exit_code == 0) {
-            lo = {line_kind::directive, plans[pi].index, plans[pi].origins[li], std::to_string(pi) + ":" + std::to_string(li)};
+            lo = {line_kind::directive, plans[pi].index, plans[pi].origins[li],
+                  std::to_string(pi) + ":" + std::to_string(li)};
             break;
           }
         }
@@ -1088,8 +1159,9 @@ void sandbox::generate(const model::model& m) {
       r.server = plans[pi].label;
       r.message = msg;
       rejections_.push_back(r);
-      notes_.push_back({plans[pi].label, "nginx -t rejects " + plans[pi].lines[li].first + (lo.where ? " at " + to_string(r.where) : "") +
-                                             ": " + msg + " (left out to test the rest)"});
+      notes_.push_back({plans[pi].label, "nginx -t rejects " + plans[pi].lines[li].first +
+                                             (lo.where ? " at " + to_string(r.where) : "") + ": " +
+                                             msg + " (left out to test the rest)"});
     } else if (lo.kind == line_kind::server_head || lo.kind == line_kind::listen) {
       for (auto& p : plans)
         if (p.index == lo.server && !p.dropped) {
@@ -1130,14 +1202,18 @@ void sandbox::generate(const model::model& m) {
     ss.stream = sock.context == model::context_kind::stream;
     bool any = false, default_named = false;
     for (const auto& p : plans) {
-      if (p.dropped || std::find(p.sockets.begin(), p.sockets.end(), k) == p.sockets.end()) continue;
+      if (p.dropped || std::find(p.sockets.begin(), p.sockets.end(), k) == p.sockets.end())
+        continue;
       any = true;
       for (const auto& name : m.servers[p.index].names) {
         // A wildcard name is probed with a name it matches (nginx picks the server by it).
         std::string n = name;
-        if (n.size() > 2 && n.compare(0, 2, "*.") == 0) n = "ngxtls-probe" + n.substr(1);
-        else if (n.size() > 1 && n[0] == '.') n = n.substr(1);
-        else if (n.size() > 2 && n.compare(n.size() - 2, 2, ".*") == 0) n = n.substr(0, n.size() - 1) + "test";
+        if (n.size() > 2 && n.compare(0, 2, "*.") == 0)
+          n = "ngxtls-probe" + n.substr(1);
+        else if (n.size() > 1 && n[0] == '.')
+          n = n.substr(1);
+        else if (n.size() > 2 && n.compare(n.size() - 2, 2, ".*") == 0)
+          n = n.substr(0, n.size() - 1) + "test";
         if (literal_name(n) && std::find(ss.names.begin(), ss.names.end(), n) == ss.names.end()) {
           ss.names.push_back(n);
           if (p.index == sock.default_server) default_named = true;
@@ -1152,7 +1228,9 @@ void sandbox::generate(const model::model& m) {
     if (!p.dropped && p.sockets.empty()) untested_[p.label] = "no TLS listen socket";
 }
 
-sandbox::~sandbox() { stop(); }
+sandbox::~sandbox() {
+  stop();
+}
 
 std::map<int, int> sandbox::port_map() const {
   std::map<int, int> out;
@@ -1184,14 +1262,17 @@ void sandbox::reload() {
       auto now = child_pids(g.master);
       int fresh = 0;
       for (pid_t w : now) {
-        if (std::find(g.old.begin(), g.old.end(), w) != g.old.end()) done = false;
-        else ++fresh;
+        if (std::find(g.old.begin(), g.old.end(), w) != g.old.end())
+          done = false;
+        else
+          ++fresh;
       }
       done = done && fresh >= workers_;
     }
     if (done) return;
     if (clock_type::now() > deadline)
-      throw target_error("sandbox: the reload did not finish within " + std::to_string(timeout_ms_) + " ms");
+      throw target_error("sandbox: the reload did not finish within " +
+                         std::to_string(timeout_ms_) + " ms");
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
 }

@@ -22,7 +22,7 @@ struct sandbox_options {
   /// Masters started on the same ports, every listen with `reuseport`: N hosts or pods behind
   /// one name (DESIGN fact 4: each master has its own automatic ticket keys and caches).
   int instances = 1;
-  int max_workers = 8;  ///< cap on worker_processes (`auto` = CPU count, also capped)
+  int max_workers = 8;           ///< cap on worker_processes (`auto` = CPU count, also capped)
   int start_timeout_ms = 15000;  ///< per start and per reload, ms
   /// Parent of the run directories; empty: $TMPDIR (else /tmp) + "/ngxtls-sandbox-UID" (0700).
   std::string base_dir;
@@ -37,10 +37,10 @@ struct sandbox_options {
 
 /// One TLS listen socket of the linted config, as the sandbox serves it.
 struct sandbox_socket {
-  std::string original;      ///< "address:port" as nginx prints it (model::listen_socket::name)
-  int original_port = 0;     ///< port in the linted config
-  int port = 0;              ///< 127.0.0.1 port in the sandbox
-  bool stream = false;       ///< a `stream` socket
+  std::string original;   ///< "address:port" as nginx prints it (model::listen_socket::name)
+  int original_port = 0;  ///< port in the linted config
+  int port = 0;           ///< 127.0.0.1 port in the sandbox
+  bool stream = false;    ///< a `stream` socket
   /// Literal server names of its servers (SNI to probe), config order, without duplicates;
   /// an empty string stands for "no SNI" (the default server has no literal name).
   std::vector<std::string> names;
@@ -167,12 +167,12 @@ class sandbox {
   int instances_ = 1, workers_ = 1, timeout_ms_ = 15000, max_workers_ = 8;
   std::string conf_path_;
   std::vector<std::string> inst_dirs_;
-  std::set<int> taken_;                                  ///< loopback ports handed out
-  std::map<std::string, int> ports_by_name_;             ///< "http *:443" -> sandbox port
-  std::map<std::string, std::string> standin_of_;        ///< real resolved path -> stand-in path
-  std::map<std::string, tls::pki_paths> pki_of_pair_;    ///< "cert\nkey" -> stand-in PKI
-  std::map<std::string, std::string> display_of_;        ///< sandbox path -> configured text
-  std::map<std::string, std::string> addr_display_;      ///< "127.0.0.1:P" -> configured socket
+  std::set<int> taken_;                                ///< loopback ports handed out
+  std::map<std::string, int> ports_by_name_;           ///< "http *:443" -> sandbox port
+  std::map<std::string, std::string> standin_of_;      ///< real resolved path -> stand-in path
+  std::map<std::string, tls::pki_paths> pki_of_pair_;  ///< "cert\nkey" -> stand-in PKI
+  std::map<std::string, std::string> display_of_;      ///< sandbox path -> configured text
+  std::map<std::string, std::string> addr_display_;    ///< "127.0.0.1:P" -> configured socket
   int standins_ = 0;
   sandbox_identity ident_;
   std::string nginx_root_;    ///< run_dir_ as nginx names it

@@ -245,7 +245,8 @@ command_output run_command(const std::vector<std::string>& argv, int timeout_ms,
                            const child_setup& setup) {
   if (argv.empty()) throw target_error("run_command: empty argv");
   int out_pipe[2], err_pipe[2];
-  if (::pipe2(out_pipe, O_CLOEXEC) != 0) throw target_error(std::string("pipe: ") + std::strerror(errno));
+  if (::pipe2(out_pipe, O_CLOEXEC) != 0)
+    throw target_error(std::string("pipe: ") + std::strerror(errno));
   if (::pipe2(err_pipe, O_CLOEXEC) != 0) {
     ::close(out_pipe[0]);
     ::close(out_pipe[1]);
@@ -281,13 +282,15 @@ command_output run_command(const std::vector<std::string>& argv, int timeout_ms,
   bool out_open = true, err_open = true, killed = false;
   char buf[8192];
   while (out_open || err_open) {
-    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - clock_type::now()).count();
+    auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - clock_type::now()).count();
     if (left <= 0) {
       ::kill(pid, SIGKILL);
       killed = true;
       break;
     }
-    pollfd p[2] = {{out_open ? out_pipe[0] : -1, POLLIN, 0}, {err_open ? err_pipe[0] : -1, POLLIN, 0}};
+    pollfd p[2] = {{out_open ? out_pipe[0] : -1, POLLIN, 0},
+                   {err_open ? err_pipe[0] : -1, POLLIN, 0}};
     int n = ::poll(p, 2, static_cast<int>(std::min<long long>(left, 1000)));
     if (n < 0 && errno != EINTR) break;
     for (int i = 0; i < 2; ++i) {
@@ -316,8 +319,10 @@ command_output run_command(const std::vector<std::string>& argv, int timeout_ms,
     }
   }
   if (killed) ::waitpid(pid, &status, 0);
-  if (WIFEXITED(status)) r.exit_code = WEXITSTATUS(status);
-  else if (WIFSIGNALED(status)) r.exit_code = 128 + WTERMSIG(status);
+  if (WIFEXITED(status))
+    r.exit_code = WEXITSTATUS(status);
+  else if (WIFSIGNALED(status))
+    r.exit_code = 128 + WTERMSIG(status);
   return r;
 }
 
@@ -357,7 +362,8 @@ keeper::keeper(const std::vector<std::vector<std::string>>& masters,
                const std::vector<std::string>& logs, const std::string& run_dir,
                const child_setup& setup) {
   int life[2], report[2];
-  if (::pipe2(life, O_CLOEXEC) != 0) throw target_error(std::string("pipe: ") + std::strerror(errno));
+  if (::pipe2(life, O_CLOEXEC) != 0)
+    throw target_error(std::string("pipe: ") + std::strerror(errno));
   if (::pipe2(report, O_CLOEXEC) != 0) {
     ::close(life[0]);
     ::close(life[1]);
@@ -413,7 +419,9 @@ keeper::keeper(const std::vector<std::vector<std::string>>& masters,
   namespaced_ = msg[1] != 0;
 }
 
-keeper::~keeper() { stop(); }
+keeper::~keeper() {
+  stop();
+}
 
 void keeper::stop(bool keep_run_dir) {
   if (life_fd_ >= 0) {
@@ -593,7 +601,8 @@ int sweep_stale_runs(const std::string& base_dir) {
     std::set<pid_t> pgids;
     struct stat pst {};
     const std::string pgids_path = dir + "/pgids";
-    if (::lstat(pgids_path.c_str(), &pst) == 0 && S_ISREG(pst.st_mode) && pst.st_uid == ::getuid() && !(pst.st_mode & 022)) {
+    if (::lstat(pgids_path.c_str(), &pst) == 0 && S_ISREG(pst.st_mode) &&
+        pst.st_uid == ::getuid() && !(pst.st_mode & 022)) {
       std::istringstream pg(read_small(pgids_path));
       for (long g; pg >> g;)
         if (g > 1) pgids.insert(static_cast<pid_t>(g));

@@ -108,7 +108,7 @@ class keeper {
  private:
   pid_t pid_ = -1;     ///< the keeper
   pid_t middle_ = -1;  ///< our child that made the namespace and waits for the keeper
-  int life_fd_ = -1;  ///< write end of the pipe whose EOF tells the keeper that ngxtls is gone
+  int life_fd_ = -1;   ///< write end of the pipe whose EOF tells the keeper that ngxtls is gone
   bool namespaced_ = false;
 };
 

@@ -69,10 +69,13 @@ int run_check(const check_args& a) {
   if (a.sandbox && (!a.endpoints.empty() || !a.connect.empty()))
     throw usage_error("check: --sandbox starts its own nginx: drop --endpoint/--connect");
   if (!a.sandbox && a.endpoints.empty())
-    throw usage_error("check: name the live endpoint with --endpoint TARGET, or test before deploy with --sandbox");
+    throw usage_error(
+        "check: name the live endpoint with --endpoint TARGET, or test before deploy with "
+        "--sandbox");
   if (!a.sandbox && (a.instances != 1 || a.reload || !a.nginx.empty()))
     throw usage_error("check: --nginx, --instances and --reload need --sandbox");
-  if (a.reload && !a.sess_in.empty()) throw usage_error("check: --reload takes its own sessions: drop --sess-in");
+  if (a.reload && !a.sess_in.empty())
+    throw usage_error("check: --reload takes its own sessions: drop --sess-in");
   // Before any thread exists (the namespace is per thread; later threads inherit it): ngxtls,
   // the sandbox nginx and the prober then share a loopback-only network, and nothing the
   // config names can reach another host. NGXTLS_SANDBOX_NO_NETNS=1 skips it (tests of the
@@ -90,8 +93,10 @@ int run_check(const check_args& a) {
   if (a.sandbox) {
     nginx_bin = check::find_executable(a.nginx.empty() ? "nginx" : a.nginx);
     if (nginx_bin.empty())
-      throw usage_error(a.nginx.empty() ? "check --sandbox: no nginx on PATH or in /usr/sbin (install nginx, or pass --nginx BIN)"
-                                        : "check --sandbox: --nginx " + a.nginx + " is not an executable file");
+      throw usage_error(a.nginx.empty()
+                            ? "check --sandbox: no nginx on PATH or in /usr/sbin (install nginx, "
+                              "or pass --nginx BIN)"
+                            : "check --sandbox: --nginx " + a.nginx + " is not an executable file");
   }
   auto pc = load_project("");
   report::check_report rep;
@@ -104,8 +109,10 @@ int run_check(const check_args& a) {
   auto m = std::make_unique<model::model>(model::build(*cfg, rep.lint.assumed));
   engine::lint_options opts;
   opts.strict_files = a.strict_files;
-  for (const auto& id : a.select) if (!engine::find_rule(id)) throw usage_error("--select: unknown rule \"" + id + "\"");
-  for (const auto& id : a.ignore) if (!engine::find_rule(id)) throw usage_error("--ignore: unknown rule \"" + id + "\"");
+  for (const auto& id : a.select)
+    if (!engine::find_rule(id)) throw usage_error("--select: unknown rule \"" + id + "\"");
+  for (const auto& id : a.ignore)
+    if (!engine::find_rule(id)) throw usage_error("--ignore: unknown rule \"" + id + "\"");
   if (!a.select.empty()) opts.select = std::set<std::string>(a.select.begin(), a.select.end());
   opts.ignore.insert(a.ignore.begin(), a.ignore.end());
   std::unique_ptr<config::config> base_cfg;
@@ -223,7 +230,8 @@ int run_check(const check_args& a) {
         auto r = probe::run_probe({targets[i]}, p1);
         if (!r.empty() && !r.front().error) saved[key(targets[i])] = *p1.sess_out;
       } catch (const target_error& e) {
-        rep.notes.push_back(targets[i].text + " gave no session to save before the reload: " + e.what());
+        rep.notes.push_back(targets[i].text +
+                            " gave no session to save before the reload: " + e.what());
       }
     }
     if (swap) {
@@ -350,9 +358,14 @@ int run_check(const check_args& a) {
     sum.workers = sb->workers();
     sum.pid_namespace = sb->pid_namespace();
     sum.reload = a.reload || swap;
-    if (swap) sum.notes.insert(sum.notes.begin(), {"", "started from the --baseline config; sessions taken there were offered after a reload into " + a.config});
+    if (swap)
+      sum.notes.insert(sum.notes.begin(), {"",
+                                           "started from the --baseline config; sessions taken "
+                                           "there were offered after a reload into " +
+                                               a.config});
     for (const auto& s : sb->sockets())
-      sum.sockets.push_back({(s.stream ? "stream " : "") + s.original, "127.0.0.1:" + std::to_string(s.port)});
+      sum.sockets.push_back(
+          {(s.stream ? "stream " : "") + s.original, "127.0.0.1:" + std::to_string(s.port)});
     for (const auto& n : sb->notes()) sum.notes.push_back({n.server, n.text});
     for (const auto& w : sb->warnings())
       sum.notes.push_back(
@@ -376,7 +389,8 @@ int run_check(const check_args& a) {
   if (sb)
     for (auto& k : keys)
       if (k.key_name_hex.empty())
-        if (auto it = sb->ticket_standins().find(std::filesystem::absolute(k.path).lexically_normal().string());
+        if (auto it = sb->ticket_standins().find(
+                std::filesystem::absolute(k.path).lexically_normal().string());
             it != sb->ticket_standins().end()) {
           k.key_name_hex = tls::inspect_ticket_key_file(it->second).key_name_hex;
           k.path += " (its sandbox stand-in)";
@@ -384,18 +398,21 @@ int run_check(const check_args& a) {
   // A key file the sandbox nginx rejected was left out there: its sockets use automatic keys.
   std::erase_if(keys, [&](const check::configured_key& k) {
     for (const auto& r : jo.rejected)
-      if (r.second.find("\"" + std::filesystem::absolute(k.path).lexically_normal().string() + "\"") != std::string::npos)
+      if (r.second.find("\"" + std::filesystem::absolute(k.path).lexically_normal().string() +
+                        "\"") != std::string::npos)
         return true;
     return false;
   });
   rep.key_names = check::match_key_names(keys, rep.probes, jo.port_map);
   if (names_capped)
-    rep.notes.push_back("probed the first " + std::to_string(a.max_names) + " server names only (--max-names)");
+    rep.notes.push_back("probed the first " + std::to_string(a.max_names) +
+                        " server names only (--max-names)");
   bool unreachable = !sandbox_failure.empty();
   if (unreachable) {
     rep.notes.push_back(sandbox_failure);
     for (auto& c : rep.checked)
-      if (c.result == check::verdict::not_testable) c.reason = "the sandbox did not run: " + sandbox_failure;
+      if (c.result == check::verdict::not_testable)
+        c.reason = "the sandbox did not run: " + sandbox_failure;
   }
   // A directive nginx rejects that no lint error predicted: nginx would refuse this config,
   // which is as serious as an error finding.
@@ -409,13 +426,16 @@ int run_check(const check_args& a) {
           predicted = true;
       if (predicted) continue;
       unpredicted = true;
-      rep.errors.push_back("nginx -t rejects " + (r.where.file.empty() ? std::string("the config") : to_string(r.where)) +
-                          " (server " + r.server + "): " + r.message + "; no lint rule predicted it, nginx would not start");
+      rep.errors.push_back("nginx -t rejects " +
+                           (r.where.file.empty() ? std::string("the config") : to_string(r.where)) +
+                           " (server " + r.server + "): " + r.message +
+                           "; no lint rule predicted it, nginx would not start");
     }
   for (const auto& r : rep.probes)
     if (r.error) {
       unreachable = true;
-      rep.notes.push_back(r.target + (r.sni.empty() ? "" : " (SNI " + r.sni + ")") + " could not be probed: " + *r.error);
+      rep.notes.push_back(r.target + (r.sni.empty() ? "" : " (SNI " + r.sni + ")") +
+                          " could not be probed: " + *r.error);
     }
 
   if (sb) sb->stop();  // every nginx gone and the run directory removed before the report goes out
@@ -423,13 +443,15 @@ int run_check(const check_args& a) {
     write_output(a.output, report::render_check_json(rep));
   } else if (a.format == "sarif") {
     char buf[4096];
-    write_output(a.output, report::render_check_sarif(rep, getcwd(buf, sizeof buf) ? std::string(buf) : std::string()));
+    write_output(a.output, report::render_check_sarif(
+                               rep, getcwd(buf, sizeof buf) ? std::string(buf) : std::string()));
   } else {
     write_output(a.output, report::render_check_text(rep, a.output.empty() && is_tty(1)));
   }
   if (unreachable) {
     // The report holds the reasons; stderr says why the exit code is 3.
-    std::cerr << "ngxtls: " << (sandbox_failure.empty() ? "a target could not be probed" : sandbox_failure)
+    std::cerr << "ngxtls: "
+              << (sandbox_failure.empty() ? "a target could not be probed" : sandbox_failure)
               << " (exit 3; see the report's notes)\n";
     return exit_target;
   }
@@ -438,7 +460,8 @@ int run_check(const check_args& a) {
   auto threshold = engine::parse_severity(a.fail_on).value_or(engine::severity::warning);
   // Refuted findings are reported but do not fail the run.
   for (const auto& c : rep.checked)
-    if (c.result != check::verdict::refuted && static_cast<int>(c.finding.level) <= static_cast<int>(threshold))
+    if (c.result != check::verdict::refuted &&
+        static_cast<int>(c.finding.level) <= static_cast<int>(threshold))
       return exit_findings;
   return exit_ok;
 }
@@ -447,39 +470,57 @@ int run_check(const check_args& a) {
 
 void register_check(CLI::App& app, std::function<int()>& run) {
   auto a = std::make_shared<check_args>();
-  auto* sub = app.add_subcommand("check", "Lint a config and confirm or refute each finding on a live endpoint or a sandbox nginx");
-  sub->add_option("config", a->config, "nginx.conf, a saved `nginx -T` dump, or - for stdin")->required();
-  sub->add_option("--endpoint", a->endpoints, "live TARGET serving this config (host[:port]); repeat for several instances");
-  sub->add_option("--connect", a->connect, "dial this backend address instead, sending the config's server names as SNI");
+  auto* sub = app.add_subcommand(
+      "check",
+      "Lint a config and confirm or refute each finding on a live endpoint or a sandbox nginx");
+  sub->add_option("config", a->config, "nginx.conf, a saved `nginx -T` dump, or - for stdin")
+      ->required();
+  sub->add_option("--endpoint", a->endpoints,
+                  "live TARGET serving this config (host[:port]); repeat for several instances");
+  sub->add_option("--connect", a->connect,
+                  "dial this backend address instead, sending the config's server names as SNI");
   sub->add_flag("--sandbox", a->sandbox,
                 "before deploy: run this config's TLS servers in a throwaway nginx on loopback (as "
                 "root: nginx runs as "
                 "an unused uid in a loopback-only network namespace, with no module or Lua the "
                 "config names; see "
                 "docs/user-guide.md)");
-  sub->add_option("--nginx", a->nginx, "--sandbox: the nginx binary (default: nginx on PATH, else /usr/sbin/nginx)");
-  sub->add_option("--instances", a->instances, "--sandbox: masters on each port with reuseport, standing for N hosts")
+  sub->add_option("--nginx", a->nginx,
+                  "--sandbox: the nginx binary (default: nginx on PATH, else /usr/sbin/nginx)");
+  sub->add_option("--instances", a->instances,
+                  "--sandbox: masters on each port with reuseport, standing for N hosts")
       ->check(CLI::Range(1, 16));
-  sub->add_flag("--reload", a->reload, "--sandbox: reload nginx between taking a session and offering it");
+  sub->add_flag("--reload", a->reload,
+                "--sandbox: reload nginx between taking a session and offering it");
   sub->add_option("--conf-prefix", a->conf_prefix, "nginx's conf prefix");
   sub->add_option("--nginx-version", a->nginx_version, "nginx version to assume")->take_last();
-  sub->add_option("--openssl-version", a->openssl_version, "OpenSSL version to assume")->take_last();
-  sub->add_option("--format", a->format, "output format")->check(CLI::IsMember({"text", "json", "sarif"}));
+  sub->add_option("--openssl-version", a->openssl_version, "OpenSSL version to assume")
+      ->take_last();
+  sub->add_option("--format", a->format, "output format")
+      ->check(CLI::IsMember({"text", "json", "sarif"}));
   sub->add_option("-o,--output", a->output, "write the report to FILE");
-  sub->add_option("--fail-on", a->fail_on, "exit 1 on findings (not refuted) at or above this severity")
+  sub->add_option("--fail-on", a->fail_on,
+                  "exit 1 on findings (not refuted) at or above this severity")
       ->check(CLI::IsMember({"error", "warning", "note", "never"}));
   sub->add_option("--select", a->select, "only these rule ids")->delimiter(',');
   sub->add_option("--ignore", a->ignore, "skip these rule ids")->delimiter(',');
-  sub->add_option("--baseline", a->baseline, "the config deployed before this one (with --sandbox: run it first, then reload into CONFIG)");
+  sub->add_option("--baseline", a->baseline,
+                  "the config deployed before this one (with --sandbox: run it first, then reload "
+                  "into CONFIG)");
   sub->add_flag("--strict-files", a->strict_files, "missing certificate and key files are errors");
-  sub->add_option("-n", a->attempts, "resumption attempts per protocol")->check(CLI::Range(1, 10000));
-  sub->add_option("-c", a->per_target, "connections in flight per target")->check(CLI::Range(1, 256));
-  sub->add_option("--timeout", a->timeout_ms, "per-connection timeout, ms")->check(CLI::Range(1, 600000));
+  sub->add_option("-n", a->attempts, "resumption attempts per protocol")
+      ->check(CLI::Range(1, 10000));
+  sub->add_option("-c", a->per_target, "connections in flight per target")
+      ->check(CLI::Range(1, 256));
+  sub->add_option("--timeout", a->timeout_ms, "per-connection timeout, ms")
+      ->check(CLI::Range(1, 600000));
   sub->add_flag("--tls1.2", a->only12, "probe TLS 1.2 only");
   sub->add_flag("--tls1.3", a->only13, "probe TLS 1.3 only");
   sub->add_flag("--no-ocsp", a->no_ocsp, "do not ask for OCSP staples");
-  sub->add_option("--sess-in", a->sess_in, "offer this saved session (PEM, as openssl s_client -sess_out writes)");
-  sub->add_option("--max-names", a->max_names, "server names to probe at most")->check(CLI::Range(1, 4096));
+  sub->add_option("--sess-in", a->sess_in,
+                  "offer this saved session (PEM, as openssl s_client -sess_out writes)");
+  sub->add_option("--max-names", a->max_names, "server names to probe at most")
+      ->check(CLI::Range(1, 4096));
   sub->callback([a, &run] { run = [a] { return run_check(*a); }; });
 }
 

@@ -50,7 +50,8 @@ std::optional<engine::project_config> load_project(const std::string& explicit_p
     char buf[4096];
     if (!getcwd(buf, sizeof buf)) return std::nullopt;
     auto found = engine::find_project_config(buf);
-    if (!found.ignored.empty()) std::cerr << "ngxtls: warning: ignoring " << report::terminal_safe(found.ignored) << "\n";
+    if (!found.ignored.empty())
+      std::cerr << "ngxtls: warning: ignoring " << report::terminal_safe(found.ignored) << "\n";
     if (!found.path) return std::nullopt;
     path = *found.path;
   }
@@ -107,7 +108,8 @@ std::string run_nginx_v(const std::string& binary) {
 }
 }  // namespace
 
-model::assumed_versions choose_versions(const std::string& nginx_flag, const std::string& openssl_flag,
+model::assumed_versions choose_versions(const std::string& nginx_flag,
+                                        const std::string& openssl_flag,
                                         const std::optional<engine::project_config>& pc,
                                         const std::string& nginx_binary) {
   model::assumed_versions v;
@@ -351,6 +353,8 @@ void replace_config_file(const std::string& path, const std::string& text) {
       target, path, [&](std::ostream& os) { os << text; }, &st);
 }
 
-bool is_tty(int fd) { return isatty(fd) == 1; }
+bool is_tty(int fd) {
+  return isatty(fd) == 1;
+}
 
 }  // namespace ngxtls::cli

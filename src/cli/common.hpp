@@ -27,7 +27,8 @@ std::optional<engine::project_config> load_project(const std::string& explicit_p
 /// The assumed versions: flags, else .ngxtls.toml, else `NGINX -V` (`nginx_binary`, default
 /// `nginx` on PATH; `check --sandbox` passes the nginx it runs), else the newest known nginx and
 /// the linked libssl. Throws usage_error for unparseable values.
-model::assumed_versions choose_versions(const std::string& nginx_flag, const std::string& openssl_flag,
+model::assumed_versions choose_versions(const std::string& nginx_flag,
+                                        const std::string& openssl_flag,
                                         const std::optional<engine::project_config>& pc,
                                         const std::string& nginx_binary = "nginx");
 

@@ -212,8 +212,10 @@ int run_lint(const lint_args& a) {
       diff += result.diff;
       fixed += result.applied;
       for (const auto& c : result.conflicts)
-        std::cerr << "ngxtls: not fixed (overlaps another fix): " << report::terminal_safe(c) << '\n';
-      for (const auto& c : result.refused) std::cerr << "ngxtls: not fixed: " << report::terminal_safe(c) << '\n';
+        std::cerr << "ngxtls: not fixed (overlaps another fix): " << report::terminal_safe(c)
+                  << '\n';
+      for (const auto& c : result.refused)
+        std::cerr << "ngxtls: not fixed: " << report::terminal_safe(c) << '\n';
       if (a.fix_mode == "write") {
         for (const auto& [path, text] : result.files) {
           if (path == "<stdin>" || configs[i]->files.empty())

@@ -37,8 +37,9 @@ class progress_bar {
     last_ = now;
     int width = 30;
     int filled = p.planned > 0 ? std::min(width, p.done * width / p.planned) : 0;
-    std::cerr << "\r[" << std::string(filled, '=') << std::string(width - filled, ' ') << "] " << p.done << "/"
-              << p.planned << " connections, " << p.targets_done << "/" << p.targets << " targets" << std::flush;
+    std::cerr << "\r[" << std::string(filled, '=') << std::string(width - filled, ' ') << "] "
+              << p.done << "/" << p.planned << " connections, " << p.targets_done << "/"
+              << p.targets << " targets" << std::flush;
     drawn_ = true;
   }
   ~progress_bar() {
@@ -59,12 +60,14 @@ int run_probe_command(const probe_args& a) {
     // A FIFO or device named by mistake must neither block nor grow memory without end.
     struct stat st {};
     if (::stat(a.targets_file->c_str(), &st) != 0)
-      throw input_error({*a.targets_file, 0, 0}, std::string("cannot read targets file: ") + std::strerror(errno));
+      throw input_error({*a.targets_file, 0, 0},
+                        std::string("cannot read targets file: ") + std::strerror(errno));
     if (!S_ISREG(st.st_mode))
       throw input_error({*a.targets_file, 0, 0}, "cannot read targets file: not a regular file");
     if (st.st_size > max_targets_file_bytes)
       throw input_error({*a.targets_file, 0, 0}, "targets file is larger than the limit of " +
-                                                     std::to_string(max_targets_file_bytes) + " bytes");
+                                                     std::to_string(max_targets_file_bytes) +
+                                                     " bytes");
     std::ifstream f(*a.targets_file);
     if (!f) throw input_error({*a.targets_file, 0, 0}, "cannot read targets file");
     std::string line;
@@ -95,8 +98,10 @@ int run_probe_command(const probe_args& a) {
                 << " ignored: each target is probed once\n";
     texts = std::move(unique);
   }
-  if (a.sess_out && texts.size() != 1) throw usage_error("probe: --sess-out needs exactly one target");
-  if (a.attempts < 0 || a.per_target < 1 || a.parallel < 1 || a.timeout_ms < 1 || a.total_timeout_ms < 1)
+  if (a.sess_out && texts.size() != 1)
+    throw usage_error("probe: --sess-out needs exactly one target");
+  if (a.attempts < 0 || a.per_target < 1 || a.parallel < 1 || a.timeout_ms < 1 ||
+      a.total_timeout_ms < 1)
     throw usage_error("probe: -n must be >= 0, -c, --parallel, --timeout and --total-timeout >= 1");
   // Bounds that keep the plan's counters and the descriptors in flight sane.
   if (a.attempts > 1000000 || a.per_target > 1024 || a.parallel > 65536)
@@ -152,21 +157,27 @@ int run_probe_command(const probe_args& a) {
 
 void register_probe(CLI::App& app, std::function<int()>& run) {
   auto args = std::make_shared<probe_args>();
-  auto* sub = app.add_subcommand("probe", "measure TLS session resumption, ticket keys and OCSP staples of live endpoints");
+  auto* sub = app.add_subcommand(
+      "probe", "measure TLS session resumption, ticket keys and OCSP staples of live endpoints");
   sub->add_option("TARGET", args->targets, "host, host:port, [v6]:port or https://host[:port]/");
   sub->add_option("--sni", args->sni, "server name to send (default: the target's host)");
-  sub->add_option("--connect", args->connect, "dial this address (addr[:port]) but send the target's SNI");
+  sub->add_option("--connect", args->connect,
+                  "dial this address (addr[:port]) but send the target's SNI");
   sub->add_option("-n", args->attempts, "resumption attempts per protocol run (default 20)");
   sub->add_option("-c", args->per_target, "connections in flight per target (default 4)");
   sub->add_option("--parallel", args->parallel, "targets probed at once (default 16)");
   sub->add_flag("--tls1.2", args->tls12, "probe TLS 1.2 (tickets and session IDs)");
   sub->add_flag("--tls1.3", args->tls13, "probe TLS 1.3");
   sub->add_option("--timeout", args->timeout_ms, "per connection timeout, ms (default 5000)");
-  sub->add_option("--total-timeout", args->total_timeout_ms, "per target deadline, ms (default 120000)");
-  sub->add_option("--sess-in", args->sess_in, "offer the session in this PEM file (openssl s_client format)");
-  sub->add_option("--sess-out", args->sess_out, "save the first session to this PEM file (mode 0600)");
+  sub->add_option("--total-timeout", args->total_timeout_ms,
+                  "per target deadline, ms (default 120000)");
+  sub->add_option("--sess-in", args->sess_in,
+                  "offer the session in this PEM file (openssl s_client format)");
+  sub->add_option("--sess-out", args->sess_out,
+                  "save the first session to this PEM file (mode 0600)");
   sub->add_flag("--no-http", args->no_http, "do not send HEAD / after the handshake");
-  sub->add_flag("--fresh-tickets", args->fresh, "offer the newest ticket on every attempt (as browsers do)");
+  sub->add_flag("--fresh-tickets", args->fresh,
+                "offer the newest ticket on every attempt (as browsers do)");
   sub->add_flag("--no-ocsp", args->no_ocsp, "do not ask for OCSP staples");
   sub->add_option("--targets", args->targets_file, "file with one target a line");
   sub->add_option("--format", args->format, "text, json or prometheus")

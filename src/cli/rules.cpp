@@ -15,7 +15,8 @@ void register_rules(CLI::App& app, std::function<int()>& run) {
   auto docs_dir = std::make_shared<std::string>();
   auto* sub = app.add_subcommand("rules", "List the rules, or print one rule's documentation");
   sub->add_option("id", *id, "rule id");
-  sub->add_option("--write-docs", *docs_dir, "write one Markdown page per rule and an index into DIR");
+  sub->add_option("--write-docs", *docs_dir,
+                  "write one Markdown page per rule and an index into DIR");
   sub->callback([id, docs_dir, &run] {
     run = [id, docs_dir] {
       if (!docs_dir->empty()) {
@@ -24,9 +25,11 @@ void register_rules(CLI::App& app, std::function<int()>& run) {
             write_output(path, text);
           });
         } catch (const std::exception& e) {  // filesystem_error, or "cannot write FILE"
-          throw usage_error("--write-docs: cannot write the rule pages into " + *docs_dir + ": " + e.what());
+          throw usage_error("--write-docs: cannot write the rule pages into " + *docs_dir + ": " +
+                            e.what());
         }
-        std::cout << "wrote " << engine::all_rules().size() << " rule pages to " << *docs_dir << '\n';
+        std::cout << "wrote " << engine::all_rules().size() << " rule pages to " << *docs_dir
+                  << '\n';
         return static_cast<int>(exit_ok);
       }
       if (id->empty()) {

@@ -145,7 +145,7 @@ struct parse_state {
   /// Arguments of the statement being read past max_args: counted, not kept, so that the
   /// limit holds while the statement is read (the error names the full count).
   std::size_t args_past_limit = 0;
-  std::uint32_t name_line = 0;    ///< position of pending[0]
+  std::uint32_t name_line = 0;  ///< position of pending[0]
   std::uint32_t name_column = 0;
   std::size_t name_offset = 0;
   std::size_t depth = 0;

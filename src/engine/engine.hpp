@@ -21,10 +21,11 @@ class context;
 /// One rule of the catalog. Everything about a rule lives in its own file under rules/
 /// (CONVENTIONS, Rules).
 struct rule {
-  std::string id;          ///< kebab-case, e.g. "tls13-resumption-disabled"
-  severity level;          ///< default severity (a rule may lower or raise per finding)
-  std::string summary;     ///< one line
-  std::string doc;         ///< Markdown: What it flags / Why it matters / Example / Fix / How the prober confirms it / Source
+  std::string id;       ///< kebab-case, e.g. "tls13-resumption-disabled"
+  severity level;       ///< default severity (a rule may lower or raise per finding)
+  std::string summary;  ///< one line
+  std::string doc;  ///< Markdown: What it flags / Why it matters / Example / Fix / How the prober
+                    ///< confirms it / Source
   std::function<void(const context&, finding_list&)> check;
   /// Found only by `check` from probe evidence (its lint check reports nothing): a suppression
   /// comment for it silences the probe's finding and is never reported unused by lint.
@@ -44,11 +45,11 @@ struct fleet_member {
 
 /// Options that change what rules report.
 struct lint_options {
-  bool strict_files = false;                  ///< missing cert/key files are errors, not notes
-  const model::model* baseline = nullptr;     ///< --baseline: the config deployed before this one
-  std::vector<fleet_member> fleet;            ///< --fleet: every member, this one included
+  bool strict_files = false;                    ///< missing cert/key files are errors, not notes
+  const model::model* baseline = nullptr;       ///< --baseline: the config deployed before this one
+  std::vector<fleet_member> fleet;              ///< --fleet: every member, this one included
   std::optional<std::set<std::string>> select;  ///< only these rule ids
-  std::set<std::string> ignore;               ///< never these rule ids
+  std::set<std::string> ignore;                 ///< never these rule ids
   std::map<std::string, severity> severity_overrides;
   /// Certificates expiring within this many days are reported (`.ngxtls.toml` expiry_days).
   int expiry_window_days = 30;

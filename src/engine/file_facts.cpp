@@ -26,22 +26,24 @@ const lookup<T>& cached(std::mutex& mu, std::map<std::string, lookup<T>>& cache,
 }  // namespace
 
 const lookup<std::vector<tls::certificate_info>>& file_facts::certificate(const std::string& path) {
-  return cached(mu_, certs_, path, [](const std::string& p) { return tls::read_certificate_chain(p); });
+  return cached(mu_, certs_, path,
+                [](const std::string& p) { return tls::read_certificate_chain(p); });
 }
 
 const lookup<tls::ticket_key_info>& file_facts::ticket_key(const std::string& path) {
-  return cached(mu_, keys_, path, [](const std::string& p) { return tls::inspect_ticket_key_file(p); });
+  return cached(mu_, keys_, path,
+                [](const std::string& p) { return tls::inspect_ticket_key_file(p); });
 }
 
 const lookup<int>& file_facts::dhparam(const std::string& path) {
   return cached(mu_, dhparams_, path, [](const std::string& p) { return tls::dhparam_bits(p); });
 }
 
-const lookup<std::optional<std::string>>& file_facts::key_match(const std::string& cert, const std::string& key) {
+const lookup<std::optional<std::string>>& file_facts::key_match(const std::string& cert,
+                                                                const std::string& key) {
   // The cache key joins both paths; a NUL cannot occur in a path.
-  return cached(mu_, key_matches_, cert + std::string(1, '\0') + key, [&](const std::string&) {
-    return tls::key_matches_certificate(cert, key);
-  });
+  return cached(mu_, key_matches_, cert + std::string(1, '\0') + key,
+                [&](const std::string&) { return tls::key_matches_certificate(cert, key); });
 }
 
 std::optional<bool> file_facts::issuer_available(const std::string& chain,

@@ -29,12 +29,14 @@ struct file_facts {
   /// A ssl_session_ticket_key file's size, mode, key name and fingerprint (never the key).
   const lookup<tls::ticket_key_info>& ticket_key(const std::string& path);
   /// tls::issuer_available, cached; nullopt when the chain file cannot be read.
-  std::optional<bool> issuer_available(const std::string& chain, const std::vector<std::string>& cas);
+  std::optional<bool> issuer_available(const std::string& chain,
+                                       const std::vector<std::string>& cas);
   /// Prime bits of an ssl_dhparam file (tls::dhparam_bits).
   const lookup<int>& dhparam(const std::string& path);
   /// tls::key_matches_certificate for a certificate and key file pair: facts holds nullopt
   /// when they match, else the reason; missing/error describe either file.
-  const lookup<std::optional<std::string>>& key_match(const std::string& cert, const std::string& key);
+  const lookup<std::optional<std::string>>& key_match(const std::string& cert,
+                                                      const std::string& key);
 
  private:
   std::mutex mu_;  ///< one lock: a file is read once, whichever rule asks first

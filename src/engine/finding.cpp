@@ -4,9 +4,12 @@ namespace ngxtls::engine {
 
 std::string to_string(severity s) {
   switch (s) {
-    case severity::error: return "error";
-    case severity::warning: return "warning";
-    case severity::note: return "note";
+    case severity::error:
+      return "error";
+    case severity::warning:
+      return "warning";
+    case severity::note:
+      return "note";
   }
   return "?";
 }

@@ -27,9 +27,9 @@ struct evidence {
 /// A byte-range replacement in one config file, for `lint --fix`: replace `length` bytes at
 /// `offset` of the file's content (as read, config::source_file::content) with `replacement`.
 struct text_edit {
-  std::string file;          ///< path as in source_location::file
-  std::size_t offset = 0;    ///< byte offset into the file
-  std::size_t length = 0;    ///< bytes replaced (0 = insert)
+  std::string file;        ///< path as in source_location::file
+  std::size_t offset = 0;  ///< byte offset into the file
+  std::size_t length = 0;  ///< bytes replaced (0 = insert)
   std::string replacement;
   /// Offset of the directive whose block the replacement's directives belong in (the directive
   /// replaced, or the one inserted after); apply_fixes re-parses the result and refuses an
@@ -41,15 +41,16 @@ struct text_edit {
 struct finding {
   std::string rule;
   severity level = severity::warning;
-  std::string message;                         ///< one sentence: what is wrong and its effect
-  source_location location;                    ///< the causing directive (DESIGN, Model)
-  std::vector<source_location> include_chain;  ///< include directives that led there, outermost first
-  std::vector<evidence> facts;                 ///< effective values behind the finding
-  std::string fix;                             ///< a config snippet that fixes it
-  std::string server;                          ///< "name (socket)" for context; may be empty
-  std::vector<text_edit> edits;                ///< a mechanical fix, when the rule has one (lint --fix)
-  std::vector<int> ports;                      ///< ports of the listen sockets it concerns (check matches
-                                               ///< probe evidence by these); empty = not socket-bound
+  std::string message;       ///< one sentence: what is wrong and its effect
+  source_location location;  ///< the causing directive (DESIGN, Model)
+  std::vector<source_location>
+      include_chain;             ///< include directives that led there, outermost first
+  std::vector<evidence> facts;   ///< effective values behind the finding
+  std::string fix;               ///< a config snippet that fixes it
+  std::string server;            ///< "name (socket)" for context; may be empty
+  std::vector<text_edit> edits;  ///< a mechanical fix, when the rule has one (lint --fix)
+  std::vector<int> ports;        ///< ports of the listen sockets it concerns (check matches
+                                 ///< probe evidence by these); empty = not socket-bound
 };
 
 /// The most findings one rule keeps in one run (unused-suppression notes count as a rule):

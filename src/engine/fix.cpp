@@ -10,7 +10,8 @@
 
 namespace ngxtls::engine {
 
-std::optional<std::size_t> offset_of(std::string_view content, std::uint32_t line, std::uint32_t column) {
+std::optional<std::size_t> offset_of(std::string_view content, std::uint32_t line,
+                                     std::uint32_t column) {
   if (line == 0 || column == 0) return std::nullopt;
   std::size_t pos = 0;
   for (std::uint32_t l = 1; l < line; ++l) {
@@ -84,7 +85,8 @@ std::optional<text_edit> insert_after(const config::config& cfg, const config::d
   auto line_start = content.rfind('\n', span->first == 0 ? 0 : span->first - 1);
   line_start = line_start == std::string_view::npos || span->first == 0 ? 0 : line_start + 1;
   std::string indent;
-  for (std::size_t i = line_start; i < span->first && (content[i] == ' ' || content[i] == '\t'); ++i)
+  for (std::size_t i = line_start; i < span->first && (content[i] == ' ' || content[i] == '\t');
+       ++i)
     indent += content[i];
   const std::string& path = cfg.files[d.file].path;
   // After the directive's own line (keeping a trailing comment on it where it is), when only
@@ -135,11 +137,13 @@ void emit_line(std::string& out, char tag, std::string_view line) {
 }
 
 // A unified diff of one file from its sorted, non-overlapping edits, with 3 lines of context.
-std::string file_diff(const std::string& path, std::string_view old_text, const std::vector<text_edit>& edits) {
+std::string file_diff(const std::string& path, std::string_view old_text,
+                      const std::vector<text_edit>& edits) {
   constexpr std::size_t context = 3;
   auto old_lines = lines_of(old_text);
   std::vector<std::size_t> starts;  // byte offset of each old line
-  for (std::size_t i = 0, off = 0; i < old_lines.size(); off += old_lines[i].size(), ++i) starts.push_back(off);
+  for (std::size_t i = 0, off = 0; i < old_lines.size(); off += old_lines[i].size(), ++i)
+    starts.push_back(off);
   auto line_index = [&](std::size_t offset) -> std::size_t {
     auto it = std::upper_bound(starts.begin(), starts.end(), offset);
     return it == starts.begin() ? 0 : static_cast<std::size_t>(it - starts.begin()) - 1;
@@ -153,8 +157,10 @@ std::string file_diff(const std::string& path, std::string_view old_text, const 
   for (const auto& e : edits) {
     std::size_t first = e.offset >= old_text.size() ? old_lines.size() : line_index(e.offset);
     std::size_t last_excl = first;
-    if (e.length > 0) last_excl = line_index(e.offset + e.length - 1) + 1;
-    else if (first < old_lines.size() && e.offset != starts[first]) last_excl = first + 1;
+    if (e.length > 0)
+      last_excl = line_index(e.offset + e.length - 1) + 1;
+    else if (first < old_lines.size() && e.offset != starts[first])
+      last_excl = first + 1;
     if (e.offset >= old_text.size() && !old_lines.empty() && old_text.back() != '\n') {
       first = old_lines.size() - 1;  // appending to a last line without newline changes it
       last_excl = old_lines.size();
@@ -321,12 +327,14 @@ fix_result apply_fixes(const config::config& cfg, const std::vector<finding>& fi
     }
     if (!all_seen)
       for (const auto& e : f.edits)
-        if (seen.insert({e.file, e.offset, e.length, e.replacement}).second) per_file[e.file].push_back(e);
+        if (seen.insert({e.file, e.offset, e.length, e.replacement}).second)
+          per_file[e.file].push_back(e);
     ++result.applied;
   }
   const auto by_offset = [](const text_edit& a, const text_edit& b) { return a.offset < b.offset; };
   for (auto& [path, edits] : per_file) {
-    auto file = std::find_if(cfg.files.begin(), cfg.files.end(), [&](const auto& s) { return s.path == path; });
+    auto file = std::find_if(cfg.files.begin(), cfg.files.end(),
+                             [&](const auto& s) { return s.path == path; });
     if (file == cfg.files.end() || edits.empty()) continue;
     std::sort(edits.begin(), edits.end(), by_offset);
     // Every fix is re-parsed before it is shown or written: a fix that would not parse, or

@@ -13,7 +13,8 @@
 namespace ngxtls::engine {
 
 /// Byte offset of 1-based (line, column) in `content`; nullopt past the end.
-std::optional<std::size_t> offset_of(std::string_view content, std::uint32_t line, std::uint32_t column);
+std::optional<std::size_t> offset_of(std::string_view content, std::uint32_t line,
+                                     std::uint32_t column);
 
 /// An edit that replaces a whole simple directive (name through its `;`) with `text`
 /// (which should end in `;`). nullopt for block directives, Lua blocks, or when the `;`

@@ -102,7 +102,9 @@ namespace {
 
 [[noreturn]] void fail(const std::string& file, const toml::value& at, const std::string& msg) {
   auto loc = at.location();
-  throw input_error({file, static_cast<std::uint32_t>(loc.line()), static_cast<std::uint32_t>(loc.column())}, msg);
+  throw input_error(
+      {file, static_cast<std::uint32_t>(loc.line()), static_cast<std::uint32_t>(loc.column())},
+      msg);
 }
 
 std::string as_string(const std::string& file, const toml::value& v, const std::string& key) {
@@ -110,7 +112,8 @@ std::string as_string(const std::string& file, const toml::value& v, const std::
   return v.as_string().str;
 }
 
-std::vector<std::string> as_strings(const std::string& file, const toml::value& v, const std::string& key) {
+std::vector<std::string> as_strings(const std::string& file, const toml::value& v,
+                                    const std::string& key) {
   if (!v.is_array()) fail(file, v, "\"" + key + "\" must be an array of strings");
   std::vector<std::string> out;
   for (const auto& e : v.as_array()) out.push_back(as_string(file, e, key));
@@ -206,8 +209,9 @@ project_config load_project_config(const std::string& path) {
     root = toml::parse(in, path);
   } catch (const toml::syntax_error& e) {
     auto loc = e.location();
-    throw input_error({path, static_cast<std::uint32_t>(loc.line()), static_cast<std::uint32_t>(loc.column())},
-                      "TOML syntax error");
+    throw input_error(
+        {path, static_cast<std::uint32_t>(loc.line()), static_cast<std::uint32_t>(loc.column())},
+        "TOML syntax error");
   } catch (const std::runtime_error& e) {
     throw input_error({path, 0, 0}, e.what());
   }
@@ -215,8 +219,10 @@ project_config load_project_config(const std::string& path) {
   pc.path = path;
   const fs::path base = fs::absolute(path).parent_path();
   for (const auto& [key, v] : root.as_table()) {
-    if (key == "nginx_version") pc.nginx_version = as_string(path, v, key);
-    else if (key == "openssl_version") pc.openssl_version = as_string(path, v, key);
+    if (key == "nginx_version")
+      pc.nginx_version = as_string(path, v, key);
+    else if (key == "openssl_version")
+      pc.openssl_version = as_string(path, v, key);
     else if (key == "strict_files") {
       if (!v.is_boolean()) fail(path, v, "\"strict_files\" must be true or false");
       pc.strict_files = v.as_boolean();
@@ -227,7 +233,8 @@ project_config load_project_config(const std::string& path) {
     } else if (key == "ignore") {
       for (const auto& id : as_strings(path, v, key)) pc.ignore.insert(known_rule(path, v, id));
     } else if (key == "severity") {
-      if (!v.is_table()) fail(path, v, "[severity] must be a table of rule = \"error|warning|note\"");
+      if (!v.is_table())
+        fail(path, v, "[severity] must be a table of rule = \"error|warning|note\"");
       for (const auto& [rid, sv] : v.as_table()) {
         known_rule(path, sv, rid);
         auto s = parse_severity(as_string(path, sv, rid));
@@ -239,7 +246,8 @@ project_config load_project_config(const std::string& path) {
       for (const auto& [fk, fv] : v.as_table()) {
         if (fk != "configs") fail(path, fv, "unknown key \"fleet." + fk + "\"");
         for (const auto& c : as_strings(path, fv, "configs"))
-          pc.fleet.push_back(fs::path(c).is_absolute() ? c : (base / c).lexically_normal().string());
+          pc.fleet.push_back(fs::path(c).is_absolute() ? c
+                                                       : (base / c).lexically_normal().string());
       }
     } else if (key == "expiry_days") {
       if (!v.is_integer() || v.as_integer() < 0 || v.as_integer() > 3650)
@@ -252,9 +260,12 @@ project_config load_project_config(const std::string& path) {
       for (const auto& [lk, lv] : v.as_table()) {
         if (lk != "new_sessions_per_second") fail(path, lv, "unknown key \"load." + lk + "\"");
         double rate = 0;
-        if (lv.is_integer()) rate = static_cast<double>(lv.as_integer());
-        else if (lv.is_floating()) rate = lv.as_floating();
-        else fail(path, lv, "\"load.new_sessions_per_second\" must be a number");
+        if (lv.is_integer())
+          rate = static_cast<double>(lv.as_integer());
+        else if (lv.is_floating())
+          rate = lv.as_floating();
+        else
+          fail(path, lv, "\"load.new_sessions_per_second\" must be a number");
         if (!(rate > 0)) fail(path, lv, "\"load.new_sessions_per_second\" must be above 0");
         pc.new_sessions_per_second = rate;
       }

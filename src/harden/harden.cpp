@@ -208,8 +208,10 @@ snippet generate(const harden_options& o) {
   // The resolver is written as it is (addresses and parameters such as valid=30s): nothing in
   // it may end the directive or start a comment.
   for (char c : o.resolver)
-    if (static_cast<unsigned char>(c) < 0x20 || std::string_view(";{}\"'\\#$").find(c) != std::string_view::npos)
-      throw usage_error("--resolver " + o.resolver + ": addresses and parameters only (no ; { } quotes \\ # $)");
+    if (static_cast<unsigned char>(c) < 0x20 ||
+        std::string_view(";{}\"'\\#$").find(c) != std::string_view::npos)
+      throw usage_error("--resolver " + o.resolver +
+                        ": addresses and parameters only (no ; { } quotes \\ # $)");
   const profile p = load_profile(o.profile);
   snippet s;
   s.profile_name = p.name;

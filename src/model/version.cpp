@@ -22,18 +22,24 @@ std::optional<version> version::parse(const std::string& text) {
       ++i;
     }
     parts[k] = static_cast<int>(v);
-    if (i < text.size() && text[i] == '.') ++i; else break;
+    if (i < text.size() && text[i] == '.')
+      ++i;
+    else
+      break;
   }
   return version{parts[0], parts[1], parts[2]};
 }
 
 nginx_v_info parse_nginx_v(const std::string& text) {
   nginx_v_info out;
-  if (auto p = text.find("nginx/"); p != std::string::npos) out.nginx = version::parse(text.substr(p + 6, 20));
+  if (auto p = text.find("nginx/"); p != std::string::npos)
+    out.nginx = version::parse(text.substr(p + 6, 20));
   auto running = text.find("running with OpenSSL ");
   auto built = text.find("built with OpenSSL ");
-  if (running != std::string::npos) out.openssl = version::parse(text.substr(running + 21, 20));
-  else if (built != std::string::npos) out.openssl = version::parse(text.substr(built + 19, 20));
+  if (running != std::string::npos)
+    out.openssl = version::parse(text.substr(running + 21, 20));
+  else if (built != std::string::npos)
+    out.openssl = version::parse(text.substr(built + 19, 20));
   return out;
 }
 

@@ -99,7 +99,7 @@ struct connection {
   bool want_write = false;
   std::string request;
   std::size_t request_off = 0;
-  std::string tail;  // last bytes read, to find the end of the HTTP headers
+  std::string tail;                // last bytes read, to find the end of the HTTP headers
   std::string status_line;         // the response's first bytes, for its status code
   std::optional<int> http_status;  // e.g. 421 (Misdirected Request) for a session from another name
   std::size_t bytes_read = 0;
@@ -127,8 +127,8 @@ constexpr int max_key_samples = 24;
 struct run_state {
   run_spec spec;
   run_result res;
-  session_ptr base;    // offered in same_session mode
-  session_ptr latest;  // newest session, offered in fresh_tickets mode
+  session_ptr base;                 // offered in same_session mode
+  session_ptr latest;               // newest session, offered in fresh_tickets mode
   std::vector<session_ptr> unused;  // fresh_tickets: tickets not offered yet, newest last
   bool started = false, first_done = false, skip_attempts = false, finished = false;
   int launched = 0, completed = 0, in_flight = 0, samples_launched = 0;
@@ -220,7 +220,8 @@ tls::ssl_ctx_ptr make_ctx(int version, bool no_ticket, bool http, long max_cert_
   // a fatal error, which marks the connection's sessions not resumable.
   SSL_CTX_set_options(ctx.get(), SSL_OP_IGNORE_UNEXPECTED_EOF);
   // The client "cache" only hands every new session to our callback; nothing is stored.
-  SSL_CTX_set_session_cache_mode(ctx.get(), SSL_SESS_CACHE_CLIENT | SSL_SESS_CACHE_NO_INTERNAL_STORE);
+  SSL_CTX_set_session_cache_mode(ctx.get(),
+                                 SSL_SESS_CACHE_CLIENT | SSL_SESS_CACHE_NO_INTERNAL_STORE);
   SSL_CTX_sess_set_new_cb(ctx.get(), on_new_session);
   SSL_CTX_set_verify(ctx.get(), SSL_VERIFY_NONE, nullptr);  // a prober measures, it does not trust
   if (http) {
@@ -292,7 +293,8 @@ class prober {
       targets_.push_back(std::move(ts));
     }
     progress_.targets = static_cast<int>(targets_.size());
-    for (auto& t : targets_) progress_.planned += static_cast<int>(t->runs.size()) * (1 + opt_.attempts);
+    for (auto& t : targets_)
+      progress_.planned += static_cast<int>(t->runs.size()) * (1 + opt_.attempts);
   }
 
   std::vector<target_result> run() {
@@ -428,7 +430,8 @@ class prober {
           if (r.spec.mechanism == "ticket" && r.res.session_offered && need_samples(r) &&
               r.samples_launched < max_key_samples) {
             if (r.in_flight == 0) {
-              for (int i = 0; i < std::max(1, opt_.per_target) && r.samples_launched < max_key_samples; ++i) {
+              for (int i = 0;
+                   i < std::max(1, opt_.per_target) && r.samples_launched < max_key_samples; ++i) {
                 ++progress_.planned;
                 ++r.samples_launched;
                 launch(t, t.run, conn_kind::sample, -1, nullptr, now);
@@ -464,13 +467,17 @@ class prober {
 
   void finish_runs(target_state& t, time_point now) {
     bool any_ok = false;
-    for (auto& r : t.runs) any_ok = any_ok || (r.res.supported && !r.res.error) || r.res.connections > 0;
+    for (auto& r : t.runs)
+      any_ok = any_ok || (r.res.supported && !r.res.error) || r.res.connections > 0;
     if (!any_ok && !t.res.error) {
       t.res.error = t.first_error ? *t.first_error : std::string("no TLS handshake succeeded");
-      if (std::all_of(t.runs.begin(), t.runs.end(), [](const run_state& r) { return !r.res.supported; }))
-        t.res.error = "the server accepted none of the protocol versions tried: " + t.res.error.value_or("");
+      if (std::all_of(t.runs.begin(), t.runs.end(),
+                      [](const run_state& r) { return !r.res.supported; }))
+        t.res.error =
+            "the server accepted none of the protocol versions tried: " + t.res.error.value_or("");
     }
-    bool need_retry = opt_.ocsp && !t.res.error && t.res.ocsp.stapled == 0 && t.working_ctx != nullptr &&
+    bool need_retry = opt_.ocsp && !t.res.error && t.res.ocsp.stapled == 0 &&
+                      t.working_ctx != nullptr &&
                       (!t.res.certificate || t.res.certificate->ocsp_url_present);
     if (need_retry) {
       t.st = stage::ocsp_retry;
@@ -543,17 +550,20 @@ class prober {
     res.full_handshake_ms = summarize_ms(r.full_ms);
     res.resumed_handshake_ms = summarize_ms(r.resumed_ms);
     for (const auto& [prefix, n] : r.prefix_counts) {
-      if (n >= 2) res.ticket_key_names[prefix] = n;
-      else res.opaque_tickets += n;
+      if (n >= 2)
+        res.ticket_key_names[prefix] = n;
+      else
+        res.opaque_tickets += n;
     }
-    res.tickets_per_connection = res.connections > 0 ? static_cast<double>(res.tickets) / res.connections : 0.0;
+    res.tickets_per_connection =
+        res.connections > 0 ? static_cast<double>(res.tickets) / res.connections : 0.0;
     res.single_use_pattern = res.mode == "same_session" && res.attempts >= 3 && res.resumed == 1;
     if (!res.error && res.session_offered && res.attempts == 0 && res.failed_connections > 0)
       res.error = "every resumption attempt failed: " + res.last_attempt_error.value_or("");
   }
 
-  void launch(target_state& t, std::size_t run_index, conn_kind kind, int attempt, SSL_SESSION* offer,
-              time_point now) {
+  void launch(target_state& t, std::size_t run_index, conn_kind kind, int attempt,
+              SSL_SESSION* offer, time_point now) {
     auto c = std::make_unique<connection>();
     c->owner = &t;
     c->run_index = run_index;
@@ -664,10 +674,12 @@ class prober {
     }
     if (opt_.http) {
       const target& t = c.owner->t;
-      std::string host = !t.sni.empty() ? t.sni : (t.host.find(':') != std::string::npos ? "[" + t.host + "]" : t.host);
+      std::string host =
+          !t.sni.empty() ? t.sni
+                         : (t.host.find(':') != std::string::npos ? "[" + t.host + "]" : t.host);
       if (t.port != 443) host += ":" + std::to_string(t.port);
-      c.request = "HEAD / HTTP/1.1\r\nHost: " + host + "\r\nUser-Agent: ngxtls/" NGXTLS_VERSION
-                  "\r\nConnection: close\r\n\r\n";
+      c.request = "HEAD / HTTP/1.1\r\nHost: " + host +
+                  "\r\nUser-Agent: ngxtls/" NGXTLS_VERSION "\r\nConnection: close\r\n\r\n";
       c.ph = phase::writing;
     } else if (c.tls13) {
       c.ph = phase::reading;  // TLS 1.3 tickets come after the handshake: read them
@@ -680,26 +692,39 @@ class prober {
   void ssl_trouble(connection& c, int rc, int saved_errno) {
     int e = SSL_get_error(c.ssl.get(), rc);
     switch (e) {
-      case SSL_ERROR_WANT_READ: c.want_write = false; ERR_clear_error(); return;
-      case SSL_ERROR_WANT_WRITE: c.want_write = true; ERR_clear_error(); return;
-      default: break;
+      case SSL_ERROR_WANT_READ:
+        c.want_write = false;
+        ERR_clear_error();
+        return;
+      case SSL_ERROR_WANT_WRITE:
+        c.want_write = true;
+        ERR_clear_error();
+        return;
+      default:
+        break;
     }
     bool in_handshake = c.ph == phase::handshaking;
     std::string reason = first_openssl_reason();
     if (!in_handshake) {
       // After the handshake the measurement stands; a close or reset ends the reading.
-      if (e == SSL_ERROR_ZERO_RETURN || e == SSL_ERROR_SYSCALL) { finish_quiet(c); return; }
-      fail(c, "TLS error after the handshake: " + (reason.empty() ? std::string("unknown") : reason));
+      if (e == SSL_ERROR_ZERO_RETURN || e == SSL_ERROR_SYSCALL) {
+        finish_quiet(c);
+        return;
+      }
+      fail(c,
+           "TLS error after the handshake: " + (reason.empty() ? std::string("unknown") : reason));
       return;
     }
     std::string msg;
     if (e == SSL_ERROR_ZERO_RETURN) {
       msg = "the server closed the TLS connection during the handshake";
     } else if (e == SSL_ERROR_SYSCALL && reason.empty()) {
-      if (saved_errno == ECONNRESET) msg = "connection reset by the server during the TLS handshake";
+      if (saved_errno == ECONNRESET)
+        msg = "connection reset by the server during the TLS handshake";
       else if (saved_errno == 0 || saved_errno == EPIPE)
         msg = "the server closed the connection during the TLS handshake (EOF)";
-      else msg = std::string("TLS handshake failed: ") + std::strerror(saved_errno);
+      else
+        msg = std::string("TLS handshake failed: ") + std::strerror(saved_errno);
     } else {
       msg = "TLS handshake failed: " + (reason.empty() ? std::string("unknown error") : reason);
       if (reason.find("wrong version number") != std::string::npos ||
@@ -741,7 +766,10 @@ class prober {
       if (c.ph == phase::handshaking) {
         int rc = SSL_do_handshake(c.ssl.get());
         int saved = errno;
-        if (rc == 1) { on_handshake(c); continue; }
+        if (rc == 1) {
+          on_handshake(c);
+          continue;
+        }
         ssl_trouble(c, rc, saved);
         return;
       }
@@ -775,7 +803,10 @@ class prober {
           if (opt_.http) {
             read_status(c, buf, static_cast<std::size_t>(rc));
             c.tail.append(buf, static_cast<std::size_t>(rc));
-            if (c.tail.find("\r\n\r\n") != std::string::npos) { finish(c); return; }
+            if (c.tail.find("\r\n\r\n") != std::string::npos) {
+              finish(c);
+              return;
+            }
             if (c.tail.size() > 8) c.tail.erase(0, c.tail.size() - 8);
           }
           continue;
@@ -796,10 +827,13 @@ class prober {
   std::string timeout_message(const connection& c) const {
     std::string ms = std::to_string(opt_.timeout_ms) + " ms";
     switch (c.ph) {
-      case phase::connecting: return "TCP connect to " + c.owner->res.address + " timed out after " + ms;
+      case phase::connecting:
+        return "TCP connect to " + c.owner->res.address + " timed out after " + ms;
       case phase::handshaking:
-        return "TLS handshake timed out after " + ms + " (the server accepted the connection but did not complete a handshake)";
-      default: return "the server did not finish its response within " + ms;
+        return "TLS handshake timed out after " + ms +
+               " (the server accepted the connection but did not complete a handshake)";
+      default:
+        return "the server did not finish its response within " + ms;
     }
   }
 
@@ -857,14 +891,18 @@ class prober {
   }
 
   std::chrono::milliseconds idle_for(const connection& c) const {
-    if (!opt_.http && c.tls13 && !c.sessions.empty()) return std::chrono::milliseconds(ticket_quiet_ms);
+    if (!opt_.http && c.tls13 && !c.sessions.empty())
+      return std::chrono::milliseconds(ticket_quiet_ms);
     return std::chrono::milliseconds(opt_.idle_ms);
   }
 
   // Folds finished connections into their target's results and frees them.
   void reap() {
     for (auto it = conns_.begin(); it != conns_.end();) {
-      if ((*it)->ph != phase::done) { ++it; continue; }
+      if ((*it)->ph != phase::done) {
+        ++it;
+        continue;
+      }
       account(**it);
       it = conns_.erase(it);
     }
@@ -883,7 +921,10 @@ class prober {
         auto& o = t.res.ocsp;
         if (o.connections == 0) o.first_connection_stapled = c.stapled;
         ++o.connections;
-        if (!t.have_first_ocsp) { t.have_first_ocsp = true; t.first_ocsp = c.started; }
+        if (!t.have_first_ocsp) {
+          t.have_first_ocsp = true;
+          t.first_ocsp = c.started;
+        }
         t.last_ocsp = std::max(t.last_ocsp, c.started);
         if (c.stapled) {
           ++o.stapled;
@@ -910,7 +951,9 @@ class prober {
       f.key_type = info.key_type;
       f.key_bits = info.key_bits;
       f.not_after_unix = info.not_after_unix;
-      f.days_to_expiry = static_cast<double>(info.not_after_unix - static_cast<std::int64_t>(std::time(nullptr))) / 86400.0;
+      f.days_to_expiry =
+          static_cast<double>(info.not_after_unix - static_cast<std::int64_t>(std::time(nullptr))) /
+          86400.0;
       f.ocsp_urls = info.ocsp_urls;
       f.ocsp_url_present = !info.ocsp_urls.empty();
       f.dns_names = info.dns_names;
@@ -936,7 +979,8 @@ class prober {
         if (tick == nullptr || len == 0) continue;
         ++with_ticket;
         ++res.tickets;
-        res.ticket_min_bytes = res.ticket_min_bytes == 0 ? len : std::min(res.ticket_min_bytes, len);
+        res.ticket_min_bytes =
+            res.ticket_min_bytes == 0 ? len : std::min(res.ticket_min_bytes, len);
         res.ticket_max_bytes = std::max(res.ticket_max_bytes, len);
         if (len <= stateful_ticket_max_bytes) {
           ++res.stateful_tickets;
@@ -944,7 +988,8 @@ class prober {
           ++res.stateless_tickets;
           ++r.prefix_counts[ticket_prefix_hex(s.get())];
         }
-        res.lifetime_hint_s = static_cast<std::uint32_t>(SSL_SESSION_get_ticket_lifetime_hint(s.get()));
+        res.lifetime_hint_s =
+            static_cast<std::uint32_t>(SSL_SESSION_get_ticket_lifetime_hint(s.get()));
         res.max_early_data = std::max(res.max_early_data, SSL_SESSION_get_max_early_data(s.get()));
       }
       res.max_tickets_per_connection = std::max(res.max_tickets_per_connection, with_ticket);
@@ -982,7 +1027,8 @@ class prober {
       r.full_ms.push_back(c.handshake_ms);
       // The session to resume: the newest one of the first connection (for TLS 1.3 the last
       // NewSessionTicket; OpenSSL's s_client -sess_out keeps the last one too).
-      if (!c.sessions.empty()) r.base = share_session(c.sessions.back().get());
+      if (!c.sessions.empty())
+        r.base = share_session(c.sessions.back().get());
       else if (SSL_SESSION* s = SSL_get_session(c.ssl.get()); s && r.spec.mechanism == "session_id")
         r.base = share_session(s);
       if (r.base) {
@@ -993,7 +1039,8 @@ class prober {
         if (!name.empty()) res.offered_key_name = name;
       }
       bool offerable = r.base && SSL_SESSION_is_resumable(r.base.get());
-      if (r.spec.mechanism == "ticket" && r.base && SSL_SESSION_has_ticket(r.base.get()) != 1) offerable = false;
+      if (r.spec.mechanism == "ticket" && r.base && SSL_SESSION_has_ticket(r.base.get()) != 1)
+        offerable = false;
       if (r.spec.mechanism == "session_id" && !res.session_id_issued) {
         // No session ID: OpenSSL servers send none without a server cache. Attempts show 0%.
         offerable = r.base != nullptr;
@@ -1043,7 +1090,8 @@ class prober {
         return;
       }
     }
-    throw target_error("no session to write to " + *opt_.sess_out + ": no handshake gave a resumable session");
+    throw target_error("no session to write to " + *opt_.sess_out +
+                       ": no handshake gave a resumable session");
   }
 
   probe_options opt_;
@@ -1056,7 +1104,8 @@ class prober {
 
 }  // namespace
 
-std::vector<target_result> run_probe(const std::vector<target>& targets, const probe_options& options) {
+std::vector<target_result> run_probe(const std::vector<target>& targets,
+                                     const probe_options& options) {
   // A server that resets while we write would otherwise kill the process with SIGPIPE
   // (OpenSSL's socket BIO uses write()).
   ::signal(SIGPIPE, SIG_IGN);

@@ -24,20 +24,20 @@ struct progress {
 
 /// How to probe. Defaults follow DESIGN (Prober) and issue 3.
 struct probe_options {
-  int attempts = 20;        ///< -n: resumption attempts per run
-  int per_target = 4;       ///< -c: connections in flight per target
-  int parallel = 16;        ///< --parallel: targets probed at once
-  bool tls12 = true;        ///< run TLS 1.2 (ticket and session_id)
-  bool tls13 = true;        ///< run TLS 1.3
-  int timeout_ms = 5000;    ///< --timeout: per connection (connect + handshake + reading), ms
+  int attempts = 20;              ///< -n: resumption attempts per run
+  int per_target = 4;             ///< -c: connections in flight per target
+  int parallel = 16;              ///< --parallel: targets probed at once
+  bool tls12 = true;              ///< run TLS 1.2 (ticket and session_id)
+  bool tls13 = true;              ///< run TLS 1.3
+  int timeout_ms = 5000;          ///< --timeout: per connection (connect + handshake + reading), ms
   int total_timeout_ms = 120000;  ///< per target, ms; what is left unfinished then is an error
-  bool http = true;         ///< send `HEAD / HTTP/1.1` after the handshake (--no-http: don't)
-  bool fresh_tickets = false;  ///< offer the newest ticket each attempt (browsers' way)
-  bool ocsp = true;         ///< ask for staples (--no-ocsp: don't)
-  int ocsp_min_wait_ms = 2000;     ///< keep retrying at least this long before "absent", ms
-  int ocsp_min_connections = 4;    ///< and at least this many connections
+  bool http = true;               ///< send `HEAD / HTTP/1.1` after the handshake (--no-http: don't)
+  bool fresh_tickets = false;     ///< offer the newest ticket each attempt (browsers' way)
+  bool ocsp = true;               ///< ask for staples (--no-ocsp: don't)
+  int ocsp_min_wait_ms = 2000;    ///< keep retrying at least this long before "absent", ms
+  int ocsp_min_connections = 4;   ///< and at least this many connections
   std::size_t max_response_bytes = 65536;  ///< bytes read per connection after the handshake
-  int idle_ms = 500;        ///< stop reading after this long without data, ms
+  int idle_ms = 500;                       ///< stop reading after this long without data, ms
   /// Session tickets kept per connection; a server that sends more fails that connection
   /// (each ticket is an SSL_SESSION of a few KiB: an endless stream must not grow memory).
   std::size_t max_tickets_per_connection = 64;
@@ -65,6 +65,7 @@ struct probe_options {
 /// `error` set. Throws ngxtls::input_error for an unreadable --sess-in or unwritable --sess-out
 /// file, ngxtls::target_error when --sess-out was asked but no handshake gave a session
 /// although the target was probed (when the target has `error` set, nothing is written).
-std::vector<target_result> run_probe(const std::vector<target>& targets, const probe_options& options);
+std::vector<target_result> run_probe(const std::vector<target>& targets,
+                                     const probe_options& options);
 
 }  // namespace ngxtls::probe

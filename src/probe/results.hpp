@@ -34,12 +34,12 @@ struct run_result {
   bool session_offered = true;  ///< false: the first handshake gave nothing to resume with
                                 ///< (TLS 1.2 ticket run against a server that issues no ticket)
 
-  int attempts = 0;   ///< resumption attempts that completed a handshake
-  int resumed = 0;    ///< of those, SSL_session_reused() == 1
-  double rate = 0;    ///< resumed / attempts (0 when attempts == 0)
+  int attempts = 0;            ///< resumption attempts that completed a handshake
+  int resumed = 0;             ///< of those, SSL_session_reused() == 1
+  double rate = 0;             ///< resumed / attempts (0 when attempts == 0)
   int failed_connections = 0;  ///< attempts that ended in an error (not counted in `attempts`)
   std::optional<std::string> last_attempt_error;  ///< text of the last such error
-  std::vector<bool> outcomes;  ///< per attempt in launch order: resumed or not
+  std::vector<bool> outcomes;                     ///< per attempt in launch order: resumed or not
   /// HTTP status of each attempt's response to `HEAD /`: status -> attempts (empty with
   /// --no-http, or when no response began with a status line). nginx answers a TLS 1.2 session
   /// resumed under another server name with 421 Misdirected Request.
@@ -48,18 +48,18 @@ struct run_result {
                                     ///< >= 3 (tickets look single-use, RFC 8446 section 8.1)
 
   // Tickets (and TLS 1.2 session IDs) received on every connection of the run.
-  int tickets = 0;             ///< NewSessionTicket messages (sessions with a ticket) received
-  int stateful_tickets = 0;    ///< tickets of <= 48 bytes: a session ID, needs the server cache
-                               ///< (DESIGN fact 1: nginx with tickets off sends 32-byte TLS 1.3
-                               ///< tickets; test_probe_nginx "tickets off without a session cache")
-  int stateless_tickets = 0;   ///< longer tickets: the session sealed under a ticket key
+  int tickets = 0;            ///< NewSessionTicket messages (sessions with a ticket) received
+  int stateful_tickets = 0;   ///< tickets of <= 48 bytes: a session ID, needs the server cache
+                              ///< (DESIGN fact 1: nginx with tickets off sends 32-byte TLS 1.3
+                              ///< tickets; test_probe_nginx "tickets off without a session cache")
+  int stateless_tickets = 0;  ///< longer tickets: the session sealed under a ticket key
   std::size_t ticket_min_bytes = 0, ticket_max_bytes = 0;  ///< sizes seen, bytes
   std::map<std::string, int> ticket_key_names;  ///< first 16 bytes (hex) -> tickets, only
                                                 ///< prefixes that repeat across tickets; equals the
                                                 ///< ssl_session_ticket_key file's first 16 bytes
                                                 ///< (DESIGN fact 5; test_probe_keys "key rotation")
-  int opaque_tickets = 0;      ///< stateless tickets whose first 16 bytes never repeat
-  std::optional<std::string> offered_key_name;  ///< first 16 bytes (hex) of the offered ticket
+  int opaque_tickets = 0;  ///< stateless tickets whose first 16 bytes never repeat
+  std::optional<std::string> offered_key_name;   ///< first 16 bytes (hex) of the offered ticket
   std::optional<std::uint32_t> lifetime_hint_s;  ///< ticket lifetime hint, seconds (last seen)
   double tickets_per_connection = 0;  ///< tickets / connections that completed a handshake
   int max_tickets_per_connection = 0;
@@ -79,9 +79,9 @@ struct run_result {
 
 /// The server certificate of the first successful handshake.
 struct certificate_facts {
-  std::string subject, issuer;  ///< RFC 2253 one-line names
-  std::string key_type;         ///< "RSA", "EC", "Ed25519", ...
-  int key_bits = 0;             ///< RSA modulus / EC field size, bits
+  std::string subject, issuer;      ///< RFC 2253 one-line names
+  std::string key_type;             ///< "RSA", "EC", "Ed25519", ...
+  int key_bits = 0;                 ///< RSA modulus / EC field size, bits
   std::int64_t not_after_unix = 0;  ///< seconds since the epoch
   double days_to_expiry = 0;        ///< (notAfter - now) / 86400; negative when expired
   bool ocsp_url_present = false;    ///< the AIA extension names an OCSP responder
@@ -114,7 +114,7 @@ struct ocsp_result {
   int stapled = 0;        ///< of those, how many carried one
   int valid_staples = 0;  ///< of those, how many carried a valid staple
   bool first_connection_stapled = false;
-  double waited_ms = 0;   ///< from the first to the last connection asked
+  double waited_ms = 0;  ///< from the first to the last connection asked
   ocsp_status status = ocsp_status::skipped;
   /// The staple's verdict (tls::to_string(tls::staple_verdict): "valid", "garbage",
   /// "not_successful", "malformed", "other_certificate", "unverifiable", "revoked", "unknown",

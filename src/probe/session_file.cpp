@@ -37,15 +37,21 @@ void check_session_output(const std::string& path) {
   struct stat st {};
   if (::lstat(path.c_str(), &st) == 0) {
     if (S_ISLNK(st.st_mode))
-      throw input_error({path, 0, 0}, "cannot write session file: it is a symbolic link (not followed)");
-    if (S_ISDIR(st.st_mode)) throw input_error({path, 0, 0}, "cannot write session file: it is a directory");
-    if (!S_ISREG(st.st_mode)) throw input_error({path, 0, 0}, "cannot write session file: not a regular file");
+      throw input_error({path, 0, 0},
+                        "cannot write session file: it is a symbolic link (not followed)");
+    if (S_ISDIR(st.st_mode))
+      throw input_error({path, 0, 0}, "cannot write session file: it is a directory");
+    if (!S_ISREG(st.st_mode))
+      throw input_error({path, 0, 0}, "cannot write session file: not a regular file");
   }
   struct stat dir {};
   const std::string d = directory_of(path);
   if (::stat(d.c_str(), &dir) != 0)
-    throw input_error({path, 0, 0}, std::string("cannot write session file: ") + std::strerror(errno));
-  if (!S_ISDIR(dir.st_mode)) throw input_error({path, 0, 0}, "cannot write session file: " + std::string(std::strerror(ENOTDIR)));
+    throw input_error({path, 0, 0},
+                      std::string("cannot write session file: ") + std::strerror(errno));
+  if (!S_ISDIR(dir.st_mode))
+    throw input_error({path, 0, 0},
+                      "cannot write session file: " + std::string(std::strerror(ENOTDIR)));
 }
 
 void write_session_pem(const std::string& path, SSL_SESSION* session) {
@@ -64,13 +70,18 @@ void write_session_pem(const std::string& path, SSL_SESSION* session) {
   check_session_output(path);
   std::string tmp = directory_of(path) + "/.ngxtls-session-XXXXXX";
   int fd = ::mkostemp(tmp.data(), O_CLOEXEC);
-  if (fd < 0) throw input_error({path, 0, 0}, std::string("cannot write session file: ") + std::strerror(errno));
+  if (fd < 0)
+    throw input_error({path, 0, 0},
+                      std::string("cannot write session file: ") + std::strerror(errno));
   bool ok = ::fchmod(fd, 0600) == 0;  // mkostemp makes 0600 already; say it
   long off = 0;
   while (ok && off < len) {
     ssize_t w = ::write(fd, data + off, static_cast<std::size_t>(len - off));
     if (w < 0 && errno == EINTR) continue;
-    if (w <= 0) ok = false; else off += w;
+    if (w <= 0)
+      ok = false;
+    else
+      off += w;
   }
   int err = errno;
   if (::close(fd) != 0 && ok) {
@@ -83,14 +94,17 @@ void write_session_pem(const std::string& path, SSL_SESSION* session) {
   }
   if (!ok) {
     ::unlink(tmp.c_str());
-    throw input_error({path, 0, 0}, std::string("cannot write session file: ") + std::strerror(err));
+    throw input_error({path, 0, 0},
+                      std::string("cannot write session file: ") + std::strerror(err));
   }
 }
 
 session_ptr read_session_pem(const std::string& path) {
   // O_NONBLOCK and a regular-file check: a FIFO or device named by mistake must not hang us.
   int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-  if (fd < 0) throw input_error({path, 0, 0}, std::string("cannot read session file: ") + std::strerror(errno));
+  if (fd < 0)
+    throw input_error({path, 0, 0},
+                      std::string("cannot read session file: ") + std::strerror(errno));
   std::string text;
   struct stat st {};
   bool regular = ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
@@ -101,10 +115,16 @@ session_ptr read_session_pem(const std::string& path) {
     for (;;) {
       ssize_t n = ::read(fd, buf, sizeof buf);
       if (n < 0 && errno == EINTR) continue;
-      if (n < 0) { err = errno; break; }
+      if (n < 0) {
+        err = errno;
+        break;
+      }
       if (n == 0) break;
       text.append(buf, static_cast<std::size_t>(n));
-      if (text.size() > max_session_file_bytes) { too_big = true; break; }
+      if (text.size() > max_session_file_bytes) {
+        too_big = true;
+        break;
+      }
     }
   }
   ::close(fd);
@@ -112,7 +132,8 @@ session_ptr read_session_pem(const std::string& path) {
   if (too_big)
     throw input_error({path, 0, 0}, "cannot read session file: larger than " +
                                         std::to_string(max_session_file_bytes) + " bytes");
-  if (err != 0) throw input_error({path, 0, 0}, std::string("cannot read session file: ") + std::strerror(err));
+  if (err != 0)
+    throw input_error({path, 0, 0}, std::string("cannot read session file: ") + std::strerror(err));
   tls::bio_ptr in(BIO_new_mem_buf(text.data(), static_cast<int>(text.size())));
   SSL_SESSION* s = in ? PEM_read_bio_SSL_SESSION(in.get(), nullptr, nullptr, nullptr) : nullptr;
   ERR_clear_error();

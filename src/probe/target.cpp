@@ -22,11 +22,13 @@ int parse_port(std::string_view s, std::string_view whole) {
 void split_host_port(std::string_view s, std::string_view whole, std::string& host, int& port) {
   if (!s.empty() && s.front() == '[') {
     auto close = s.find(']');
-    if (close == std::string_view::npos) throw usage_error("missing ']' in target \"" + std::string(whole) + "\"");
+    if (close == std::string_view::npos)
+      throw usage_error("missing ']' in target \"" + std::string(whole) + "\"");
     host = std::string(s.substr(1, close - 1));
     auto rest = s.substr(close + 1);
     if (!rest.empty()) {
-      if (rest.front() != ':') throw usage_error("unexpected text after ']' in target \"" + std::string(whole) + "\"");
+      if (rest.front() != ':')
+        throw usage_error("unexpected text after ']' in target \"" + std::string(whole) + "\"");
       port = parse_port(rest.substr(1), whole);
     }
   } else if (std::count(s.begin(), s.end(), ':') > 1) {

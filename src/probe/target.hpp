@@ -10,10 +10,10 @@ namespace ngxtls::probe {
 
 /// One endpoint to probe.
 struct target {
-  std::string text;  ///< as the user gave it (used as the `target` label in every output)
-  std::string host;  ///< host name or IP literal, without IPv6 brackets
-  int port = 443;    ///< TCP port (1..65535); 443 when not given
-  std::string sni;   ///< server name to send; empty = no SNI (IP literal host and no --sni)
+  std::string text;          ///< as the user gave it (used as the `target` label in every output)
+  std::string host;          ///< host name or IP literal, without IPv6 brackets
+  int port = 443;            ///< TCP port (1..65535); 443 when not given
+  std::string sni;           ///< server name to send; empty = no SNI (IP literal host and no --sni)
   std::string connect_host;  ///< where to dial: `host` unless --connect named another address
   int connect_port = 443;    ///< port to dial: `port` unless --connect named another one
 };

@@ -17,9 +17,10 @@ std::string render_check_text(const check_report& r, bool color) {
   if (r.lint.notice) out += terminal_safe(notice_line(r.lint)) + '\n';
   for (const auto& c : r.checked) {
     const auto& f = c.finding;
-    const char* vc = !color ? "" : c.result == check::verdict::confirmed ? "\x1b[1;31m"
-                                 : c.result == check::verdict::refuted   ? "\x1b[1;32m"
-                                                                         : "\x1b[1;33m";
+    const char* vc = !color                                  ? ""
+                     : c.result == check::verdict::confirmed ? "\x1b[1;31m"
+                     : c.result == check::verdict::refuted   ? "\x1b[1;32m"
+                                                             : "\x1b[1;33m";
     // Config and peer bytes: a terminal must not act on them.
     out += terminal_safe(to_string(f.location)) + ": " + engine::to_string(f.level) + " [" +
            f.rule + "] " + terminal_safe(f.message) + '\n';
@@ -31,11 +32,17 @@ std::string render_check_text(const check_report& r, bool color) {
   }
   if (r.sandbox) {
     const auto& sb = *r.sandbox;
-    if (sb.sockets.empty()) out += "sandbox: no TLS server started\n";
-    else out += "sandbox: " + sb.nginx_version + " (" + sb.nginx_binary + "), " + std::to_string(sb.instances) +
-           (sb.instances == 1 ? " master" : " masters with reuseport") + " x " + std::to_string(sb.workers) +
-           (sb.workers == 1 ? " worker" : " workers") + (sb.reload ? ", reloaded between taking and offering sessions" : "") +
-           (sb.pid_namespace ? "; torn down by its PID namespace" : "; torn down by process group") + '\n';
+    if (sb.sockets.empty())
+      out += "sandbox: no TLS server started\n";
+    else
+      out +=
+          "sandbox: " + sb.nginx_version + " (" + sb.nginx_binary + "), " +
+          std::to_string(sb.instances) +
+          (sb.instances == 1 ? " master" : " masters with reuseport") + " x " +
+          std::to_string(sb.workers) + (sb.workers == 1 ? " worker" : " workers") +
+          (sb.reload ? ", reloaded between taking and offering sessions" : "") +
+          (sb.pid_namespace ? "; torn down by its PID namespace" : "; torn down by process group") +
+          '\n';
     for (const auto& [conf, local] : sb.sockets)
       out += "  " + terminal_safe(conf) + " -> " + terminal_safe(local) + '\n';
     for (const auto& [server, text] : sb.notes)
@@ -53,8 +60,9 @@ std::string render_check_text(const check_report& r, bool color) {
   out += "assumed nginx " + r.lint.assumed.nginx.str() + " (" +
          terminal_safe(r.lint.assumed.nginx_source) + "), OpenSSL " + r.lint.assumed.openssl.str() +
          " (" + terminal_safe(r.lint.assumed.openssl_source) + ")\n";
-  out += std::to_string(r.checked.size()) + " findings: " + std::to_string(counts[0]) + " confirmed, " +
-         std::to_string(counts[1]) + " refuted, " + std::to_string(counts[2]) + " not testable\n";
+  out += std::to_string(r.checked.size()) + " findings: " + std::to_string(counts[0]) +
+         " confirmed, " + std::to_string(counts[1]) + " refuted, " + std::to_string(counts[2]) +
+         " not testable\n";
   return out;
 }
 
@@ -64,7 +72,8 @@ std::string render_check_json(const check_report& r) {
   for (std::size_t i = 0; i < r.checked.size() && i < findings.size(); ++i) {
     const auto& c = r.checked[i];
     nlohmann::json ev = nlohmann::json::array();
-    for (const auto& e : c.evidence) ev.push_back({{"name", e.name}, {"value", e.value}, {"target", e.target}});
+    for (const auto& e : c.evidence)
+      ev.push_back({{"name", e.name}, {"value", e.value}, {"target", e.target}});
     findings[i]["verdict"] = check::to_string(c.result);
     findings[i]["verdict_reason"] = c.reason;
     findings[i]["probe_evidence"] = ev;
@@ -79,15 +88,18 @@ std::string render_check_json(const check_report& r) {
 
 nlohmann::json sandbox_json(const sandbox_summary& sb) {
   {
-    nlohmann::json j = {{"nginx_binary", sb.nginx_binary}, {"nginx_version", sb.nginx_version},
-                        {"instances", sb.instances},       {"workers", sb.workers},
+    nlohmann::json j = {{"nginx_binary", sb.nginx_binary},   {"nginx_version", sb.nginx_version},
+                        {"instances", sb.instances},         {"workers", sb.workers},
                         {"pid_namespace", sb.pid_namespace}, {"reload", sb.reload}};
     j["sockets"] = nlohmann::json::array();
-    for (const auto& [conf, local] : sb.sockets) j["sockets"].push_back({{"configured", conf}, {"sandbox", local}});
+    for (const auto& [conf, local] : sb.sockets)
+      j["sockets"].push_back({{"configured", conf}, {"sandbox", local}});
     j["notes"] = nlohmann::json::array();
-    for (const auto& [server, text] : sb.notes) j["notes"].push_back({{"server", server}, {"text", text}});
+    for (const auto& [server, text] : sb.notes)
+      j["notes"].push_back({{"server", server}, {"text", text}});
     j["untested"] = nlohmann::json::array();
-    for (const auto& [server, why] : sb.untested) j["untested"].push_back({{"server", server}, {"reason", why}});
+    for (const auto& [server, why] : sb.untested)
+      j["untested"].push_back({{"server", server}, {"reason", why}});
     return j;
   }
 }
@@ -103,7 +115,8 @@ std::string render_check_sarif(const check_report& r, const std::string& working
     auto& res = results[i];
     if (!res.contains("properties")) res["properties"] = nlohmann::json::object();
     nlohmann::json ev = nlohmann::json::array();
-    for (const auto& e : c.evidence) ev.push_back({{"name", e.name}, {"value", e.value}, {"target", e.target}});
+    for (const auto& e : c.evidence)
+      ev.push_back({{"name", e.name}, {"value", e.value}, {"target", e.target}});
     res["properties"]["verdict"] = check::to_string(c.result);
     res["properties"]["verdict_reason"] = c.reason;
     res["properties"]["probe_evidence"] = ev;

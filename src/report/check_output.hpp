@@ -14,12 +14,12 @@ namespace ngxtls::report {
 
 /// What `check --sandbox` ran and changed, for the report.
 struct sandbox_summary {
-  std::string nginx_binary;                 ///< path of the nginx that ran
-  std::string nginx_version;                ///< its `nginx -v` line
-  int instances = 1;                        ///< masters on each port (reuseport)
-  int workers = 1;                          ///< worker processes per master
-  bool pid_namespace = false;               ///< teardown held by a PID namespace (else process groups)
-  bool reload = false;                      ///< sessions were taken before a reload and offered after it
+  std::string nginx_binary;    ///< path of the nginx that ran
+  std::string nginx_version;   ///< its `nginx -v` line
+  int instances = 1;           ///< masters on each port (reuseport)
+  int workers = 1;             ///< worker processes per master
+  bool pid_namespace = false;  ///< teardown held by a PID namespace (else process groups)
+  bool reload = false;         ///< sessions were taken before a reload and offered after it
   /// Per served socket: {configured "address:port", sandbox "127.0.0.1:port"}.
   std::vector<std::pair<std::string, std::string>> sockets;
   /// {server label, what the sandbox changed or could not test}; empty label = the whole sandbox.
@@ -33,13 +33,13 @@ struct check_report {
   /// Findings in the same order as `checked`: the lint findings, then those only the probe
   /// made (check::probe_findings).
   lint_report lint;
-  std::vector<check::checked_finding> checked;   ///< one per finding, with its verdict
-  std::vector<probe::target_result> probes;      ///< every target probed
-  std::vector<std::string> key_names;            ///< which configured key file sealed the live tickets
-  std::vector<std::string> notes;                ///< what was not tested and why
+  std::vector<check::checked_finding> checked;  ///< one per finding, with its verdict
+  std::vector<probe::target_result> probes;     ///< every target probed
+  std::vector<std::string> key_names;  ///< which configured key file sealed the live tickets
+  std::vector<std::string> notes;      ///< what was not tested and why
   /// What stops nginx and no lint finding predicted (check --sandbox: nginx -t rejections).
   std::vector<std::string> errors;
-  std::optional<sandbox_summary> sandbox;        ///< set by `check --sandbox`
+  std::optional<sandbox_summary> sandbox;  ///< set by `check --sandbox`
 };
 
 /// Text: per finding its location, rule and message, then one line `verdict: reason` and the
@@ -49,9 +49,9 @@ std::string render_check_text(const check_report& r, bool color);
 /// JSON: the lint record (docs/lint-json.md) where each finding gains `verdict`
 /// ("confirmed" / "refuted" / "not_testable"), `verdict_reason` and `probe_evidence`
 /// ([{name, value, target}]); plus `probe` (the probe record of docs/probe-json.md),
-/// `key_names`, `notes`, `errors`, and with --sandbox `sandbox` ({nginx_binary, nginx_version, instances,
-/// workers, pid_namespace, reload, sockets: [{configured, sandbox}], notes: [{server, text}],
-/// untested: [{server, reason}]}).
+/// `key_names`, `notes`, `errors`, and with --sandbox `sandbox` ({nginx_binary, nginx_version,
+/// instances, workers, pid_namespace, reload, sockets: [{configured, sandbox}], notes: [{server,
+/// text}], untested: [{server, reason}]}).
 std::string render_check_json(const check_report& r);
 
 /// SARIF 2.1.0 as render_sarif (sarif_output.hpp), each result's `properties` gaining

@@ -32,9 +32,9 @@ struct version_notice {
 
 /// Everything a lint run reports.
 struct lint_report {
-  std::vector<std::string> inputs;        ///< configs linted, as given
-  model::assumed_versions assumed;        ///< versions the defaults were resolved for, and why
-  std::vector<engine::finding> findings;  ///< sorted by file, line, column, rule
+  std::vector<std::string> inputs;            ///< configs linted, as given
+  model::assumed_versions assumed;            ///< versions the defaults were resolved for, and why
+  std::vector<engine::finding> findings;      ///< sorted by file, line, column, rule
   std::optional<std::string> project_config;  ///< the .ngxtls.toml read, if any
   /// Findings not kept, per rule id: past engine::max_findings_per_rule or
   /// engine::max_findings (engine::run_counted). Reported when not empty.

@@ -21,7 +21,9 @@ std::string run_label(const probe::run_result& r) {
   return p + (r.mechanism == "ticket" ? " tickets" : " session IDs");
 }
 
-std::string percent(double rate) { return fmt("%.0f%%", rate * 100.0); }
+std::string percent(double rate) {
+  return fmt("%.0f%%", rate * 100.0);
+}
 
 std::string count_of(const probe::run_result& r) {
   return std::to_string(r.resumed) + " of " + std::to_string(r.attempts) + " attempts resumed";
@@ -41,7 +43,8 @@ void run_verdicts(const probe::run_result& r, std::vector<std::string>& out) {
     if (r.mechanism == "ticket" && r.protocol == "TLSv1.2")
       out.push_back(label + ": the server issues no TLS 1.2 session tickets");
     else if (r.protocol == "TLSv1.3")
-      out.push_back(label + ": no session ticket arrived after the handshake: no resumption possible");
+      out.push_back(label +
+                    ": no session ticket arrived after the handshake: no resumption possible");
     else
       out.push_back(label + ": the server gave no session to resume");
     return;
@@ -55,16 +58,22 @@ void run_verdicts(const probe::run_result& r, std::vector<std::string>& out) {
   }
   if (r.resumed == r.attempts) {
     std::string how;
-    if (r.mechanism == "session_id") how = "session IDs, server-side cache";
-    else if (r.stateless_tickets > 0 && names == 1) how = "stateless tickets, one ticket key";
-    else if (r.stateless_tickets > 0) how = "stateless tickets";
-    else if (r.stateful_tickets > 0) how = "stateful tickets, server-side cache";
-    out.push_back(label + " resumption works: " + count_of(r) + source + (how.empty() ? "" : " (" + how + ")"));
+    if (r.mechanism == "session_id")
+      how = "session IDs, server-side cache";
+    else if (r.stateless_tickets > 0 && names == 1)
+      how = "stateless tickets, one ticket key";
+    else if (r.stateless_tickets > 0)
+      how = "stateless tickets";
+    else if (r.stateful_tickets > 0)
+      how = "stateful tickets, server-side cache";
+    out.push_back(label + " resumption works: " + count_of(r) + source +
+                  (how.empty() ? "" : " (" + how + ")"));
   } else if (r.resumed == 0) {
     std::string why;
     if (r.mechanism == "session_id")
-      why = r.session_id_issued ? "the server does not find its session IDs again (no shared session cache?)"
-                                : "the server sent no session ID: it keeps no session cache";
+      why = r.session_id_issued
+                ? "the server does not find its session IDs again (no shared session cache?)"
+                : "the server sent no session ID: it keeps no session cache";
     else if (r.stateful_tickets > 0 && r.stateless_tickets == 0)
       why = "tickets arrive (" + fmt("%.0f", r.tickets_per_connection) +
             " per connection) but they are stateful (" + std::to_string(r.ticket_max_bytes) +
@@ -75,17 +84,23 @@ void run_verdicts(const probe::run_result& r, std::vector<std::string>& out) {
       why = "tickets arrive but are not accepted";
     out.push_back(label + " resumption fails: " + count_of(r) + source + ": " + why);
   } else {
-    out.push_back(label + " resumption is partial: " + count_of(r) + " (" + percent(r.rate) + ")" + source);
+    out.push_back(label + " resumption is partial: " + count_of(r) + " (" + percent(r.rate) + ")" +
+                  source);
   }
   if (r.single_use_pattern)
-    out.push_back(label + ": only one attempt resumed with the same session: the server looks to make tickets "
-                          "single-use (RFC 8446 section 8.1); rerun with --fresh-tickets. This is not a sign of "
-                          "several ticket keys");
+    out.push_back(
+        label +
+        ": only one attempt resumed with the same session: the server looks to make tickets "
+        "single-use (RFC 8446 section 8.1); rerun with --fresh-tickets. This is not a sign of "
+        "several ticket keys");
   if (names >= 2 && !r.single_use_pattern)
     out.push_back(label + ": connections reach " + std::to_string(names) +
-                  " different ticket keys; expect about 1/" + std::to_string(names) + " resumption");
+                  " different ticket keys; expect about 1/" + std::to_string(names) +
+                  " resumption");
   if (names == 0 && r.stateless_tickets >= 2 && r.opaque_tickets == r.stateless_tickets)
-    out.push_back(label + ": tickets are opaque (no key name repeats across tickets): no claim about ticket keys");
+    out.push_back(
+        label +
+        ": tickets are opaque (no key name repeats across tickets): no claim about ticket keys");
 }
 
 }  // namespace
@@ -109,8 +124,9 @@ std::vector<std::string> probe_verdicts(const probe::target_result& t) {
                   " of " + std::to_string(o.stapled) + " staples are not valid (" +
                   o.staple_status.value_or("?") + "): " + o.staple_reason.value_or("?"));
   } else if (o.status == probe::ocsp_status::absent) {
-    out.push_back("OCSP stapling: no staple on any of " + std::to_string(o.connections) + " connections over " +
-                  fmt("%.1f", o.waited_ms / 1000.0) + " s although the certificate names an OCSP responder");
+    out.push_back("OCSP stapling: no staple on any of " + std::to_string(o.connections) +
+                  " connections over " + fmt("%.1f", o.waited_ms / 1000.0) +
+                  " s although the certificate names an OCSP responder");
   } else if (o.status == probe::ocsp_status::not_applicable) {
     out.push_back("OCSP stapling: not applicable (the certificate names no OCSP responder)");
   }
@@ -143,9 +159,9 @@ std::string probe_text(const std::vector<probe::target_result>& results, bool co
       if (!r.alpn.empty()) s << " ALPN " << terminal_safe(r.alpn);
       s << "\n";
       if (r.tickets > 0) {
-        s << "    tickets: " << r.tickets << " (" << fmt("%.1f", r.tickets_per_connection) << " per connection, "
-          << r.stateless_tickets << " stateless, " << r.stateful_tickets << " stateful, "
-          << r.ticket_min_bytes << "-" << r.ticket_max_bytes << " bytes)";
+        s << "    tickets: " << r.tickets << " (" << fmt("%.1f", r.tickets_per_connection)
+          << " per connection, " << r.stateless_tickets << " stateless, " << r.stateful_tickets
+          << " stateful, " << r.ticket_min_bytes << "-" << r.ticket_max_bytes << " bytes)";
         if (r.lifetime_hint_s) s << ", lifetime hint " << *r.lifetime_hint_s << " s";
         if (r.max_early_data) s << ", max early data " << r.max_early_data << " bytes";
         s << "\n";
@@ -153,8 +169,8 @@ std::string probe_text(const std::vector<probe::target_result>& results, bool co
           s << "    ticket key " << terminal_safe(name) << ": " << n << " tickets\n";
         if (r.opaque_tickets) s << "    opaque tickets: " << r.opaque_tickets << "\n";
       }
-      s << "    handshake (connect + TLS): full median " << fmt("%.2f", r.full_handshake_ms.median) << " ms, p90 "
-        << fmt("%.2f", r.full_handshake_ms.p90) << " ms";
+      s << "    handshake (connect + TLS): full median " << fmt("%.2f", r.full_handshake_ms.median)
+        << " ms, p90 " << fmt("%.2f", r.full_handshake_ms.p90) << " ms";
       if (r.resumed_handshake_ms.count)
         s << "; resumed median " << fmt("%.2f", r.resumed_handshake_ms.median) << " ms, p90 "
           << fmt("%.2f", r.resumed_handshake_ms.p90) << " ms";
@@ -291,10 +307,14 @@ namespace {
 std::string label_value(const std::string& v) {
   std::string out;
   for (char ch : v) {
-    if (ch == '\\') out += "\\\\";
-    else if (ch == '"') out += "\\\"";
-    else if (ch == '\n') out += "\\n";
-    else out += ch;
+    if (ch == '\\')
+      out += "\\\\";
+    else if (ch == '"')
+      out += "\\\"";
+    else if (ch == '\n')
+      out += "\\n";
+    else
+      out += ch;
   }
   return out;
 }
@@ -342,7 +362,8 @@ std::string probe_prometheus(const std::vector<probe::target_result>& results) {
     add(0, tl, t.error ? 0 : 1);
     for (const auto& r : t.protocols) {
       if (r.connections == 0) continue;
-      std::string l = tl + ",protocol=\"" + r.protocol + "\",mechanism=\"" + r.mechanism + "\",mode=\"" + r.mode + "\"";
+      std::string l = tl + ",protocol=\"" + r.protocol + "\",mechanism=\"" + r.mechanism +
+                      "\",mode=\"" + r.mode + "\"";
       if (r.session_offered) {
         add(1, l, r.rate);
         add(2, l, r.attempts);

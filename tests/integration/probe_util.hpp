@@ -23,8 +23,9 @@ namespace ngxtls::test {
 inline std::string tls_server(int port, const tls::pki_paths& pki, const std::string& extra,
                               const std::string& listen_flags = "") {
   return "server {\n  listen 127.0.0.1:" + std::to_string(port) + " ssl " + listen_flags +
-         ";\n  server_name localhost;\n  ssl_protocols TLSv1.2 TLSv1.3;\n  ssl_certificate " + pki.chain +
-         ";\n  ssl_certificate_key " + pki.leaf_key + ";\n  " + extra + "\n  location / { return 200 \"ok\\n\"; }\n}\n";
+         ";\n  server_name localhost;\n  ssl_protocols TLSv1.2 TLSv1.3;\n  ssl_certificate " +
+         pki.chain + ";\n  ssl_certificate_key " + pki.leaf_key + ";\n  " + extra +
+         "\n  location / { return 200 \"ok\\n\"; }\n}\n";
 }
 
 /// Probes 127.0.0.1:`port` with SNI localhost through the library.
@@ -39,7 +40,8 @@ inline const probe::run_result& run_of(const probe::target_result& t, const std:
                                        const std::string& mechanism) {
   for (const auto& r : t.protocols)
     if (r.protocol == protocol && r.mechanism == mechanism) return r;
-  throw std::runtime_error("no run " + protocol + "/" + mechanism + " in the result of " + t.target);
+  throw std::runtime_error("no run " + protocol + "/" + mechanism + " in the result of " +
+                           t.target);
 }
 
 /// Options for fast tests: no OCSP unless asked, `n` attempts.

@@ -176,9 +176,8 @@ TEST_CASE("max_args_per_directive holds while the directive is read") {
   const auto conf = t.write("nginx.conf", text).string();
   text.clear();
   text.shrink_to_fit();
-  const auto m = run_measured(quoted(test::ngxtls_binary()) + " lint " + quoted(conf) +
-                                  " --nginx-version 1.22.1",
-                              120);
+  const auto m = run_measured(
+      quoted(test::ngxtls_binary()) + " lint " + quoted(conf) + " --nginx-version 1.22.1", 120);
   CAPTURE(m.r.err);
   MESSAGE("50,000,000 arguments: " << m.seconds << " s, " << m.max_rss_kb << " KB");
   CHECK(m.r.exit_code == 2);
@@ -245,20 +244,23 @@ TEST_CASE("a real nginx -T dump gives the findings of the files, marker-shaped c
   auto marker = [&](const std::string& path) {
     return "# configuration file " + dir + "/" + path + ":\n";
   };
-  const std::string server_a = "server {\n    listen 127.0.0.1:1443 ssl;\n    server_name a.test;\n"
-                               "    ssl_session_tickets off;\n}\n";
-  const std::string server_a2 = "server {\n    listen 127.0.0.1:1444 ssl;\n    server_name a2.test;\n"
-                                "    ssl_protocols TLSv1 TLSv1.2;\n}\n";
+  const std::string server_a =
+      "server {\n    listen 127.0.0.1:1443 ssl;\n    server_name a.test;\n"
+      "    ssl_session_tickets off;\n}\n";
+  const std::string server_a2 =
+      "server {\n    listen 127.0.0.1:1444 ssl;\n    server_name a2.test;\n"
+      "    ssl_protocols TLSv1 TLSv1.2;\n}\n";
   // sites/a.conf with comments shaped like dump markers, one kind per variant.
   const std::vector<std::pair<std::string, std::string>> variants = {
       // naming the next site, from inside a server block
-      {"inside a block",
-       "server {\n    listen 127.0.0.1:1443 ssl;\n    server_name a.test;\n" + marker("sites/b.conf") +
-           "    ssl_session_tickets off;\n}\n" + server_a2},
+      {"inside a block", "server {\n    listen 127.0.0.1:1443 ssl;\n    server_name a.test;\n" +
+                             marker("sites/b.conf") + "    ssl_session_tickets off;\n}\n" +
+                             server_a2},
       // naming a file that a later glob would match, between two servers
       {"a later glob's file", server_a + marker("more/x.conf") + server_a2},
       // naming a file of the same glob that does not exist, and the main file
-      {"a missing file", server_a + marker("sites/zz-gone.conf") + marker("nginx.conf") + server_a2},
+      {"a missing file",
+       server_a + marker("sites/zz-gone.conf") + marker("nginx.conf") + server_a2},
   };
   t.write("nginx.conf",
           "events {}\nhttp {\n    ssl_certificate pki/noocsp/chain.pem;\n"

@@ -32,14 +32,27 @@ struct material {
 };
 
 std::string server_block(const material& m, int port, const std::string& extra) {
-  return "server {\n  listen 127.0.0.1:" + std::to_string(port) + " ssl;\n  server_name example.com;\n"
-         "  ssl_certificate " + m.pki.chain + ";\n  ssl_certificate_key " + m.pki.leaf_key + ";\n"
-         "  ssl_protocols TLSv1.2 TLSv1.3;\n" + extra + "  location / { return 200 \"ok\\n\"; }\n}\n";
+  return "server {\n  listen 127.0.0.1:" + std::to_string(port) +
+         " ssl;\n  server_name example.com;\n"
+         "  ssl_certificate " +
+         m.pki.chain + ";\n  ssl_certificate_key " + m.pki.leaf_key +
+         ";\n"
+         "  ssl_protocols TLSv1.2 TLSv1.3;\n" +
+         extra + "  location / { return 200 \"ok\\n\"; }\n}\n";
 }
 
 json check(const std::string& conf, const std::vector<std::string>& endpoints, int& rc) {
-  std::vector<std::string> argv = {test::ngxtls_binary(), "check", conf, "--nginx-version", "1.22.1",
-                                   "--format", "json", "-n", "8", "--fail-on", "never"};
+  std::vector<std::string> argv = {test::ngxtls_binary(),
+                                   "check",
+                                   conf,
+                                   "--nginx-version",
+                                   "1.22.1",
+                                   "--format",
+                                   "json",
+                                   "-n",
+                                   "8",
+                                   "--fail-on",
+                                   "never"};
   for (const auto& e : endpoints) {
     argv.push_back("--endpoint");
     argv.push_back(e);
@@ -59,12 +72,15 @@ const json* finding(const json& doc, const std::string& rule, const std::string&
 
 }  // namespace
 
-TEST_CASE("tickets off without a cache and dead stapling are confirmed live, the key name is traced to its file") {
+TEST_CASE(
+    "tickets off without a cache and dead stapling are confirmed live, the key name is traced to "
+    "its file") {
   material m;
   const int port = test::free_port();
   const std::string body = server_block(m, port,
                                         "  ssl_session_tickets off;\n  ssl_stapling on;\n"
-                                        "  ssl_session_ticket_key " + m.k1 + ";\n");
+                                        "  ssl_session_ticket_key " +
+                                            m.k1 + ";\n");
   test::nginx_options o;
   o.wait_ports = {port};
   test::nginx_instance nginx(test::nginx_conf(2, body), o);
@@ -83,7 +99,8 @@ TEST_CASE("tickets off without a cache and dead stapling are confirmed live, the
 TEST_CASE("a shared cache makes TLS 1.3 resume: the stateful note is confirmed, no error") {
   material m;
   const int port = test::free_port();
-  const std::string body = server_block(m, port, "  ssl_session_tickets off;\n  ssl_session_cache shared:S:1m;\n");
+  const std::string body =
+      server_block(m, port, "  ssl_session_tickets off;\n  ssl_session_cache shared:S:1m;\n");
   test::nginx_options o;
   o.wait_ports = {port};
   test::nginx_instance nginx(test::nginx_conf(2, body), o);
@@ -95,13 +112,16 @@ TEST_CASE("a shared cache makes TLS 1.3 resume: the stateful note is confirmed, 
   CHECK((*note)["verdict"] == "confirmed");
 }
 
-TEST_CASE("auto ticket keys: not testable on one instance, confirmed when a second master shares the port") {
+TEST_CASE(
+    "auto ticket keys: not testable on one instance, confirmed when a second master shares the "
+    "port") {
   material m;
   const int port = test::free_port();
-  const std::string body = "server {\n  listen 127.0.0.1:" + std::to_string(port) +
-                           " ssl reuseport;\n  server_name example.com;\n  ssl_certificate " + m.pki.chain +
-                           ";\n  ssl_certificate_key " + m.pki.leaf_key +
-                           ";\n  ssl_protocols TLSv1.2 TLSv1.3;\n  location / { return 200 \"ok\\n\"; }\n}\n";
+  const std::string body =
+      "server {\n  listen 127.0.0.1:" + std::to_string(port) +
+      " ssl reuseport;\n  server_name example.com;\n  ssl_certificate " + m.pki.chain +
+      ";\n  ssl_certificate_key " + m.pki.leaf_key +
+      ";\n  ssl_protocols TLSv1.2 TLSv1.3;\n  location / { return 200 \"ok\\n\"; }\n}\n";
   test::nginx_options o;
   o.wait_ports = {port};
   test::nginx_instance a(test::nginx_conf(1, body), o);
@@ -125,15 +145,20 @@ TEST_CASE("live mode reports a key name the linted config does not hold") {
   test::nginx_options o;
   o.wait_ports = {port};
   // The endpoint seals with k2; the config under review lists k1.
-  test::nginx_instance nginx(test::nginx_conf(1, server_block(m, port, "  ssl_session_ticket_key " + m.k2 + ";\n")), o);
+  test::nginx_instance nginx(
+      test::nginx_conf(1, server_block(m, port, "  ssl_session_ticket_key " + m.k2 + ";\n")), o);
   test::temp_dir reviewed;
-  auto conf = reviewed.write("nginx.conf", test::nginx_conf(1, server_block(m, port, "  ssl_session_ticket_key " + m.k1 + ";\n")));
+  auto conf = reviewed.write(
+      "nginx.conf",
+      test::nginx_conf(1, server_block(m, port, "  ssl_session_ticket_key " + m.k1 + ";\n")));
   int rc = 0;
   auto doc = check(conf.string(), {"127.0.0.1:" + std::to_string(port)}, rc);
   bool mismatch = false;
   for (const auto& line : doc["key_names"])
-    if (line.get<std::string>().find("no ssl_session_ticket_key of this config holds") != std::string::npos &&
-        line.get<std::string>().find(tls::inspect_ticket_key_file(m.k2).key_name_hex) != std::string::npos)
+    if (line.get<std::string>().find("no ssl_session_ticket_key of this config holds") !=
+            std::string::npos &&
+        line.get<std::string>().find(tls::inspect_ticket_key_file(m.k2).key_name_hex) !=
+            std::string::npos)
       mismatch = true;
   CHECK(mismatch);
   // And with the deployed config itself, the key traces to its file.

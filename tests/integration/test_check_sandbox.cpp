@@ -10,10 +10,10 @@
 
 #include <chrono>
 #include <filesystem>
-#include <functional>
 #include <fstream>
-#include <nlohmann/json.hpp>
+#include <functional>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <thread>
 #include <tuple>
@@ -36,13 +36,15 @@ struct fixture {
   std::string conf;
   explicit fixture(const std::string& rule_file) {
     test::make_fixture_material(dir.path());
-    conf = dir.write("nginx.conf", test::read_file(test::source_dir() / "fixtures/rules" / rule_file)).string();
+    conf =
+        dir.write("nginx.conf", test::read_file(test::source_dir() / "fixtures/rules" / rule_file))
+            .string();
   }
 };
 
 json sandbox_check(const std::string& conf, std::vector<std::string> extra, int& rc) {
-  std::vector<std::string> argv = {test::ngxtls_binary(), "check", conf, "--sandbox", "--format", "json",
-                                   "--fail-on", "never"};
+  std::vector<std::string> argv = {
+      test::ngxtls_binary(), "check", conf, "--sandbox", "--format", "json", "--fail-on", "never"};
   argv.insert(argv.end(), extra.begin(), extra.end());
   auto r = test::run(argv, "", 120);
   rc = r.exit_code;
@@ -80,7 +82,8 @@ std::pair<int, int> resumption(const json& doc, const std::function<bool(const j
 
 std::string all_notes(const json& doc) {
   std::string s;
-  for (const auto& n : doc["sandbox"]["notes"]) s += n["server"].get<std::string>() + ": " + n["text"].get<std::string>() + "\n";
+  for (const auto& n : doc["sandbox"]["notes"])
+    s += n["server"].get<std::string>() + ": " + n["text"].get<std::string>() + "\n";
   return s;
 }
 
@@ -156,12 +159,14 @@ TEST_CASE("sandbox: tickets off with a shared cache resumes TLS 1.3 and has no e
   const json* note = find_finding(doc, "tls13-resumption-disabled", "note");
   REQUIRE(note);
   CHECK((*note)["verdict"] == "confirmed");
-  auto [attempts, resumed] = resumption(doc, [](const json& p) { return p["protocol"] == "TLSv1.3"; });
+  auto [attempts, resumed] =
+      resumption(doc, [](const json& p) { return p["protocol"] == "TLSv1.3"; });
   CHECK(attempts == 20);
   CHECK(resumed == 20);
 }
 
-TEST_CASE("sandbox: automatic ticket keys on two instances are confirmed with two key names (fact 4)") {
+TEST_CASE(
+    "sandbox: automatic ticket keys on two instances are confirmed with two key names (fact 4)") {
   fixture fx("ticket-keys-not-shared/no-key-file.conf");
   int rc = 0;
   auto doc = sandbox_check(fx.conf, {"--instances", "2"}, rc);
@@ -176,7 +181,8 @@ TEST_CASE("sandbox: automatic ticket keys on two instances are confirmed with tw
 
 TEST_CASE("sandbox: one ticket key file on two instances resumes 100% with the file's key name") {
   fixture fx("ticket-keys-not-shared/reuseport-shared-key.conf");
-  const std::string k1_name = tls::inspect_ticket_key_file((fx.dir.path() / "keys/k1.key").string()).key_name_hex;
+  const std::string k1_name =
+      tls::inspect_ticket_key_file((fx.dir.path() / "keys/k1.key").string()).key_name_hex;
   int rc = 0;
   auto doc = sandbox_check(fx.conf, {"--instances", "2"}, rc);
   CHECK(find_finding(doc, "ticket-keys-not-shared") == nullptr);
@@ -190,11 +196,13 @@ TEST_CASE("sandbox: one ticket key file on two instances resumes 100% with the f
   CHECK(ticket_runs == 2);
   CHECK(key_names(doc) == std::set<std::string>{k1_name});
   bool traced = false;
-  for (const auto& k : doc["key_names"]) traced = traced || k.get<std::string>().find("keys/k1.key") != std::string::npos;
+  for (const auto& k : doc["key_names"])
+    traced = traced || k.get<std::string>().find("keys/k1.key") != std::string::npos;
   CHECK(traced);
 }
 
-TEST_CASE("sandbox: --reload throws automatic ticket keys away (confirmed), a key file survives it") {
+TEST_CASE(
+    "sandbox: --reload throws automatic ticket keys away (confirmed), a key file survives it") {
   SUBCASE("automatic keys") {
     fixture fx("ticket-keys-not-shared/no-key-file.conf");
     int rc = 0;
@@ -202,21 +210,26 @@ TEST_CASE("sandbox: --reload throws automatic ticket keys away (confirmed), a ke
     const json* f = find_finding(doc, "ticket-keys-not-shared");
     REQUIRE(f);
     CHECK((*f)["verdict"] == "confirmed");
-    CHECK((*f)["verdict_reason"].get<std::string>().find("resumed 0/20 after it") != std::string::npos);
+    CHECK((*f)["verdict_reason"].get<std::string>().find("resumed 0/20 after it") !=
+          std::string::npos);
     CHECK(doc["sandbox"]["reload"] == true);
   }
   SUBCASE("a key file") {
     fixture fx("ticket-keys-not-shared/reuseport-shared-key.conf");
     int rc = 0;
-    auto doc = sandbox_check(fx.conf, {"--reload"}, rc);  // nginx 1.22.1 default protocols: TLS 1.2 tickets
-    auto [offered, resumed] = resumption(doc, [](const json& p) { return p["session_source"] == "sess_in"; });
+    auto doc = sandbox_check(fx.conf, {"--reload"},
+                             rc);  // nginx 1.22.1 default protocols: TLS 1.2 tickets
+    auto [offered, resumed] =
+        resumption(doc, [](const json& p) { return p["session_source"] == "sess_in"; });
     CHECK(offered == 20);
     CHECK(resumed == 20);
   }
 }
 
-TEST_CASE("sandbox: stapling that can never staple is confirmed, without OCSP URL or without issuer") {
-  for (const char* file : {"ocsp-stapling-dead/no-ocsp-url.conf", "ocsp-stapling-dead/leaf-only-no-issuer.conf"}) {
+TEST_CASE(
+    "sandbox: stapling that can never staple is confirmed, without OCSP URL or without issuer") {
+  for (const char* file :
+       {"ocsp-stapling-dead/no-ocsp-url.conf", "ocsp-stapling-dead/leaf-only-no-issuer.conf"}) {
     CAPTURE(file);
     fixture fx(file);
     int rc = 0;
@@ -224,7 +237,8 @@ TEST_CASE("sandbox: stapling that can never staple is confirmed, without OCSP UR
     const json* f = find_finding(doc, "ocsp-stapling-dead", "warning");
     REQUIRE(f);
     CHECK((*f)["verdict"] == "confirmed");
-    CHECK((*f)["verdict_reason"].get<std::string>().find("no staple on any of") != std::string::npos);
+    CHECK((*f)["verdict_reason"].get<std::string>().find("no staple on any of") !=
+          std::string::npos);
   }
 }
 
@@ -235,7 +249,8 @@ TEST_CASE("sandbox: a directive nginx rejects confirms the error that predicted 
   const json* f = find_finding(doc, "ticket-key-rotation", "error");
   REQUIRE(f);
   CHECK((*f)["verdict"] == "confirmed");
-  CHECK((*f)["verdict_reason"].get<std::string>().find("must be 48 or 80 bytes") != std::string::npos);
+  CHECK((*f)["verdict_reason"].get<std::string>().find("must be 48 or 80 bytes") !=
+        std::string::npos);
   // The rest of the server still ran, with the valid key file.
   CHECK(doc["sandbox"]["untested"].empty());
   CHECK(all_notes(doc).find("left out to test the rest") != std::string::npos);
@@ -279,7 +294,8 @@ TEST_CASE("sandbox: a file named by two directives is blamed on the one nginx re
   CHECK(doc["sandbox"]["untested"].empty());
 }
 
-TEST_CASE("sandbox: absent certificate, key and ticket key files get stand-ins, and the report says so") {
+TEST_CASE(
+    "sandbox: absent certificate, key and ticket key files get stand-ins, and the report says so") {
   test::temp_dir dir;
   auto conf = dir.write("nginx.conf",
                         "worker_processes 2;\nevents {}\nhttp {\n  server {\n    listen 443 ssl;\n"
@@ -292,9 +308,11 @@ TEST_CASE("sandbox: absent certificate, key and ticket key files get stand-ins, 
   auto doc = sandbox_check(conf.string(), {"--instances", "2"}, rc);
   CHECK(rc == 0);
   const std::string notes = all_notes(doc);
-  CHECK(notes.find("ssl_certificate \"/etc/ngxtls-absent/shop.pem\" is not readable here: stand-in") != std::string::npos);
-  CHECK(notes.find("ssl_session_ticket_key \"/etc/ngxtls-absent/ticket.key\" is not readable here: stand-in key file of 80 bytes") !=
+  CHECK(notes.find(
+            "ssl_certificate \"/etc/ngxtls-absent/shop.pem\" is not readable here: stand-in") !=
         std::string::npos);
+  CHECK(notes.find("ssl_session_ticket_key \"/etc/ngxtls-absent/ticket.key\" is not readable here: "
+                   "stand-in key file of 80 bytes") != std::string::npos);
   // Both instances share the one stand-in key file, as they would share the real one.
   REQUIRE(doc["probe"]["targets"].size() == 1);
   CHECK(doc["probe"]["targets"][0]["error"].is_null());
@@ -317,9 +335,10 @@ TEST_CASE("sandbox: stream servers run with the stream module and their resumpti
     // The control: a stream server with a shared cache resumes every attempt. nginx's stream
     // `return` closes without waiting: the prober must not let that spoil its sessions.
     test::temp_dir dir;
-    auto conf = dir.write("nginx.conf",
-                          "events {}\nstream {\n  ssl_protocols TLSv1.2 TLSv1.3;\n  ssl_session_cache shared:S:1m;\n"
-                          "  server { listen 6443 ssl; proxy_pass 127.0.0.1:9; }\n}\n");
+    auto conf = dir.write(
+        "nginx.conf",
+        "events {}\nstream {\n  ssl_protocols TLSv1.2 TLSv1.3;\n  ssl_session_cache shared:S:1m;\n"
+        "  server { listen 6443 ssl; proxy_pass 127.0.0.1:9; }\n}\n");
     int rc = 0;
     auto doc = sandbox_check(conf.string(), {}, rc);
     int runs = 0;
@@ -337,16 +356,20 @@ TEST_CASE("sandbox: stream servers run with the stream module and their resumpti
 
 TEST_CASE("sandbox: usage errors") {
   fixture fx("tls13-resumption-disabled/tickets-off-no-cache.conf");
-  auto r = test::run({test::ngxtls_binary(), "check", fx.conf, "--sandbox", "--endpoint", "example.com"});
+  auto r = test::run(
+      {test::ngxtls_binary(), "check", fx.conf, "--sandbox", "--endpoint", "example.com"});
   CHECK(r.exit_code == 2);
-  r = test::run({test::ngxtls_binary(), "check", fx.conf, "--instances", "2", "--endpoint", "example.com"});
+  r = test::run(
+      {test::ngxtls_binary(), "check", fx.conf, "--instances", "2", "--endpoint", "example.com"});
   CHECK(r.exit_code == 2);
-  r = test::run({test::ngxtls_binary(), "check", fx.conf, "--sandbox", "--nginx", "/nonexistent/nginx"});
+  r = test::run(
+      {test::ngxtls_binary(), "check", fx.conf, "--sandbox", "--nginx", "/nonexistent/nginx"});
   CHECK(r.exit_code == 2);
   CHECK(r.err.find("/nonexistent/nginx is not an executable file") != std::string::npos);
 }
 
-TEST_CASE("sandbox: no nginx outlives ngxtls killed with SIGKILL or Ctrl-C, and the run directory goes") {
+TEST_CASE(
+    "sandbox: no nginx outlives ngxtls killed with SIGKILL or Ctrl-C, and the run directory goes") {
   struct way {
     int sig;
     bool no_pidns;
@@ -359,8 +382,8 @@ TEST_CASE("sandbox: no nginx outlives ngxtls killed with SIGKILL or Ctrl-C, and 
     const std::string tmp = (fx.dir.path() / "tmp").string();
     fs::create_directories(tmp);
     // Many attempts: still probing when it is killed.
-    pid_t pid = spawn({test::ngxtls_binary(), "check", fx.conf, "--sandbox", "--instances", "2", "-n", "10000",
-                       "--fail-on", "never"},
+    pid_t pid = spawn({test::ngxtls_binary(), "check", fx.conf, "--sandbox", "--instances", "2",
+                       "-n", "10000", "--fail-on", "never"},
                       tmp, no_pidns);
     REQUIRE(pid > 0);
     std::vector<pid_t> nginx;
@@ -376,7 +399,8 @@ TEST_CASE("sandbox: no nginx outlives ngxtls killed with SIGKILL or Ctrl-C, and 
     const auto run_dirs = [&] {
       std::vector<fs::path> out;
       std::error_code ec;
-      for (const auto& e : fs::directory_iterator(fs::path(tmp) / ("ngxtls-sandbox-" + std::to_string(::getuid())), ec))
+      for (const auto& e : fs::directory_iterator(
+               fs::path(tmp) / ("ngxtls-sandbox-" + std::to_string(::getuid())), ec))
         out.push_back(e.path());
       return out;
     };
@@ -407,7 +431,8 @@ TEST_CASE("sandbox: a later run removes what a killed run left") {
   // "nginx" and whose command line names the run directory, as nginx's master title does.
   const fs::path fake = fx.dir.path() / "nginx-leftover";
   fs::copy_file("/bin/sleep", fake);
-  const std::string title = "nginx: master process /usr/sbin/nginx -p " + stale.string() + "/instance-1/";
+  const std::string title =
+      "nginx: master process /usr/sbin/nginx -p " + stale.string() + "/instance-1/";
   pid_t leftover = ::fork();
   if (leftover == 0) {
     ::setpgid(0, 0);
@@ -422,8 +447,9 @@ TEST_CASE("sandbox: a later run removes what a killed run left") {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   REQUIRE(alive(leftover));
 
-  pid_t pid = spawn({test::ngxtls_binary(), "check", fx.conf, "--sandbox", "-n", "2", "--fail-on", "never"},
-                    tmp.string(), false);
+  pid_t pid =
+      spawn({test::ngxtls_binary(), "check", fx.conf, "--sandbox", "-n", "2", "--fail-on", "never"},
+            tmp.string(), false);
   int status = 0;
   ::waitpid(pid, &status, 0);
   CHECK(WIFEXITED(status));
@@ -444,11 +470,13 @@ TEST_CASE("sandbox: a later run removes what a killed run left") {
   if (WIFSIGNALED(wstatus)) CHECK(WTERMSIG(wstatus) == SIGKILL);
 }
 
-TEST_CASE("README's main command: the demo in a sandbox exits 0 with the demo's hazards confirmed") {
+TEST_CASE(
+    "README's main command: the demo in a sandbox exits 0 with the demo's hazards confirmed") {
   const std::string readme = test::read_file(test::source_dir() / "README.md");
-  CHECK(readme.find("ngxtls check fixtures/demo/nginx.conf --sandbox --fail-on never") != std::string::npos);
-  auto r = test::run({test::ngxtls_binary(), "check", "fixtures/demo/nginx.conf", "--sandbox", "--fail-on", "never",
-                      "--format", "json"});
+  CHECK(readme.find("ngxtls check fixtures/demo/nginx.conf --sandbox --fail-on never") !=
+        std::string::npos);
+  auto r = test::run({test::ngxtls_binary(), "check", "fixtures/demo/nginx.conf", "--sandbox",
+                      "--fail-on", "never", "--format", "json"});
   INFO(r.err);
   CHECK(r.exit_code == 0);
   auto doc = json::parse(r.out);
@@ -463,11 +491,13 @@ TEST_CASE("README's main command: the demo in a sandbox exits 0 with the demo's 
   CHECK(doc["sandbox"]["sockets"].size() == 3);
 }
 
-TEST_CASE("sandbox: a builtin cache split over four reuseport workers is confirmed (DESIGN fact 2)") {
+TEST_CASE(
+    "sandbox: a builtin cache split over four reuseport workers is confirmed (DESIGN fact 2)") {
   test::temp_dir dir;
-  auto conf = dir.write("nginx.conf",
-                        "worker_processes 4;\nevents {}\nhttp {\n  ssl_session_cache builtin:20000;\n"
-                        "  server {\n    listen 443 ssl reuseport;\n    server_name a.example.test;\n  }\n}\n");
+  auto conf = dir.write(
+      "nginx.conf",
+      "worker_processes 4;\nevents {}\nhttp {\n  ssl_session_cache builtin:20000;\n"
+      "  server {\n    listen 443 ssl reuseport;\n    server_name a.example.test;\n  }\n}\n");
   int rc = 0;
   // 80 attempts: each reaches the caching worker with p = 1/4, so 0 or 80 resumed has
   // probability below 1e-9 (measured 18-23 of 80 in session 1).
@@ -477,13 +507,19 @@ TEST_CASE("sandbox: a builtin cache split over four reuseport workers is confirm
   CHECK((*f)["verdict"] == "confirmed");
 }
 
-TEST_CASE("sandbox --baseline: a rotation is tried on sessions taken under the old config (DESIGN fact 5)") {
+TEST_CASE(
+    "sandbox --baseline: a rotation is tried on sessions taken under the old config (DESIGN fact "
+    "5)") {
   auto run_rotation = [](const std::string& file, int& offered, int& resumed) {
     fixture fx("ticket-key-rotation/" + file);
-    fx.dir.write("base/k1-only.conf", test::read_file(test::source_dir() / "fixtures/rules/ticket-key-rotation/base/k1-only.conf"));
+    fx.dir.write("base/k1-only.conf",
+                 test::read_file(test::source_dir() /
+                                 "fixtures/rules/ticket-key-rotation/base/k1-only.conf"));
     int rc = 0;
-    auto doc = sandbox_check(fx.conf, {"--baseline", (fx.dir.path() / "base/k1-only.conf").string()}, rc);
-    std::tie(offered, resumed) = resumption(doc, [](const json& p) { return p["session_source"] == "sess_in"; });
+    auto doc =
+        sandbox_check(fx.conf, {"--baseline", (fx.dir.path() / "base/k1-only.conf").string()}, rc);
+    std::tie(offered, resumed) =
+        resumption(doc, [](const json& p) { return p["session_source"] == "sess_in"; });
     CHECK(doc["sandbox"]["reload"] == true);
     return doc;
   };
@@ -504,7 +540,9 @@ TEST_CASE("sandbox --baseline: a rotation is tried on sessions taken under the o
   }
 }
 
-TEST_CASE("sandbox: per-SNI ssl_protocols are ignored (DESIGN fact 6), and nginx 1.22's default has no TLS 1.3") {
+TEST_CASE(
+    "sandbox: per-SNI ssl_protocols are ignored (DESIGN fact 6), and nginx 1.22's default has no "
+    "TLS 1.3") {
   {
     fixture fx("protocols-ignored-per-sni/tls13-only-sni.conf");
     int rc = 0;
@@ -512,7 +550,8 @@ TEST_CASE("sandbox: per-SNI ssl_protocols are ignored (DESIGN fact 6), and nginx
     const json* f = find_finding(doc, "protocols-ignored-per-sni");
     REQUIRE(f);
     CHECK((*f)["verdict"] == "confirmed");
-    CHECK((*f)["verdict_reason"].get<std::string>().find("TLSv1.2 accepted under this name") != std::string::npos);
+    CHECK((*f)["verdict_reason"].get<std::string>().find("TLSv1.2 accepted under this name") !=
+          std::string::npos);
   }
   {
     fixture fx("tls13-missing/default-122.conf");
@@ -527,13 +566,14 @@ TEST_CASE("sandbox: per-SNI ssl_protocols are ignored (DESIGN fact 6), and nginx
 
 TEST_CASE("sandbox: what nginx refuses and no rule predicted is an error that fails the run") {
   test::temp_dir dir;
-  auto conf = dir.write("nginx.conf",
-                        "events {}\nhttp {\n  ssl_protocols TLSv1.2 TLSv1.3;\n"
-                        "  server { listen 443 ssl default_server; server_name a.test; }\n"
-                        "  server { listen 443 ssl default_server; server_name b.test; }\n"
-                        "  server { listen 9443 ssl reuseport; server_name d.test; }\n"
-                        "  server { listen 9443 ssl backlog=10; server_name e.test; }\n"
-                        "  server { listen 7443 ssl; listen 7443 quic reuseport; server_name q.test; }\n}\n");
+  auto conf = dir.write(
+      "nginx.conf",
+      "events {}\nhttp {\n  ssl_protocols TLSv1.2 TLSv1.3;\n"
+      "  server { listen 443 ssl default_server; server_name a.test; }\n"
+      "  server { listen 443 ssl default_server; server_name b.test; }\n"
+      "  server { listen 9443 ssl reuseport; server_name d.test; }\n"
+      "  server { listen 9443 ssl backlog=10; server_name e.test; }\n"
+      "  server { listen 7443 ssl; listen 7443 quic reuseport; server_name q.test; }\n}\n");
   int rc = 0;
   auto doc = sandbox_check(conf.string(), {"-n", "2"}, rc);
   std::string errors;
@@ -544,7 +584,8 @@ TEST_CASE("sandbox: what nginx refuses and no rule predicted is an error that fa
   CHECK(errors.find("invalid parameter \"quic\"") != std::string::npos);  // nginx 1.22 has no QUIC
   CHECK(doc["sandbox"]["untested"].size() == 3);
   CHECK(rc == 0);  // --fail-on never
-  auto r = test::run({test::ngxtls_binary(), "check", conf.string(), "--sandbox", "-n", "2", "--fail-on", "error"});
+  auto r = test::run({test::ngxtls_binary(), "check", conf.string(), "--sandbox", "-n", "2",
+                      "--fail-on", "error"});
   CHECK(r.exit_code == 1);
   CHECK(r.out.find("error: nginx -t rejects") != std::string::npos);
 }

@@ -325,7 +325,9 @@ TEST_CASE(
   CHECK(r13.ticket_key_names.count(k2_name) == 1);
 }
 
-TEST_CASE("what host mode warns about on nginx 1.22.1: a reload drops its tickets, fleet key files survive it") {
+TEST_CASE(
+    "what host mode warns about on nginx 1.22.1: a reload drops its tickets, fleet key files "
+    "survive it") {
   for (auto mode : {tickets_mode::host, tickets_mode::fleet}) {
     CAPTURE(harden::to_string(mode));
     material m;

@@ -44,10 +44,17 @@ struct lint_result {
 
 lint_result lint(const std::vector<std::string>& args, const std::string& input = "") {
   // The resumption and stapling rules these cases are about; other rules have their own tests.
-  std::vector<std::string> argv = {test::ngxtls_binary(), "lint", "--format", "json",
-                                   "--nginx-version", "1.22.1", "--openssl-version", "3.0.19",
-                                   "--select", "tls13-resumption-disabled,ticket-keys-not-shared,"
-                                               "ticket-key-rotation,ocsp-stapling-dead,utf8-bom"};
+  std::vector<std::string> argv = {test::ngxtls_binary(),
+                                   "lint",
+                                   "--format",
+                                   "json",
+                                   "--nginx-version",
+                                   "1.22.1",
+                                   "--openssl-version",
+                                   "3.0.19",
+                                   "--select",
+                                   "tls13-resumption-disabled,ticket-keys-not-shared,"
+                                   "ticket-key-rotation,ocsp-stapling-dead,utf8-bom"};
   argv.insert(argv.end(), args.begin(), args.end());
   auto r = test::run(argv, input);
   lint_result out{r.exit_code, json(), r.err};
@@ -59,7 +66,8 @@ lint_result lint(const std::vector<std::string>& args, const std::string& input 
 std::multiset<std::tuple<std::string, std::string, std::string, int>> summary(const json& doc) {
   std::multiset<std::tuple<std::string, std::string, std::string, int>> out;
   for (const auto& f : doc["findings"])
-    out.insert({f["rule"], f["severity"], fs::path(f["location"]["file"].get<std::string>()).filename().string(),
+    out.insert({f["rule"], f["severity"],
+                fs::path(f["location"]["file"].get<std::string>()).filename().string(),
                 f["location"]["line"].get<int>()});
   return out;
 }
@@ -74,32 +82,38 @@ TEST_CASE("cases B and C: lint reports what the measured nginx behaviour implies
 
   // B01: TLS 1.3 only, tickets off, no cache: no client resumes (error at the directive, line 9).
   CHECK(summary(lint({at("B01-tls13-tickets-off-no-cache.conf")}).doc) ==
-        std::multiset<row>{{"tls13-resumption-disabled", "error", "B01-tls13-tickets-off-no-cache.conf", 9}});
+        std::multiset<row>{
+            {"tls13-resumption-disabled", "error", "B01-tls13-tickets-off-no-cache.conf", 9}});
   // B01b: the same with a shared cache resumes statefully: a note only.
   CHECK(summary(lint({at("B01b-tls13-tickets-off-shared-cache.conf")}).doc) ==
-        std::multiset<row>{{"tls13-resumption-disabled", "note", "B01b-tls13-tickets-off-shared-cache.conf", 9}});
+        std::multiset<row>{
+            {"tls13-resumption-disabled", "note", "B01b-tls13-tickets-off-shared-cache.conf", 9}});
   // C01: TLS 1.2 only, tickets off, shared cache: session IDs resume; nothing to report.
   auto c01 = lint({at("C01-tls12-tickets-off-id-cache.conf")});
   CHECK(c01.exit_code == 0);
   CHECK(c01.doc["findings"].empty());
   // B06: tickets on, no key file, shared cache, nginx 1.22: keys die with each reload.
   CHECK(summary(lint({at("B06-auto-ticket-key-reset-on-reload.conf")}).doc) ==
-        std::multiset<row>{{"ticket-keys-not-shared", "warning", "B06-auto-ticket-key-reset-on-reload.conf", 4}});
+        std::multiset<row>{
+            {"ticket-keys-not-shared", "warning", "B06-auto-ticket-key-reset-on-reload.conf", 4}});
   // ... and on 1.24 the shared zone keeps them across reloads: a note.
   auto b06new = lint({at("B06-auto-ticket-key-reset-on-reload.conf"), "--nginx-version", "1.24.0"});
-  CHECK(summary(b06new.doc) ==
-        std::multiset<row>{{"ticket-keys-not-shared", "note", "B06-auto-ticket-key-reset-on-reload.conf", 4}});
+  CHECK(summary(b06new.doc) == std::multiset<row>{{"ticket-keys-not-shared", "note",
+                                                   "B06-auto-ticket-key-reset-on-reload.conf", 4}});
   // B09: responder host name, no resolver: a note (works when DNS answers at load).
   CHECK(summary(lint({at("B09-stapling-no-resolver.conf")}).doc) ==
-        std::multiset<row>{{"ocsp-stapling-dead", "note", "B09-stapling-no-resolver.conf", 8},
-                           {"ticket-keys-not-shared", "warning", "B09-stapling-no-resolver.conf", 4}});
+        std::multiset<row>{
+            {"ocsp-stapling-dead", "note", "B09-stapling-no-resolver.conf", 8},
+            {"ticket-keys-not-shared", "warning", "B09-stapling-no-resolver.conf", 4}});
   // B10: no OCSP URL: stapling is dead.
   CHECK(summary(lint({at("B10-stapling-cert-without-ocsp-url.conf")}).doc) ==
-        std::multiset<row>{{"ocsp-stapling-dead", "warning", "B10-stapling-cert-without-ocsp-url.conf", 8},
-                           {"ticket-keys-not-shared", "warning", "B10-stapling-cert-without-ocsp-url.conf", 4}});
+        std::multiset<row>{
+            {"ocsp-stapling-dead", "warning", "B10-stapling-cert-without-ocsp-url.conf", 8},
+            {"ticket-keys-not-shared", "warning", "B10-stapling-cert-without-ocsp-url.conf", 4}});
   // B11: leaf only, no trusted certificate: issuer not found.
   auto b11 = lint({at("B11-stapling-leaf-only-no-issuer.conf")});
-  CHECK(summary(b11.doc).count({"ocsp-stapling-dead", "warning", "B11-stapling-leaf-only-no-issuer.conf", 8}) == 1);
+  CHECK(summary(b11.doc).count(
+            {"ocsp-stapling-dead", "warning", "B11-stapling-leaf-only-no-issuer.conf", 8}) == 1);
   for (const auto& f : b11.doc["findings"])
     if (f["rule"] == "ocsp-stapling-dead")
       CHECK(f["message"].get<std::string>().find("cannot find the issuer") != std::string::npos);
@@ -122,7 +136,8 @@ TEST_CASE("case B08: reuseport alone does not change the ticket key finding") {
   CHECK(a.doc["findings"][0]["severity"] == "warning");
 }
 
-TEST_CASE("case B05: a rotation that drops the encrypting key is an error, one that keeps it is not") {
+TEST_CASE(
+    "case B05: a rotation that drops the encrypting key is an error, one that keeps it is not") {
   cases_copy c;
   // The deployed config before rotation lists [k1] (keys/ticketkeys.conf).
   fs::copy(c.dir, c.tmp.path() / "old", fs::copy_options::recursive);
@@ -130,7 +145,8 @@ TEST_CASE("case B05: a rotation that drops the encrypting key is an error, one t
   auto old_conf = (c.tmp.path() / "old" / conf).string();
   // Single key: the note that the next rotation must keep it, pointing into the include.
   auto single = lint({old_conf});
-  CHECK(summary(single.doc) == std::multiset<row>{{"ticket-key-rotation", "note", "ticketkeys.conf", 1}});
+  CHECK(summary(single.doc) ==
+        std::multiset<row>{{"ticket-key-rotation", "note", "ticketkeys.conf", 1}});
   CHECK(single.doc["findings"][0]["include_chain"][0]["line"] == 10);
 
   c.tmp.write("cases/keys/ticketkeys.conf",
@@ -143,7 +159,8 @@ TEST_CASE("case B05: a rotation that drops the encrypting key is an error, one t
               "ssl_session_ticket_key keys/k3.key;\nssl_session_ticket_key keys/k2.key;\n");
   auto drops = lint({(c.dir / conf).string(), "--baseline", old_conf});
   CHECK(drops.exit_code == 1);
-  CHECK(summary(drops.doc) == std::multiset<row>{{"ticket-key-rotation", "error", "ticketkeys.conf", 1}});
+  CHECK(summary(drops.doc) ==
+        std::multiset<row>{{"ticket-key-rotation", "error", "ticketkeys.conf", 1}});
 }
 
 TEST_CASE("Debian's own nginx.conf lints, from the file and from `nginx -T` on stdin") {
@@ -169,8 +186,10 @@ http {
     include conf.d/*.conf;
 }
 )");
-  tmp.write("conf.d/a.conf", "server {\n    listen 127.0.0.1:1443 ssl;\n    include snippets/tls.conf;\n}\n");
-  tmp.write("conf.d/b.conf", "server {\n    listen 127.0.0.1:1444 ssl;\n    include snippets/tls.conf;\n}\n");
+  tmp.write("conf.d/a.conf",
+            "server {\n    listen 127.0.0.1:1443 ssl;\n    include snippets/tls.conf;\n}\n");
+  tmp.write("conf.d/b.conf",
+            "server {\n    listen 127.0.0.1:1444 ssl;\n    include snippets/tls.conf;\n}\n");
   tmp.write("snippets/tls.conf", "ssl_session_tickets off;\nssl_stapling on;\n");
   const auto conf = (tmp.path() / "nginx.conf").string();
   auto dump = test::run_nginx({"nginx", "-T", "-p", tmp.path().string() + "/", "-c", conf, "-g",

@@ -38,11 +38,16 @@ TEST_CASE("exit codes follow --fail-on: 1 at or above the threshold, else 0") {
   test::temp_dir tmp;
   auto conf = tmp.write("nginx.conf", tickets_off).string();
   CHECK(run_ngxtls({"lint", conf, "--nginx-version", "1.22.1"}).exit_code == 1);
-  CHECK(run_ngxtls({"lint", conf, "--nginx-version", "1.22.1", "--fail-on", "error"}).exit_code == 1);
-  CHECK(run_ngxtls({"lint", conf, "--nginx-version", "1.22.1", "--fail-on", "never"}).exit_code == 0);
+  CHECK(run_ngxtls({"lint", conf, "--nginx-version", "1.22.1", "--fail-on", "error"}).exit_code ==
+        1);
+  CHECK(run_ngxtls({"lint", conf, "--nginx-version", "1.22.1", "--fail-on", "never"}).exit_code ==
+        0);
   // Only the ticket-key note is left once the error's rule is ignored.
-  CHECK(run_ngxtls({"lint", conf, "--nginx-version", "1.22.1", "--ignore", "tls13-resumption-disabled"}).exit_code == 0);
-  CHECK(run_ngxtls({"lint", conf, "--nginx-version", "1.22.1", "--select", "ocsp-stapling-dead"}).exit_code == 0);
+  CHECK(run_ngxtls(
+            {"lint", conf, "--nginx-version", "1.22.1", "--ignore", "tls13-resumption-disabled"})
+            .exit_code == 0);
+  CHECK(run_ngxtls({"lint", conf, "--nginx-version", "1.22.1", "--select", "ocsp-stapling-dead"})
+            .exit_code == 0);
   auto bad = run_ngxtls({"lint", conf, "--select", "no-such-rule"});
   CHECK(bad.exit_code == 2);
   CHECK(bad.err.find("unknown rule \"no-such-rule\"") != std::string::npos);
@@ -63,35 +68,41 @@ TEST_CASE("inline suppression on the line or the line above silences only the na
   test::temp_dir tmp;
   std::string text = tickets_off;
   auto same_line = text;
-  same_line.replace(same_line.find("ssl_session_tickets off;"), 24,
-                    "ssl_session_tickets off;  # ngxtls: ignore tls13-resumption-disabled -- load tests only");
-  auto r1 = run_ngxtls({"lint", tmp.write("a.conf", same_line).string(), "--nginx-version", "1.22.1",
-                    "--format", "json"});
+  same_line.replace(
+      same_line.find("ssl_session_tickets off;"), 24,
+      "ssl_session_tickets off;  # ngxtls: ignore tls13-resumption-disabled -- load tests only");
+  auto r1 = run_ngxtls({"lint", tmp.write("a.conf", same_line).string(), "--nginx-version",
+                        "1.22.1", "--format", "json"});
   CHECK(json::parse(r1.out)["summary"]["error"] == 0);
   auto above = text;
   above.replace(above.find("        ssl_session_tickets off;"), 0,
                 "        # ngxtls: ignore ticket-keys-not-shared, tls13-resumption-disabled\n");
   auto r2 = run_ngxtls({"lint", tmp.write("b.conf", above).string(), "--nginx-version", "1.22.1",
-                    "--format", "json"});
+                        "--format", "json"});
   CHECK(json::parse(r2.out)["summary"]["error"] == 0);
   auto other = text;
   other.replace(other.find("ssl_session_tickets off;"), 24,
                 "ssl_session_tickets off;  # ngxtls: ignore ocsp-stapling-dead");
   auto r3 = run_ngxtls({"lint", tmp.write("c.conf", other).string(), "--nginx-version", "1.22.1",
-                    "--format", "json"});
+                        "--format", "json"});
   CHECK(json::parse(r3.out)["summary"]["error"] == 1);
 }
 
-TEST_CASE(".ngxtls.toml sets versions, selection and severities, unknown keys are errors with their line") {
+TEST_CASE(
+    ".ngxtls.toml sets versions, selection and severities, unknown keys are errors with their "
+    "line") {
   test::temp_dir tmp;
   auto conf = tmp.write("nginx.conf", tickets_off).string();
-  tmp.write(".ngxtls.toml", "nginx_version = \"1.24.0\"\n[severity]\ntls13-resumption-disabled = \"note\"\n");
-  auto r = test::run({"sh", "-c", "cd " + tmp.path().string() + " && " + test::ngxtls_binary() +
-                                      " lint nginx.conf --format json"});
+  tmp.write(".ngxtls.toml",
+            "nginx_version = \"1.24.0\"\n[severity]\ntls13-resumption-disabled = \"note\"\n");
+  auto r = test::run({"sh", "-c",
+                      "cd " + tmp.path().string() + " && " + test::ngxtls_binary() +
+                          " lint nginx.conf --format json"});
   auto doc = json::parse(r.out);
   CHECK(r.exit_code == 0);
   CHECK(doc["assumed"]["nginx"] == "1.24.0");
-  CHECK(doc["assumed"]["nginx_source"].get<std::string>().find(".ngxtls.toml") != std::string::npos);
+  CHECK(doc["assumed"]["nginx_source"].get<std::string>().find(".ngxtls.toml") !=
+        std::string::npos);
   CHECK(doc["summary"]["error"] == 0);
   tmp.write("bad.toml", "nginx_version = \"1.24.0\"\n\nfail_fast = true\n");
   auto bad = run_ngxtls({"lint", conf, "--config", (tmp.path() / "bad.toml").string()});
@@ -104,28 +115,32 @@ TEST_CASE("--fleet: two hosts serving one name with different keys expect about 
   test::temp_dir tmp;
   test::make_fixture_material(tmp.path());
   auto host = [&](const char* name, const char* key) {
-    return tmp.write(name, std::string("events {}\nhttp {\n    server {\n        listen 443 ssl;\n"
-                                       "        server_name shop.example.com;\n"
-                                       "        ssl_session_ticket_key ") + key + ";\n    }\n}\n").string();
+    return tmp
+        .write(name, std::string("events {}\nhttp {\n    server {\n        listen 443 ssl;\n"
+                                 "        server_name shop.example.com;\n"
+                                 "        ssl_session_ticket_key ") +
+                         key + ";\n    }\n}\n")
+        .string();
   };
   auto a = host("a.conf", "keys/k1.key");
   auto b = host("b.conf", "keys/k2.key");
   auto c = host("c.conf", "keys/k1-copy.key");
   auto r = run_ngxtls({"lint", "--fleet", a, b, "--nginx-version", "1.22.1", "--format", "json",
-                   "--select", "ticket-keys-not-shared"});
+                       "--select", "ticket-keys-not-shared"});
   auto doc = json::parse(r.out);
   REQUIRE(doc["findings"].size() == 2);
   CHECK(doc["findings"][0]["severity"] == "error");
-  CHECK(doc["findings"][0]["message"].get<std::string>().find("expect about 1/2") != std::string::npos);
+  CHECK(doc["findings"][0]["message"].get<std::string>().find("expect about 1/2") !=
+        std::string::npos);
   CHECK(doc["findings"][0]["location"]["line"] == 6);
   // The fingerprint is compared, never printed: the key file bytes do not appear.
   CHECK(r.out.find("fingerprint") == std::string::npos);
   auto same = run_ngxtls({"lint", "--fleet", a, c, "--nginx-version", "1.22.1", "--format", "json",
-                      "--select", "ticket-keys-not-shared"});
+                          "--select", "ticket-keys-not-shared"});
   CHECK(json::parse(same.out)["findings"].empty());
   // Without --fleet the same two files are independent configs.
   auto apart = run_ngxtls({"lint", a, b, "--nginx-version", "1.22.1", "--format", "json",
-                       "--select", "ticket-keys-not-shared"});
+                           "--select", "ticket-keys-not-shared"});
   CHECK(json::parse(apart.out)["findings"].empty());
 }
 
@@ -138,13 +153,14 @@ TEST_CASE("bad input gives exit 2 with a clear message, never a crash or a hang"
     CHECK(r.err.find(needle) != std::string::npos);
     CHECK(r.err.find("internal error") == std::string::npos);
   };
-  check_input_error(tmp.path().string(), "");                                     // a directory
-  check_input_error((tmp.path() / "absent.conf").string(), "No such file");      // missing
+  check_input_error(tmp.path().string(), "");                                // a directory
+  check_input_error((tmp.path() / "absent.conf").string(), "No such file");  // missing
   check_input_error(tmp.write("unbalanced.conf", "http {\n").string(), "unexpected end of file");
   check_input_error(tmp.write("self.conf", "include self.conf;\n").string(), "include");
   std::string binary(4096, '\0');
   for (std::size_t i = 0; i < binary.size(); ++i) binary[i] = static_cast<char>((i * 7919) & 0xff);
-  auto bin = run_ngxtls({"lint", tmp.write("binary.conf", binary).string(), "--nginx-version", "1.22.1"});
+  auto bin =
+      run_ngxtls({"lint", tmp.write("binary.conf", binary).string(), "--nginx-version", "1.22.1"});
   CHECK((bin.exit_code == 2 || bin.exit_code == 0));
   CHECK(bin.err.find("internal error") == std::string::npos);
   // An empty file and /dev/null parse, but are no configuration nginx runs (nginx -t: no
@@ -160,7 +176,8 @@ TEST_CASE("bad input gives exit 2 with a clear message, never a crash or a hang"
 
 TEST_CASE("a 100 MB config is read and linted, not rejected or hung") {
   test::temp_dir tmp;
-  std::string block = "    # filler comment line to make the file large ......................................\n";
+  std::string block =
+      "    # filler comment line to make the file large ......................................\n";
   std::string text = "events {}\nhttp {\n";
   while (text.size() < 100u * 1024 * 1024) text += block;
   text += "    server { listen 443 ssl; ssl_protocols TLSv1.3; ssl_session_tickets off; }\n}\n";
@@ -173,8 +190,8 @@ TEST_CASE("a 100 MB config is read and linted, not rejected or hung") {
 TEST_CASE("rules lists the catalog and prints each rule's doc") {
   auto list = run_ngxtls({"rules"});
   CHECK(list.exit_code == 0);
-  for (const char* id : {"tls13-resumption-disabled", "ticket-keys-not-shared", "ticket-key-rotation",
-                         "ocsp-stapling-dead", "utf8-bom"})
+  for (const char* id : {"tls13-resumption-disabled", "ticket-keys-not-shared",
+                         "ticket-key-rotation", "ocsp-stapling-dead", "utf8-bom"})
     CHECK(list.out.find(id) != std::string::npos);
   auto one = run_ngxtls({"rules", "ticket-key-rotation"});
   CHECK(one.out.find("## Why it matters") != std::string::npos);

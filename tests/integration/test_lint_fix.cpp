@@ -65,7 +65,8 @@ test::command_result nginx_t(const fs::path& conf) {
 
 TEST_CASE("--fix diffs apply with patch -p1, pass nginx -t, and leave nothing fixable") {
   test::temp_dir tmp;
-  fs::copy(test::source_dir() / "fixtures/rules", tmp.path() / "rules", fs::copy_options::recursive);
+  fs::copy(test::source_dir() / "fixtures/rules", tmp.path() / "rules",
+           fs::copy_options::recursive);
   std::size_t fixed_fixtures = 0;
   for (const auto& rule_dir : fs::directory_iterator(tmp.path() / "rules")) {
     const std::string rule = rule_dir.path().filename().string();
@@ -75,13 +76,22 @@ TEST_CASE("--fix diffs apply with patch -p1, pass nginx -t, and leave nothing fi
       const std::string name = e.path().filename().string();
       INFO("fixture " << rule << "/" << name);
       const std::string text = test::read_file(e.path());
-      std::vector<std::string> args = {"lint", name, "--select", rule, "--nginx-version",
-                                       header(text, "nginx-version:").empty() ? "1.22.1" : header(text, "nginx-version:")[0]};
+      std::vector<std::string> args = {
+          "lint",
+          name,
+          "--select",
+          rule,
+          "--nginx-version",
+          header(text, "nginx-version:").empty() ? "1.22.1" : header(text, "nginx-version:")[0]};
       if (auto b = header(text, "baseline:"); !b.empty()) {
         args.push_back("--baseline");
         args.push_back(b[0]);
       }
-      auto diff = ngxtls_in(rule_dir.path(), [&] { auto a = args; a.push_back("--fix"); return a; }());
+      auto diff = ngxtls_in(rule_dir.path(), [&] {
+        auto a = args;
+        a.push_back("--fix");
+        return a;
+      }());
       REQUIRE(diff.exit_code != 2);
       if (diff.out.empty()) continue;  // nothing mechanical to fix here
       ++fixed_fixtures;
@@ -89,7 +99,8 @@ TEST_CASE("--fix diffs apply with patch -p1, pass nginx -t, and leave nothing fi
       const fs::path work = tmp.path() / "patched" / rule / name;
       fs::create_directories(work.parent_path());
       fs::copy(rule_dir.path(), work, fs::copy_options::recursive);
-      auto patch = test::run({"patch", "-p1", "-d", work.string(), "--no-backup-if-mismatch"}, diff.out);
+      auto patch =
+          test::run({"patch", "-p1", "-d", work.string(), "--no-backup-if-mismatch"}, diff.out);
       REQUIRE_MESSAGE(patch.exit_code == 0, patch.out << patch.err << "\n" << diff.out);
       // Only the fixed directives' lines change: every removed line names one of them.
       std::istringstream lines(diff.out);
@@ -101,8 +112,17 @@ TEST_CASE("--fix diffs apply with patch -p1, pass nginx -t, and leave nothing fi
                          l.find("\xEF\xBB\xBF") != std::string::npos),
                         "unexpected removed line: " << l);
       // Nothing fixable is left.
-      auto again = ngxtls_in(work, [&] { auto a = args; a.push_back("--format"); a.push_back("json"); return a; }());
-      auto again_diff = ngxtls_in(work, [&] { auto a = args; a.push_back("--fix"); return a; }());
+      auto again = ngxtls_in(work, [&] {
+        auto a = args;
+        a.push_back("--format");
+        a.push_back("json");
+        return a;
+      }());
+      auto again_diff = ngxtls_in(work, [&] {
+        auto a = args;
+        a.push_back("--fix");
+        return a;
+      }());
       CHECK_MESSAGE(again_diff.out.empty(), again_diff.out);
       for (const auto& f : json::parse(again.out)["findings"])
         CHECK_MESSAGE(f["severity"] != "error", f["message"]);

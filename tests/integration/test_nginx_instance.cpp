@@ -9,14 +9,16 @@
 
 using namespace ngxtls::test;
 
-TEST_CASE("nginx_instance starts, reloads to a new worker generation, and leaves no process behind") {
+TEST_CASE(
+    "nginx_instance starts, reloads to a new worker generation, and leaves no process behind") {
   int port = free_port();
   nginx_options no;
   no.wait_ports = {port};
   pid_t master = -1;
   std::vector<pid_t> all;
   {
-    nginx_instance ngx(nginx_conf(2, "server { listen 127.0.0.1:" + std::to_string(port) + "; return 200; }"), no);
+    nginx_instance ngx(
+        nginx_conf(2, "server { listen 127.0.0.1:" + std::to_string(port) + "; return 200; }"), no);
     master = ngx.master_pid();
     auto first = ngx.worker_pids();
     CHECK(first.size() == 2);
@@ -40,7 +42,8 @@ TEST_CASE("two nginx masters can share one port with reuseport") {
   int port = free_port();
   nginx_options no;
   no.wait_ports = {port};
-  std::string conf = nginx_conf(1, "server { listen 127.0.0.1:" + std::to_string(port) + " reuseport; return 200; }");
+  std::string conf = nginx_conf(
+      1, "server { listen 127.0.0.1:" + std::to_string(port) + " reuseport; return 200; }");
   nginx_instance a(conf, no);
   nginx_instance b(conf, no);
   CHECK(a.master_pid() != b.master_pid());

@@ -309,9 +309,12 @@ TEST_CASE(".ngxtls.toml owned by another user or writable by others is ignored, 
   CHECK(r.exit_code == 0);
   CHECK(r.err.find("ngxtls: using config " + planted.string()) != std::string::npos);
   CHECK(nlohmann::json::parse(r.out)["project_config"] == planted.string());
-  r = ngxtls_in(shared / "work", {"lint", "n.conf", "--nginx-version", "1.22.1", "--format", "sarif"});
-  CHECK(nlohmann::json::parse(r.out)["runs"][0]["properties"]["project_config"] == planted.string());
-  r = ngxtls_in(shared / "work", {"harden", "--nginx-version", "1.22.1", "--openssl-version", "3.0", "--format", "json"});
+  r = ngxtls_in(shared / "work",
+                {"lint", "n.conf", "--nginx-version", "1.22.1", "--format", "sarif"});
+  CHECK(nlohmann::json::parse(r.out)["runs"][0]["properties"]["project_config"] ==
+        planted.string());
+  r = ngxtls_in(shared / "work", {"harden", "--nginx-version", "1.22.1", "--openssl-version", "3.0",
+                                  "--format", "json"});
   CHECK(r.err.find("ngxtls: using config " + planted.string()) != std::string::npos);
   CHECK(nlohmann::json::parse(r.out)["project_config"] == planted.string());
 

@@ -34,12 +34,15 @@ TEST_CASE("a session saved with --sess-out resumes with openssl s_client -sess_i
     std::string sess = (n.dir.path() / ("ngxtls" + proto + ".pem")).string();
     std::string flag = proto == "1_3" ? "--tls1.3" : "--tls1.2";
     int rc = -1;
-    ngxtls_json({"probe", n.target(), "--sni", "localhost", flag, "-n", "1", "--no-ocsp", "--sess-out", sess}, &rc);
+    ngxtls_json({"probe", n.target(), "--sni", "localhost", flag, "-n", "1", "--no-ocsp",
+                 "--sess-out", sess},
+                &rc);
     REQUIRE(rc == 0);
-    auto r = run({"openssl", "s_client", "-connect", n.target(), "-servername", "localhost", "-tls" + proto, "-sess_in",
-                  sess},
+    auto r = run({"openssl", "s_client", "-connect", n.target(), "-servername", "localhost",
+                  "-tls" + proto, "-sess_in", sess},
                  "", 20);
-    CHECK(r.out.find("\nReused, TLSv" + std::string(proto == "1_3" ? "1.3" : "1.2")) != std::string::npos);
+    CHECK(r.out.find("\nReused, TLSv" + std::string(proto == "1_3" ? "1.3" : "1.2")) !=
+          std::string::npos);
   }
 }
 
@@ -50,11 +53,12 @@ TEST_CASE("a session saved by openssl s_client -sess_out resumes with ngxtls --s
     std::string sess = (n.dir.path() / ("s_client" + proto + ".pem")).string();
     // TLS 1.3 tickets come after the handshake: s_client must read a response before it
     // quits, or it saves no session at all (DESIGN fact 11).
-    auto r = run({"openssl", "s_client", "-connect", n.target(), "-servername", "localhost", "-tls" + proto,
-                  "-sess_out", sess, "-ign_eof"},
+    auto r = run({"openssl", "s_client", "-connect", n.target(), "-servername", "localhost",
+                  "-tls" + proto, "-sess_out", sess, "-ign_eof"},
                  "HEAD / HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n", 20);
     REQUIRE(r.exit_code == 0);
-    auto j = ngxtls_json({"probe", n.target(), "--sni", "localhost", "-n", "5", "--no-ocsp", "--sess-in", sess});
+    auto j = ngxtls_json(
+        {"probe", n.target(), "--sni", "localhost", "-n", "5", "--no-ocsp", "--sess-in", sess});
     const auto& runs = j.at("targets").at(0).at("protocols");
     REQUIRE(runs.size() == 1);
     CHECK(runs.at(0).at("protocol") == (proto == "1_3" ? "TLSv1.3" : "TLSv1.2"));
@@ -78,9 +82,10 @@ TEST_CASE("the JSON record carries the documented fields") {
   CHECK(t.at("error").is_null());
   REQUIRE(t.at("protocols").size() == 3);
   for (const auto& p : t.at("protocols")) {
-    for (const char* key : {"protocol", "mechanism", "mode", "attempts", "resumed", "rate", "ticket_key_names",
-                            "stateful_tickets", "lifetime_hint_s", "tickets_per_connection", "max_early_data",
-                            "full_handshake_ms", "resumed_handshake_ms"})
+    for (const char* key :
+         {"protocol", "mechanism", "mode", "attempts", "resumed", "rate", "ticket_key_names",
+          "stateful_tickets", "lifetime_hint_s", "tickets_per_connection", "max_early_data",
+          "full_handshake_ms", "resumed_handshake_ms"})
       CHECK_MESSAGE(p.contains(key), key);
     CHECK(p.at("mode") == "same_session");
     CHECK(p.at("full_handshake_ms").contains("median"));
@@ -100,15 +105,19 @@ TEST_CASE("the JSON record carries the documented fields") {
 
 TEST_CASE("--format prometheus writes gauges with labels and no timestamps") {
   local_nginx n;
-  auto r = run({ngxtls_binary(), "probe", n.target(), "--sni", "localhost", "-n", "2", "--format", "prometheus"}, "", 60);
+  auto r = run({ngxtls_binary(), "probe", n.target(), "--sni", "localhost", "-n", "2", "--format",
+                "prometheus"},
+               "", 60);
   CHECK(r.exit_code == 0);
   CHECK(r.out.find("# TYPE ngxtls_probe_resumption_rate gauge\n") != std::string::npos);
   std::string label = "target=\"" + n.target() + "\"";
   CHECK(r.out.find("ngxtls_probe_up{" + label + "} 1\n") != std::string::npos);
   CHECK(r.out.find("ngxtls_probe_resumption_rate{" + label +
-                   ",protocol=\"TLSv1.3\",mechanism=\"ticket\",mode=\"same_session\"} 1\n") != std::string::npos);
+                   ",protocol=\"TLSv1.3\",mechanism=\"ticket\",mode=\"same_session\"} 1\n") !=
+        std::string::npos);
   CHECK(r.out.find("ngxtls_probe_ticket_key_names{" + label +
-                   ",protocol=\"TLSv1.3\",mechanism=\"ticket\",mode=\"same_session\"} 1\n") != std::string::npos);
+                   ",protocol=\"TLSv1.3\",mechanism=\"ticket\",mode=\"same_session\"} 1\n") !=
+        std::string::npos);
   // Every sample line: name{labels} value, nothing after the value (no timestamp).
   static const std::regex sample(R"(^[a-z_]+\{[^}]*\} -?[0-9.e+-]+$)");
   std::istringstream lines(r.out);
@@ -123,9 +132,11 @@ TEST_CASE("--format prometheus writes gauges with labels and no timestamps") {
   CHECK(samples > 10);
 }
 
-TEST_CASE("text output puts verdict lines before numbers, --fresh-tickets is reported as the mode") {
+TEST_CASE(
+    "text output puts verdict lines before numbers, --fresh-tickets is reported as the mode") {
   local_nginx n;
-  auto r = run({ngxtls_binary(), "probe", n.target(), "--sni", "localhost", "-n", "4", "--tls1.3", "--fresh-tickets"},
+  auto r = run({ngxtls_binary(), "probe", n.target(), "--sni", "localhost", "-n", "4", "--tls1.3",
+                "--fresh-tickets"},
                "", 60);
   CHECK(r.exit_code == 0);
   auto verdict = r.out.find("TLS 1.3 resumption works: 4 of 4 attempts resumed");
@@ -139,17 +150,20 @@ TEST_CASE("text output puts verdict lines before numbers, --fresh-tickets is rep
 TEST_CASE("usage errors exit 2, --sess-in with a missing file exits 2") {
   CHECK(run({ngxtls_binary(), "probe"}).exit_code == 2);
   CHECK(run({ngxtls_binary(), "probe", "host:99999"}).exit_code == 2);
-  CHECK(run({ngxtls_binary(), "probe", "127.0.0.1:1", "--sess-in", "/nonexistent/sess.pem"}).exit_code == 2);
+  CHECK(run({ngxtls_binary(), "probe", "127.0.0.1:1", "--sess-in", "/nonexistent/sess.pem"})
+            .exit_code == 2);
 }
 
-TEST_CASE("--targets FILE probes several targets in parallel, one unreachable target makes exit code 3") {
+TEST_CASE(
+    "--targets FILE probes several targets in parallel, one unreachable target makes exit code 3") {
   local_nginx n;
   int closed = free_port();
-  auto list = n.dir.write("targets.txt", "# fleet\n" + n.target() + "\n\n127.0.0.1:" + std::to_string(closed) + "\n");
+  auto list = n.dir.write(
+      "targets.txt", "# fleet\n" + n.target() + "\n\n127.0.0.1:" + std::to_string(closed) + "\n");
   int rc = -1;
   std::string err;
-  auto j = ngxtls_json({"probe", "--targets", list.string(), "--sni", "localhost", "-n", "3", "--no-ocsp", "--parallel",
-                        "2"},
+  auto j = ngxtls_json({"probe", "--targets", list.string(), "--sni", "localhost", "-n", "3",
+                        "--no-ocsp", "--parallel", "2"},
                        &rc, &err);
   CHECK(rc == 3);
   REQUIRE(j.at("targets").size() == 2);

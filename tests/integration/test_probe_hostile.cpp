@@ -77,8 +77,8 @@ struct hostile {
       : pki(tls::make_pki((dir.path() / "pki").string(), options)) {
     auto script = dir.write("hostile.py", hostile_server);
     srv = std::make_unique<server_process>(
-        std::vector<std::string>{"/usr/bin/python3", script.string(), mode, std::to_string(port), pki.chain,
-                                 pki.leaf_key},
+        std::vector<std::string>{"/usr/bin/python3", script.string(), mode, std::to_string(port),
+                                 pki.chain, pki.leaf_key},
         (dir.path() / "hostile.log").string(), port);
   }
 };
@@ -90,7 +90,8 @@ void expect_clean_failure(const std::string& mode, const std::string& expected) 
   auto t0 = std::chrono::steady_clock::now();
   int rc = -1;
   std::string err;
-  auto j = ngxtls_json({"probe", "127.0.0.1:" + std::to_string(h.port), "--timeout", "1000", "-n", "5"}, &rc, &err);
+  auto j = ngxtls_json(
+      {"probe", "127.0.0.1:" + std::to_string(h.port), "--timeout", "1000", "-n", "5"}, &rc, &err);
   double ms = ms_since(t0);
   CAPTURE(err);
   CHECK(rc == 3);
@@ -127,7 +128,8 @@ TEST_CASE("a server that trickles its response ends at the per-connection timeou
 }
 
 TEST_CASE("a server that sends endless session tickets ends at the ticket bound") {
-  expect_clean_failure("tickets", "more than 64 session tickets on one connection (endless tickets)");
+  expect_clean_failure("tickets",
+                       "more than 64 session tickets on one connection (endless tickets)");
 }
 
 TEST_CASE("a certificate chain over 100 KiB ends the handshake") {

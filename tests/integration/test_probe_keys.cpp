@@ -12,7 +12,13 @@ using namespace ngxtls::test;
 namespace {
 
 std::vector<std::string> probe_args(int port, const std::string& proto, int n) {
-  return {"probe", "127.0.0.1:" + std::to_string(port), "--sni", "localhost", proto, "-n", std::to_string(n),
+  return {"probe",
+          "127.0.0.1:" + std::to_string(port),
+          "--sni",
+          "localhost",
+          proto,
+          "-n",
+          std::to_string(n),
           "--no-ocsp"};
 }
 
@@ -24,7 +30,9 @@ const nlohmann::json& only_run(const nlohmann::json& j) {
 
 }  // namespace
 
-TEST_CASE("key rotation: a session saved under [k1] resumes after reload to [k2,k1], not after reload to [k2]") {
+TEST_CASE(
+    "key rotation: a session saved under [k1] resumes after reload to [k2,k1], not after reload to "
+    "[k2]") {
   temp_dir dir;
   auto pki = tls::make_pki((dir.path() / "pki").string(), {});
   std::string k1 = (dir.path() / "k1.key").string(), k2 = (dir.path() / "k2.key").string();

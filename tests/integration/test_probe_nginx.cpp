@@ -36,7 +36,8 @@ void check_defaults(bool reuseport) {
   CHECK(t13.negotiated_protocol == "TLSv1.3");
   CHECK(t12.resumed == 20);
   CHECK(t12.ticket_key_names.size() == 1);
-  CHECK(t12.ticket_key_names.begin()->first == t13.ticket_key_names.begin()->first);  // one key per SSL_CTX
+  CHECK(t12.ticket_key_names.begin()->first ==
+        t13.ticket_key_names.begin()->first);  // one key per SSL_CTX
   CHECK(t12.negotiated_protocol == "TLSv1.2");
   // DESIGN fact 2: no session cache by default, so session IDs never resume.
   CHECK(id12.attempts == 20);
@@ -53,11 +54,15 @@ void check_defaults(bool reuseport) {
 
 }  // namespace
 
-TEST_CASE("nginx defaults with 4 workers resume TLS 1.3 and TLS 1.2 tickets 100% with one key, session IDs 0%") {
+TEST_CASE(
+    "nginx defaults with 4 workers resume TLS 1.3 and TLS 1.2 tickets 100% with one key, session "
+    "IDs 0%") {
   check_defaults(false);
 }
 
-TEST_CASE("nginx defaults with 4 workers and reuseport still share one ticket key (reuseport is no hazard)") {
+TEST_CASE(
+    "nginx defaults with 4 workers and reuseport still share one ticket key (reuseport is no "
+    "hazard)") {
   check_defaults(true);
 }
 
@@ -90,7 +95,9 @@ TEST_CASE("tickets off with a shared cache: TLS 1.3 resumes 100% through statefu
   nginx_options no;
   no.wait_ports = {port};
   nginx_instance ngx(
-      nginx_conf(4, tls_server(port, s.pki, "ssl_session_tickets off; ssl_session_cache shared:SSL:1m;")), no);
+      nginx_conf(
+          4, tls_server(port, s.pki, "ssl_session_tickets off; ssl_session_cache shared:SSL:1m;")),
+      no);
   auto r = probe_port(port, quick(20));
   REQUIRE_FALSE(r.error);
   const auto& t13 = run_of(r, "TLSv1.3", "ticket");
@@ -105,14 +112,18 @@ TEST_CASE("tickets off with a shared cache: TLS 1.3 resumes 100% through statefu
   CHECK(id12.resumed == 20);
 }
 
-TEST_CASE("builtin cache with 4 workers and reuseport: session IDs resume only on the worker that made them") {
+TEST_CASE(
+    "builtin cache with 4 workers and reuseport: session IDs resume only on the worker that made "
+    "them") {
   site s;
   int port = free_port();
   nginx_options no;
   no.wait_ports = {port};
-  nginx_instance ngx(nginx_conf(4, tls_server(port, s.pki, "ssl_session_tickets off; ssl_session_cache builtin:1000;",
-                                              "reuseport")),
-                     no);
+  nginx_instance ngx(
+      nginx_conf(4,
+                 tls_server(port, s.pki, "ssl_session_tickets off; ssl_session_cache builtin:1000;",
+                            "reuseport")),
+      no);
   auto o = quick(80);
   o.tls13 = false;
   auto r = probe_port(port, o);
@@ -126,10 +137,13 @@ TEST_CASE("builtin cache with 4 workers and reuseport: session IDs resume only o
   CHECK(id12.attempts == 80);
   CHECK(id12.resumed >= 4);
   CHECK(id12.resumed <= 40);
-  MESSAGE("builtin cache, 4 workers, reuseport: " << id12.resumed << " of " << id12.attempts << " resumed");
+  MESSAGE("builtin cache, 4 workers, reuseport: " << id12.resumed << " of " << id12.attempts
+                                                  << " resumed");
 }
 
-TEST_CASE("two nginx masters on one port with reuseport: unshared ticket keys give a partial rate and two key names") {
+TEST_CASE(
+    "two nginx masters on one port with reuseport: unshared ticket keys give a partial rate and "
+    "two key names") {
   site s;
   int port = free_port();
   nginx_options no;
@@ -150,8 +164,8 @@ TEST_CASE("two nginx masters on one port with reuseport: unshared ticket keys gi
     // Attempts on the other master do full handshakes and bring tickets sealed there:
     // both key names repeat (P(fewer than 2 such attempts) < 1e-10).
     CHECK(run.ticket_key_names.size() == 2);
-    MESSAGE(std::string(proto) << " two masters: " << run.resumed << "/" << run.attempts << ", key names "
-                  << run.ticket_key_names.size());
+    MESSAGE(std::string(proto) << " two masters: " << run.resumed << "/" << run.attempts
+                               << ", key names " << run.ticket_key_names.size());
   }
   auto verdicts = report_verdicts_for_test(r);
   CHECK(verdicts.find("2 different ticket keys") != std::string::npos);
@@ -164,7 +178,9 @@ TEST_CASE("two nginx masters sharing one ticket key file resume 100% with one ke
   nginx_options no;
   no.wait_ports = {port};
   std::string conf = nginx_conf(
-      1, tls_server(port, s.pki, "ssl_session_ticket_key " + (s.dir.path() / "shared.key").string() + ";", "reuseport"));
+      1, tls_server(port, s.pki,
+                    "ssl_session_ticket_key " + (s.dir.path() / "shared.key").string() + ";",
+                    "reuseport"));
   nginx_instance a(conf, no);
   nginx_instance b(conf, no);
   auto r = probe_port(port, quick(40));

@@ -21,7 +21,8 @@ TEST_CASE("ssl_stapling_file staples from the first connection") {
   int port = free_port();
   nginx_options no;
   no.wait_ports = {port};
-  nginx_instance ngx(nginx_conf(2, tls_server(port, pki, "ssl_stapling on; ssl_stapling_file " + der + ";")), no);
+  nginx_instance ngx(
+      nginx_conf(2, tls_server(port, pki, "ssl_stapling on; ssl_stapling_file " + der + ";")), no);
   auto r = probe_port(port, quick(4, true));
   REQUIRE_FALSE(r.error);
   CHECK(r.ocsp.status == probe::ocsp_status::working);
@@ -63,7 +64,8 @@ TEST_CASE("stapling from a local OCSP responder: none on the first connection, t
   CHECK(report_verdicts_for_test(r).find("OCSP stapling works") != std::string::npos);
 }
 
-TEST_CASE("a certificate without an OCSP URL: stapling reported as not applicable, without waiting") {
+TEST_CASE(
+    "a certificate without an OCSP URL: stapling reported as not applicable, without waiting") {
   temp_dir dir;
   auto pki = tls::make_pki((dir.path() / "pki").string(), {});
   int port = free_port();

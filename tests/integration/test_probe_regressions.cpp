@@ -7,8 +7,8 @@
 using namespace ngxtls;
 
 TEST_CASE("a host name that does not resolve ends the probe with exit 3, not a hang") {
-  auto r = test::run({test::ngxtls_binary(), "probe", "nonexistent-host.invalid", "--timeout", "1000",
-                      "--total-timeout", "2000"},
+  auto r = test::run({test::ngxtls_binary(), "probe", "nonexistent-host.invalid", "--timeout",
+                      "1000", "--total-timeout", "2000"},
                      "", 90);
   CHECK(r.exit_code == 3);
   CHECK((r.out + r.err).find("nonexistent-host.invalid") != std::string::npos);

@@ -101,9 +101,10 @@ TEST_CASE("openssl s_server: tickets and session IDs resume 100%, one OpenSSL ke
   temp_dir dir;
   auto pki = tls::make_pki((dir.path() / "pki").string(), {});
   int port = free_port();
-  server_process srv({"openssl", "s_server", "-accept", "127.0.0.1:" + std::to_string(port), "-cert", pki.leaf_cert,
-                      "-key", pki.leaf_key, "-cert_chain", pki.chain, "-www", "-quiet"},
-                     (dir.path() / "s_server.log").string(), port);
+  server_process srv(
+      {"openssl", "s_server", "-accept", "127.0.0.1:" + std::to_string(port), "-cert",
+       pki.leaf_cert, "-key", pki.leaf_key, "-cert_chain", pki.chain, "-www", "-quiet"},
+      (dir.path() / "s_server.log").string(), port);
   auto o = quick(10);
   o.http = false;  // s_server -www answers GET only; it is not an HTTP server for HEAD
   auto r = probe_port(port, o);
@@ -116,13 +117,15 @@ TEST_CASE("openssl s_server: tickets and session IDs resume 100%, one OpenSSL ke
   CHECK(run_of(r, "TLSv1.2", "ticket").ticket_key_names.size() == 1);
 }
 
-TEST_CASE("Python ssl server: tickets resume 100%, session IDs never (closed without close_notify)") {
+TEST_CASE(
+    "Python ssl server: tickets resume 100%, session IDs never (closed without close_notify)") {
   temp_dir dir;
   auto pki = tls::make_pki((dir.path() / "pki").string(), {});
   auto script = dir.write("server.py", python_server);
   int port = free_port();
-  server_process srv({"/usr/bin/python3", script.string(), std::to_string(port), pki.chain, pki.leaf_key},
-                     (dir.path() / "py.log").string(), port);
+  server_process srv(
+      {"/usr/bin/python3", script.string(), std::to_string(port), pki.chain, pki.leaf_key},
+      (dir.path() / "py.log").string(), port);
   // One connection at a time: the server drops a session when the connection that made it is
   // freed, which with attempts in flight can come after the next attempt's handshake.
   auto o = quick(10);
@@ -146,9 +149,12 @@ TEST_CASE("Python ssl server: tickets resume 100%, session IDs never (closed wit
   // Cross-check with openssl s_client, independently of the prober.
   std::string sess = (dir.path() / "id.pem").string();
   std::string connect = "127.0.0.1:" + std::to_string(port);
-  auto first = run({"openssl", "s_client", "-connect", connect, "-tls1_2", "-no_ticket", "-sess_out", sess, "-ign_eof"},
+  auto first = run({"openssl", "s_client", "-connect", connect, "-tls1_2", "-no_ticket",
+                    "-sess_out", sess, "-ign_eof"},
                    "HEAD / HTTP/1.1\r\nHost: localhost\r\n\r\n", 20);
-  auto second = run({"openssl", "s_client", "-connect", connect, "-tls1_2", "-no_ticket", "-sess_in", sess}, "", 20);
+  auto second =
+      run({"openssl", "s_client", "-connect", connect, "-tls1_2", "-no_ticket", "-sess_in", sess},
+          "", 20);
   CHECK(second.out.find("\nNew, TLSv1.2") != std::string::npos);
   CHECK(second.out.find("\nReused,") == std::string::npos);
 }
@@ -157,8 +163,8 @@ TEST_CASE("JDK SSLServerSocket: resumption measured, opaque tickets make no key-
   temp_dir dir;
   auto pki = tls::make_pki((dir.path() / "pki").string(), {});
   std::string p12 = (dir.path() / "server.p12").string();
-  auto pk = run({"openssl", "pkcs12", "-export", "-in", pki.chain, "-inkey", pki.leaf_key, "-out", p12, "-passout",
-                 "pass:changeit", "-name", "server"});
+  auto pk = run({"openssl", "pkcs12", "-export", "-in", pki.chain, "-inkey", pki.leaf_key, "-out",
+                 p12, "-passout", "pass:changeit", "-name", "server"});
   REQUIRE(pk.exit_code == 0);
   auto src = dir.write("TlsServer.java", java_server);
   auto jc = run({"javac", "-d", dir.path().string(), src.string()}, "", 120);
@@ -176,9 +182,10 @@ TEST_CASE("JDK SSLServerSocket: resumption measured, opaque tickets make no key-
   REQUIRE(r.protocols.size() == 3);
   const auto& t13 = run_of(r, "TLSv1.3", "ticket");
   const auto& id12 = run_of(r, "TLSv1.2", "session_id");
-  MESSAGE("JDK: TLS 1.3 " << t13.resumed << "/" << t13.attempts << ", tickets " << t13.tickets << " ("
-                          << t13.ticket_min_bytes << "-" << t13.ticket_max_bytes << " bytes), key names "
-                          << t13.ticket_key_names.size() << ", opaque " << t13.opaque_tickets);
+  MESSAGE("JDK: TLS 1.3 " << t13.resumed << "/" << t13.attempts << ", tickets " << t13.tickets
+                          << " (" << t13.ticket_min_bytes << "-" << t13.ticket_max_bytes
+                          << " bytes), key names " << t13.ticket_key_names.size() << ", opaque "
+                          << t13.opaque_tickets);
   MESSAGE("JDK: TLS 1.2 session IDs " << id12.resumed << "/" << id12.attempts);
   CHECK(t13.resumed == 10);
   CHECK(id12.resumed == 10);  // the JDK's server session cache
@@ -189,4 +196,3 @@ TEST_CASE("JDK SSLServerSocket: resumption measured, opaque tickets make no key-
   auto v = report_verdicts_for_test(r);
   CHECK(v.find("different ticket keys") == std::string::npos);
 }
-

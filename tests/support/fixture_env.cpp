@@ -25,7 +25,8 @@ void make_fixture_material(const fs::path& dir) {
   fs::create_directories(dir / "keys");
   for (const char* k : {"k1", "k2", "k3"})
     tls::write_ticket_key_file((dir / "keys" / (std::string(k) + ".key")).string(), 80);
-  fs::copy_file(dir / "keys/k1.key", dir / "keys/k1-copy.key", fs::copy_options::overwrite_existing);
+  fs::copy_file(dir / "keys/k1.key", dir / "keys/k1-copy.key",
+                fs::copy_options::overwrite_existing);
   ::chmod((dir / "keys/k1-copy.key").c_str(), 0600);
   tls::write_ticket_key_file((dir / "keys/k48.key").string(), 48);
   write_random(dir / "keys/short.key", 50, 0600);

@@ -101,19 +101,24 @@ int workers_in(const std::string& conf) {
   return std::stoi(m[1]);
 }
 
-bool alive(pid_t pid) { return ::kill(pid, 0) == 0; }
+bool alive(pid_t pid) {
+  return ::kill(pid, 0) == 0;
+}
 
 }  // namespace
 
 nginx_instance::nginx_instance(const std::string& conf_text, nginx_options options)
-    : own_dir_(std::make_unique<temp_dir>()), prefix_(own_dir_->path()), options_(std::move(options)) {
+    : own_dir_(std::make_unique<temp_dir>()),
+      prefix_(own_dir_->path()),
+      options_(std::move(options)) {
   ::chmod(prefix_.c_str(), 0755);  // workers run as nobody when the tests run as root
   // Where a prefix-relative default (logs/error.log, logs/nginx.pid) lands.
   fs::create_directory(prefix_ / "logs");
   write("nginx.conf", conf_text);
   workers_ = options_.workers > 0 ? options_.workers : workers_in(conf_text);
   auto t = test_config();
-  if (t.exit_code != 0) throw std::runtime_error("nginx -t failed (" + std::to_string(t.exit_code) + "):\n" + t.err);
+  if (t.exit_code != 0)
+    throw std::runtime_error("nginx -t failed (" + std::to_string(t.exit_code) + "):\n" + t.err);
 
   std::string prefix_arg = prefix_.string() + "/";
   std::string conf = conf_path().string();
@@ -139,8 +144,9 @@ nginx_instance::nginx_instance(const std::string& conf_text, nginx_options optio
     if (devnull >= 0) ::dup2(devnull, 0);
     ::signal(SIGPIPE, SIG_DFL);
     if (!isolation.apply()) _exit(126);
-    execl(options_.binary.c_str(), options_.binary.c_str(), "-p", prefix_arg.c_str(), "-c", conf.c_str(), "-e",
-          startup_log.c_str(), "-g", "daemon off;", static_cast<char*>(nullptr));
+    execl(options_.binary.c_str(), options_.binary.c_str(), "-p", prefix_arg.c_str(), "-c",
+          conf.c_str(), "-e", startup_log.c_str(), "-g", "daemon off;",
+          static_cast<char*>(nullptr));
     _exit(127);
   }
   master_ = pid;
@@ -152,7 +158,9 @@ nginx_instance::nginx_instance(const std::string& conf_text, nginx_options optio
   }
 }
 
-nginx_instance::~nginx_instance() { stop(); }
+nginx_instance::~nginx_instance() {
+  stop();
+}
 
 fs::path nginx_instance::write(const std::string& name, const std::string& content) const {
   fs::path p = prefix_ / name;
@@ -197,9 +205,11 @@ bool nginx_instance::running() {
 }
 
 void nginx_instance::wait_ready(const std::vector<pid_t>& old_workers, int expected_workers) {
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(options_.start_timeout_ms);
+  auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::milliseconds(options_.start_timeout_ms);
   for (;;) {
-    if (!running()) throw std::runtime_error("nginx exited during start or reload:\n" + error_log());
+    if (!running())
+      throw std::runtime_error("nginx exited during start or reload:\n" + error_log());
     auto kids = child_pids(master_);
     bool old_gone = std::none_of(old_workers.begin(), old_workers.end(), [&](pid_t p) {
       return std::find(kids.begin(), kids.end(), p) != kids.end();
@@ -207,11 +217,13 @@ void nginx_instance::wait_ready(const std::vector<pid_t>& old_workers, int expec
     int fresh = static_cast<int>(std::count_if(kids.begin(), kids.end(), [&](pid_t p) {
       return std::find(old_workers.begin(), old_workers.end(), p) == old_workers.end();
     }));
-    bool ports_ok = std::all_of(options_.wait_ports.begin(), options_.wait_ports.end(), port_accepts);
+    bool ports_ok =
+        std::all_of(options_.wait_ports.begin(), options_.wait_ports.end(), port_accepts);
     if (old_gone && fresh >= expected_workers && ports_ok) return;
     if (std::chrono::steady_clock::now() > deadline)
-      throw std::runtime_error("nginx did not become ready within " + std::to_string(options_.start_timeout_ms) +
-                               " ms (workers " + std::to_string(fresh) + "/" + std::to_string(expected_workers) +
+      throw std::runtime_error("nginx did not become ready within " +
+                               std::to_string(options_.start_timeout_ms) + " ms (workers " +
+                               std::to_string(fresh) + "/" + std::to_string(expected_workers) +
                                ", old workers gone: " + (old_gone ? "yes" : "no") +
                                ", ports: " + (ports_ok ? "yes" : "no") + "):\n" + error_log());
     std::this_thread::sleep_for(10ms);

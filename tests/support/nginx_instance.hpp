@@ -21,7 +21,7 @@ namespace ngxtls::test {
 /// What to start.
 struct nginx_options {
   std::string binary = "/usr/sbin/nginx";  ///< nginx executable
-  std::vector<int> wait_ports;  ///< 127.0.0.1 ports that must accept TCP before start() returns
+  std::vector<int> wait_ports;   ///< 127.0.0.1 ports that must accept TCP before start() returns
   int start_timeout_ms = 10000;  ///< for start and reload, ms
   int workers = 0;  ///< expected worker count, for reload(); 0 = read from `worker_processes N;`
 };
@@ -29,7 +29,8 @@ struct nginx_options {
 /// The skeleton of an nginx.conf for tests: `worker_processes WORKERS;`, `pid` and `error_log`
 /// inside the prefix (relative paths resolve against -p), `events {}`, and `http { BODY }`
 /// with access_log off. BODY holds the server blocks.
-std::string nginx_conf(int workers, const std::string& http_body, const std::string& main_extra = "");
+std::string nginx_conf(int workers, const std::string& http_body,
+                       const std::string& main_extra = "");
 
 /// One nginx master and its workers.
 class nginx_instance {

@@ -97,10 +97,21 @@ command_result run(const std::vector<std::string>& argv, const std::string& inpu
     pollfd fds[3];
     int n = 0;
     int io = -1, oo = -1, eo = -1;
-    if (in_pipe[1] >= 0) { io = n; fds[n++] = {in_pipe[1], POLLOUT, 0}; }
-    if (out_open) { oo = n; fds[n++] = {out_pipe[0], POLLIN, 0}; }
-    if (err_open) { eo = n; fds[n++] = {err_pipe[0], POLLIN, 0}; }
-    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now()).count();
+    if (in_pipe[1] >= 0) {
+      io = n;
+      fds[n++] = {in_pipe[1], POLLOUT, 0};
+    }
+    if (out_open) {
+      oo = n;
+      fds[n++] = {out_pipe[0], POLLIN, 0};
+    }
+    if (err_open) {
+      eo = n;
+      fds[n++] = {err_pipe[0], POLLIN, 0};
+    }
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+                    deadline - std::chrono::steady_clock::now())
+                    .count();
     if (left <= 0) {
       kill(pid, SIGKILL);
       killed = true;
@@ -111,15 +122,24 @@ command_result run(const std::vector<std::string>& argv, const std::string& inpu
     if (io >= 0 && (fds[io].revents & (POLLOUT | POLLERR | POLLHUP))) {
       ssize_t w = write(in_pipe[1], input.data() + written, input.size() - written);
       if (w > 0) written += static_cast<std::size_t>(w);
-      if (w < 0 || written == input.size()) { close(in_pipe[1]); in_pipe[1] = -1; }
+      if (w < 0 || written == input.size()) {
+        close(in_pipe[1]);
+        in_pipe[1] = -1;
+      }
     }
     if (oo >= 0 && (fds[oo].revents & (POLLIN | POLLHUP | POLLERR))) {
       ssize_t k = read(out_pipe[0], buf, sizeof buf);
-      if (k > 0) r.out.append(buf, static_cast<std::size_t>(k)); else out_open = false;
+      if (k > 0)
+        r.out.append(buf, static_cast<std::size_t>(k));
+      else
+        out_open = false;
     }
     if (eo >= 0 && (fds[eo].revents & (POLLIN | POLLHUP | POLLERR))) {
       ssize_t k = read(err_pipe[0], buf, sizeof buf);
-      if (k > 0) r.err.append(buf, static_cast<std::size_t>(k)); else err_open = false;
+      if (k > 0)
+        r.err.append(buf, static_cast<std::size_t>(k));
+      else
+        err_open = false;
     }
   }
   if (in_pipe[1] >= 0) close(in_pipe[1]);
@@ -127,14 +147,20 @@ command_result run(const std::vector<std::string>& argv, const std::string& inpu
   close(err_pipe[0]);
   int status = 0;
   waitpid(pid, &status, 0);
-  if (WIFEXITED(status)) r.exit_code = WEXITSTATUS(status);
-  else if (WIFSIGNALED(status)) r.exit_code = 128 + WTERMSIG(status);
+  if (WIFEXITED(status))
+    r.exit_code = WEXITSTATUS(status);
+  else if (WIFSIGNALED(status))
+    r.exit_code = 128 + WTERMSIG(status);
   if (killed) r.exit_code = 128 + SIGKILL;
   return r;
 }
 
-std::string ngxtls_binary() { return NGXTLS_BINARY; }
-fs::path source_dir() { return NGXTLS_SOURCE_DIR; }
+std::string ngxtls_binary() {
+  return NGXTLS_BINARY;
+}
+fs::path source_dir() {
+  return NGXTLS_SOURCE_DIR;
+}
 fs::path cases_dir() {
   return source_dir() / "fixtures" / "cases";
 }

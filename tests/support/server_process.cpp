@@ -15,8 +15,8 @@
 
 namespace ngxtls::test {
 
-server_process::server_process(const std::vector<std::string>& argv, const std::string& log_path, int port,
-                               int start_timeout_ms)
+server_process::server_process(const std::vector<std::string>& argv, const std::string& log_path,
+                               int port, int start_timeout_ms)
     : log_path_(log_path) {
   pid_t parent = ::getpid();
   pid_t pid = ::fork();
@@ -56,7 +56,9 @@ server_process::server_process(const std::vector<std::string>& argv, const std::
   }
 }
 
-server_process::~server_process() { stop(); }
+server_process::~server_process() {
+  stop();
+}
 
 std::string server_process::log() const {
   try {

@@ -10,7 +10,8 @@ using namespace ngxtls;
 
 namespace {
 
-engine::finding make(const std::string& rule, engine::severity s, const std::string& server = "a.example") {
+engine::finding make(const std::string& rule, engine::severity s,
+                     const std::string& server = "a.example") {
   engine::finding f;
   f.rule = rule;
   f.level = s;
@@ -199,14 +200,17 @@ TEST_CASE("ocsp-staple-invalid: deselected rules and severity overrides apply") 
   CHECK(check::probe_findings(engine::context(*l.m, l.opts), {fine, none, failed}).empty());
 }
 
-TEST_CASE("ticket-keys-not-shared: partial rate confirms, several endpoints at 100% with one key refute") {
+TEST_CASE(
+    "ticket-keys-not-shared: partial rate confirms, several endpoints at 100% with one key "
+    "refute") {
   auto f = make("ticket-keys-not-shared", engine::severity::warning);
   CHECK(check::judge({f}, {target("a.example", 5, 20)})[0].result == check::verdict::confirmed);
   CHECK(check::judge({f}, {target("a.example", 10, 20)})[0].result == check::verdict::not_testable);
   check::judge_options o;
   o.several_endpoints = true;
-  CHECK(check::judge({f}, {target("a.example", 10, 20), target("a.example", 10, 20)}, o)[0].result ==
-        check::verdict::refuted);
+  CHECK(
+      check::judge({f}, {target("a.example", 10, 20), target("a.example", 10, 20)}, o)[0].result ==
+      check::verdict::refuted);
 }
 
 TEST_CASE("findings no probe can measure stay, marked not testable") {
@@ -243,7 +247,8 @@ TEST_CASE("sandbox: an error at a directive nginx -t rejected is confirmed, note
   CHECK(v[1].result == check::verdict::not_testable);
 }
 
-TEST_CASE("sandbox: findings of a server the sandbox did not start are not testable, with the reason") {
+TEST_CASE(
+    "sandbox: findings of a server the sandbox did not start are not testable, with the reason") {
   auto f = make("tls13-resumption-disabled", engine::severity::error, "b.example");
   check::judge_options o;
   o.untested = {{"b.example", "nginx -t rejects it"}};
@@ -252,7 +257,8 @@ TEST_CASE("sandbox: findings of a server the sandbox did not start are not testa
   CHECK(v[0].reason.find("nginx -t rejects it") != std::string::npos);
 }
 
-TEST_CASE("sandbox --reload: a saved session that no longer resumes confirms ticket-keys-not-shared") {
+TEST_CASE(
+    "sandbox --reload: a saved session that no longer resumes confirms ticket-keys-not-shared") {
   auto f = make("ticket-keys-not-shared", engine::severity::warning);
   auto t = target("a.example", 0, 20);
   t.protocols[0].session_source = "sess_in";
@@ -294,7 +300,9 @@ TEST_CASE("key names: automatic keys, configured files and strangers are told ap
   CHECK(lines[0].find("sealed with /etc/nginx/k1.key") != std::string::npos);
 }
 
-TEST_CASE("session-cache-per-worker: partial session-ID resumption confirms, all or nothing is not testable") {
+TEST_CASE(
+    "session-cache-per-worker: partial session-ID resumption confirms, all or nothing is not "
+    "testable") {
   auto f = make("session-cache-per-worker", engine::severity::warning);
   auto with_ids = [](int resumed) {
     auto t = target("a.example", 10, 20);
@@ -331,8 +339,10 @@ probe::target_result handshakes(const std::string& sni, bool tls13, bool tls12) 
 
 TEST_CASE("tls13-missing: a refused TLS 1.3 handshake confirms, a completed one refutes") {
   auto f = make("tls13-missing", engine::severity::warning);
-  CHECK(check::judge({f}, {handshakes("a.example", false, true)})[0].result == check::verdict::confirmed);
-  CHECK(check::judge({f}, {handshakes("a.example", true, true)})[0].result == check::verdict::refuted);
+  CHECK(check::judge({f}, {handshakes("a.example", false, true)})[0].result ==
+        check::verdict::confirmed);
+  CHECK(check::judge({f}, {handshakes("a.example", true, true)})[0].result ==
+        check::verdict::refuted);
 }
 
 TEST_CASE("protocols-ignored-per-sni: the protocols accepted under the name against its own list") {
@@ -342,7 +352,8 @@ TEST_CASE("protocols-ignored-per-sni: the protocols accepted under the name agai
   auto v = check::judge({f}, {handshakes("b.example", true, true)});
   CHECK(v[0].result == check::verdict::confirmed);
   CHECK(v[0].reason.find("TLSv1.2 accepted") != std::string::npos);
-  CHECK(check::judge({f}, {handshakes("b.example", true, false)})[0].result == check::verdict::refuted);
+  CHECK(check::judge({f}, {handshakes("b.example", true, false)})[0].result ==
+        check::verdict::refuted);
 }
 
 TEST_CASE(

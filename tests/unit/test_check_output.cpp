@@ -11,7 +11,8 @@ using json = nlohmann::json;
 
 namespace {
 
-check::checked_finding checked(const std::string& rule, engine::severity s, check::verdict v, int line) {
+check::checked_finding checked(const std::string& rule, engine::severity s, check::verdict v,
+                               int line) {
   check::checked_finding c;
   c.finding.rule = rule;
   c.finding.level = s;
@@ -27,7 +28,8 @@ check::checked_finding checked(const std::string& rule, engine::severity s, chec
 
 TEST_CASE("check SARIF: verdicts in properties, refuted findings lowered to note") {
   report::check_report r;
-  auto a = checked("tls13-resumption-disabled", engine::severity::error, check::verdict::confirmed, 3);
+  auto a =
+      checked("tls13-resumption-disabled", engine::severity::error, check::verdict::confirmed, 3);
   auto b = checked("ocsp-stapling-dead", engine::severity::warning, check::verdict::refuted, 7);
   auto c = checked("weak-ciphers", engine::severity::note, check::verdict::not_testable, 9);
   r.checked = {a, b, c};
@@ -88,8 +90,8 @@ TEST_CASE("check text shows control bytes from the config and the peer as \\x es
   CHECK(text.find('\x7f') == std::string::npos);
   CHECK(text.find('\r') == std::string::npos);
   CHECK(text.find("\x9b") == std::string::npos);
-  CHECK(text.find("/etc/nginx/\\x1b]0;x\\x07.conf:3:5: warning [unknown-directive] unknown directive \"ssl_\\x1b[2J\"") !=
-        std::string::npos);
+  CHECK(text.find("/etc/nginx/\\x1b]0;x\\x07.conf:3:5: warning [unknown-directive] unknown "
+                  "directive \"ssl_\\x1b[2J\"") != std::string::npos);
   CHECK(text.find("peer said \\x0d\\x1b[1A") != std::string::npos);
   CHECK(text.find("name\\x1b = value\\x7f  (target\\x9b)") != std::string::npos);
   CHECK(text.find("note: note \\x1b[31m") != std::string::npos);

@@ -38,7 +38,8 @@ std::string applied(const std::string& text, const engine::text_edit& e) {
 
 }  // namespace
 
-TEST_CASE("insert_after on a one-line http { server { ... } } puts the text inside the server block") {
+TEST_CASE(
+    "insert_after on a one-line http { server { ... } } puts the text inside the server block") {
   const std::string text = "events {} http { server { ssl_session_tickets off; } }\n";
   auto cfg = load(text);
   const auto* anchor = find(cfg.root, "ssl_session_tickets");
@@ -46,30 +47,38 @@ TEST_CASE("insert_after on a one-line http { server { ... } } puts the text insi
   auto e = engine::insert_after(cfg, *anchor, "ssl_session_cache shared:SSL:10m;  # why");
   REQUIRE(e);
   CHECK(applied(text, *e) ==
-        "events {} http { server { ssl_session_tickets off;\nssl_session_cache shared:SSL:10m;  # why\n } }\n");
+        "events {} http { server { ssl_session_tickets off;\nssl_session_cache shared:SSL:10m;  # "
+        "why\n } }\n");
   CHECK(engine::misplaced_edit(text, {*e}, "/n.conf").empty());
   // The same directive on a line of its own (a trailing comment kept where it is): next line.
-  const std::string lines = "http {\n    server {\n        ssl_session_tickets off;  # c\n    }\n}\n";
+  const std::string lines =
+      "http {\n    server {\n        ssl_session_tickets off;  # c\n    }\n}\n";
   auto cfg2 = load(lines);
-  auto e2 = engine::insert_after(cfg2, *find(cfg2.root, "ssl_session_tickets"), "ssl_session_cache shared:S:1m;");
+  auto e2 = engine::insert_after(cfg2, *find(cfg2.root, "ssl_session_tickets"),
+                                 "ssl_session_cache shared:S:1m;");
   REQUIRE(e2);
   CHECK(applied(lines, *e2) ==
-        "http {\n    server {\n        ssl_session_tickets off;  # c\n        ssl_session_cache shared:S:1m;\n    }\n}\n");
+        "http {\n    server {\n        ssl_session_tickets off;  # c\n        ssl_session_cache "
+        "shared:S:1m;\n    }\n}\n");
   CHECK(engine::misplaced_edit(lines, {*e2}, "/n.conf").empty());
 }
 
-TEST_CASE("misplaced_edit names an edit whose directive lands outside its anchor's block, or that breaks the parse") {
+TEST_CASE(
+    "misplaced_edit names an edit whose directive lands outside its anchor's block, or that breaks "
+    "the parse") {
   const std::string text = "events {} http { server { ssl_session_tickets off; } }\n";
   auto cfg = load(text);
   const auto* anchor = find(cfg.root, "ssl_session_tickets");
   REQUIRE(anchor != nullptr);
   // What the old insert_after did: the next line, after the braces: the main context.
-  engine::text_edit after_braces{"/n.conf", text.size(), 0, "ssl_session_cache shared:SSL:10m;\n", anchor->offset};
+  engine::text_edit after_braces{"/n.conf", text.size(), 0, "ssl_session_cache shared:SSL:10m;\n",
+                                 anchor->offset};
   CHECK(engine::misplaced_edit(text, {after_braces}, "/n.conf") ==
         "a directive the fix writes (line 2) would land outside the block it belongs in");
   // An edit that unbalances the braces.
   engine::text_edit broken{"/n.conf", anchor->offset, 0, "} ", anchor->offset};
-  CHECK(engine::misplaced_edit(text, {broken}, "/n.conf").rfind("the fixed file would not parse: ", 0) == 0);
+  CHECK(engine::misplaced_edit(text, {broken}, "/n.conf")
+            .rfind("the fixed file would not parse: ", 0) == 0);
   // A replacement in place keeps its block.
   auto r = engine::replace_directive(cfg, *anchor, "ssl_session_tickets on;");
   REQUIRE(r);

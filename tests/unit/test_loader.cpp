@@ -279,9 +279,9 @@ TEST_CASE("a 100 MB file parses in one pass, and the size limit names itself") {
 }
 
 TEST_CASE("argument_positions gives each argument's line and column in one pass") {
-  auto cfg = load_mem({{"/etc/nginx/nginx.conf",
-                        "events {}\n  server_name a\tbb\n   \"c d\" # note\n e;\n"}},
-                      "/etc/nginx/nginx.conf");
+  auto cfg = load_mem(
+      {{"/etc/nginx/nginx.conf", "events {}\n  server_name a\tbb\n   \"c d\" # note\n e;\n"}},
+      "/etc/nginx/nginx.conf");
   REQUIRE(cfg.root.size() == 2);
   const auto& d = cfg.root[1];
   CHECK(d.line == 2);

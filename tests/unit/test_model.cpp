@@ -27,7 +27,8 @@ std::unique_ptr<built> build(const std::string& text, const std::string& nginx =
 
 }  // namespace
 
-TEST_CASE("a server value wins over http, http over nginx's default, and each remembers its origin") {
+TEST_CASE(
+    "a server value wins over http, http over nginx's default, and each remembers its origin") {
   auto b = build(R"(
 http {
   ssl_session_cache shared:SSL:10m;
@@ -155,10 +156,14 @@ http {
   server { listen 4 ssl; ssl_session_cache builtin:1000 shared:SSL:10m; }
 }
 )");
-  CHECK(model::cache_kind(b->m.servers[0].get("ssl_session_cache")) == model::session_cache_kind::none);
-  CHECK(model::cache_kind(b->m.servers[1].get("ssl_session_cache")) == model::session_cache_kind::off);
-  CHECK(model::cache_kind(b->m.servers[2].get("ssl_session_cache")) == model::session_cache_kind::builtin);
-  CHECK(model::cache_kind(b->m.servers[3].get("ssl_session_cache")) == model::session_cache_kind::shared);
+  CHECK(model::cache_kind(b->m.servers[0].get("ssl_session_cache")) ==
+        model::session_cache_kind::none);
+  CHECK(model::cache_kind(b->m.servers[1].get("ssl_session_cache")) ==
+        model::session_cache_kind::off);
+  CHECK(model::cache_kind(b->m.servers[2].get("ssl_session_cache")) ==
+        model::session_cache_kind::builtin);
+  CHECK(model::cache_kind(b->m.servers[3].get("ssl_session_cache")) ==
+        model::session_cache_kind::shared);
   CHECK(model::shared_cache_bytes(b->m.servers[3].get("ssl_session_cache")) == 10u * 1024 * 1024);
 }
 
@@ -168,7 +173,8 @@ TEST_CASE("versions parse from flags and nginx -V output") {
   CHECK(model::version::parse("1.1.1w")->str() == "1.1.1");
   CHECK_FALSE(model::version::parse("abc"));
   auto v = model::parse_nginx_v(
-      "nginx version: nginx/1.22.1\nbuilt with OpenSSL 3.0.22 25 Aug 2026 (running with OpenSSL 3.0.19 27 Jan 2026)\n");
+      "nginx version: nginx/1.22.1\nbuilt with OpenSSL 3.0.22 25 Aug 2026 (running with OpenSSL "
+      "3.0.19 27 Jan 2026)\n");
   CHECK(v.nginx->str() == "1.22.1");
   CHECK(v.openssl->str() == "3.0.19");
 }

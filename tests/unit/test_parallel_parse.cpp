@@ -173,8 +173,9 @@ TEST_CASE("a cut hidden in a Lua long string does not make the parse slow or dif
   // statement rescan its line for its column (quadratic, 13 s for 1.7 MB). Positions now
   // move back within the line without a rescan, and pieces stop once the serial parse
   // passes their cut.
-  std::string text = "http {\n    server { listen 1; }\n    server {\n        content_by_lua_block {\n"
-                     "            local s = [[\n";
+  std::string text =
+      "http {\n    server { listen 1; }\n    server {\n        content_by_lua_block {\n"
+      "            local s = [[\n";
   for (int i = 0; i < 2000; ++i) text += "-- pad\n";
   text += "    server {\n";
   for (int i = 0; i < 40000; ++i) text += "a_by_lua_block 'q' {} ";

@@ -118,15 +118,19 @@ TEST_CASE("every rule fixture gives exactly the findings its expect comments nam
       v.nginx = *model::version::parse("1.22.1");
       v.nginx_source = "fixture";
       v.openssl = *model::version::parse("3.0.19");
-      if (auto nv = header_values(text, "nginx-version:"); !nv.empty()) v.nginx = *model::version::parse(nv[0]);
-      if (auto ov = header_values(text, "openssl-version:"); !ov.empty()) v.openssl = *model::version::parse(ov[0]);
+      if (auto nv = header_values(text, "nginx-version:"); !nv.empty())
+        v.nginx = *model::version::parse(nv[0]);
+      if (auto ov = header_values(text, "openssl-version:"); !ov.empty())
+        v.openssl = *model::version::parse(ov[0]);
       if (auto pv = header_values(text, "nginx-package:"); !pv.empty()) v.nginx_package = pv[0];
       loaded main = load(file, v);
       engine::lint_options opts;
       opts.select = std::set<std::string>{rule};
       opts.strict_files = !header_values(text, "strict-files").empty();
-      if (auto e = header_values(text, "expiry-days:"); !e.empty()) opts.expiry_window_days = std::stoi(e[0]);
-      if (auto r = header_values(text, "new-sessions-per-second:"); !r.empty()) opts.new_sessions_per_second = std::stod(r[0]);
+      if (auto e = header_values(text, "expiry-days:"); !e.empty())
+        opts.expiry_window_days = std::stoi(e[0]);
+      if (auto r = header_values(text, "new-sessions-per-second:"); !r.empty())
+        opts.new_sessions_per_second = std::stod(r[0]);
       for (const auto& mod : header_values(text, "modules:")) opts.modules.insert(mod);
       std::vector<loaded> others;
       if (auto b = header_values(text, "baseline:"); !b.empty()) {
@@ -147,7 +151,8 @@ TEST_CASE("every rule fixture gives exactly the findings its expect comments nam
       for (const auto& f : findings) {
         REQUIRE(f.rule == rule);
         got_any.insert({f.location.file, f.location.line, ""});
-        got_text += "\n  " + to_string(f.location) + " " + engine::to_string(f.level) + ": " + f.message;
+        got_text +=
+            "\n  " + to_string(f.location) + " " + engine::to_string(f.level) + ": " + f.message;
         // A severity named in the expect comment must match.
         bool matched = false;
         for (const auto& e : expected)
@@ -157,7 +162,8 @@ TEST_CASE("every rule fixture gives exactly the findings its expect comments nam
         CHECK_MESSAGE(matched, "unexpected finding:" << got_text);
       }
       for (const auto& e : expected) expected_any.insert({e.file, e.line, ""});
-      CHECK_MESSAGE(got_any == expected_any, "findings differ from expect comments; got:" << got_text);
+      CHECK_MESSAGE(got_any == expected_any,
+                    "findings differ from expect comments; got:" << got_text);
       ++fixtures;
       expected_total += expected.size();
     }

@@ -19,7 +19,8 @@ TEST_CASE("no test case or subcase name holds a semicolon") {
     for (std::sregex_iterator it(text.begin(), text.end(), name), end; it != end; ++it) {
       ++cases;
       const std::string n = (*it)[2];
-      CHECK_MESSAGE(n.find(';') == std::string::npos, e.path().filename().string() << ": \"" << n << "\"");
+      CHECK_MESSAGE(n.find(';') == std::string::npos, e.path().filename().string()
+                                                          << ": \"" << n << "\"");
     }
   }
   CHECK(cases > 100);

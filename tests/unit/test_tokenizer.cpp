@@ -18,7 +18,6 @@ ngxtls::config::parsed_buffer parse(const std::string& text) {
   return parse_buffer(text, "t.conf", 0);
 }
 
-
 /// The input_error a text raises, as "line:col: message" (col omitted when 0).
 std::string error_of(const std::string& text) {
   try {
