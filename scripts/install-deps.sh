@@ -7,7 +7,7 @@ packages=(
   libssl-dev openssl tao-pegtl-dev libcli11-dev libtoml11-dev doctest-dev nlohmann-json3-dev
   nginx libnginx-mod-http-lua libnginx-mod-stream
   python3 python3-jsonschema openjdk-17-jdk-headless
-  clang-14 libfuzzer-14-dev libclang-rt-14-dev
+  clang-14 clang-format-14 libfuzzer-14-dev libclang-rt-14-dev
 )
 missing=()
 for p in "${packages[@]}"; do
