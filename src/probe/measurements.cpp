@@ -26,8 +26,8 @@ const std::vector<const measurement*>& measurements() {
 std::unique_ptr<module_state> measurement::start_target(target_state&) const {
   return nullptr;
 }
-void measurement::on_connection(target_state&, module_state*, run_state*,
-                                const connection&) const {}
+void measurement::on_connection(target_state&, module_state*, run_state*, const connection&) const {
+}
 int measurement::full_handshakes_at_start(const run_state&) const {
   return 0;
 }

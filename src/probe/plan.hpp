@@ -27,16 +27,16 @@ struct module_state {
 struct run_state {
   tls_protocol protocol = tls_protocol::tls1_3;
   resumption_mechanism mechanism = resumption_mechanism::ticket;
-  SSL_CTX* ctx = nullptr;  ///< the client context of this protocol and mechanism
-  run_result res;          ///< the result, filled by the plan and the modules
+  SSL_CTX* ctx = nullptr;           ///< the client context of this protocol and mechanism
+  run_result res;                   ///< the result, filled by the plan and the modules
   session_ptr base;                 ///< offered in same_session mode
   session_ptr latest;               ///< newest session, offered in fresh_tickets mode
   std::vector<session_ptr> unused;  ///< fresh_tickets: tickets not offered yet, newest last
   bool started = false, first_done = false, skip_attempts = false, finished = false;
-  int launched = 0;          ///< attempts launched
-  int completed = 0;         ///< attempts finished
-  int in_flight = 0;         ///< connections of this run not finished
-  int extra_launched = 0;    ///< extra full handshakes (role sample) launched
+  int launched = 0;        ///< attempts launched
+  int completed = 0;       ///< attempts finished
+  int in_flight = 0;       ///< connections of this run not finished
+  int extra_launched = 0;  ///< extra full handshakes (role sample) launched
   time_point started_at;
 };
 

@@ -90,7 +90,8 @@ class certificate final : public measurement {
   }
 
   void target_metrics(const target_result& t, const std::string& l, metric_set& m) const override {
-    if (t.certificate) m.add("ngxtls_probe_certificate_expiry_days", l, t.certificate->days_to_expiry);
+    if (t.certificate)
+      m.add("ngxtls_probe_certificate_expiry_days", l, t.certificate->days_to_expiry);
   }
 };
 

@@ -107,10 +107,9 @@ class ocsp final : public measurement {
     const auto& o = t.res.ocsp;
     if (!t.options->ocsp || o.stapled > 0) return false;
     if (t.res.certificate && !t.res.certificate->ocsp_url_present) return false;
-    const bool waited_enough = st.asked &&
-                               ms_between(st.first_asked, st.last_asked) >=
-                                   t.options->ocsp_min_wait_ms &&
-                               o.connections >= t.options->ocsp_min_connections;
+    const bool waited_enough =
+        st.asked && ms_between(st.first_asked, st.last_asked) >= t.options->ocsp_min_wait_ms &&
+        o.connections >= t.options->ocsp_min_connections;
     return !waited_enough;
   }
 

@@ -69,9 +69,8 @@ void split_text(const char* kind, const time_split& s, text_sink& out) {
   auto part = [](const char* what, const timing_ms& t) {
     return std::string(what) + " " + ms2(t.median) + "/" + ms2(t.p90) + " ms";
   };
-  out.out << "    " << kind << " (" << s.connect_ms.count
-          << "): " << part("connect", s.connect_ms) << ", "
-          << part("TLS handshake", s.tls_handshake_ms);
+  out.out << "    " << kind << " (" << s.connect_ms.count << "): " << part("connect", s.connect_ms)
+          << ", " << part("TLS handshake", s.tls_handshake_ms);
   if (s.first_byte_ms.count) out.out << ", " << part("first byte", s.first_byte_ms);
   out.out << " (median/p90)";
   if (s.handshake_share) {
