@@ -64,7 +64,8 @@ void check_runs(const probe::target_result& r, bool http) {
 
 }  // namespace
 
-TEST_CASE("every probe connection is timed: connect, TLS handshake and first byte, full and resumed") {
+TEST_CASE(
+    "every probe connection is timed: connect, TLS handshake and first byte, full and resumed") {
   site s;
   check_runs(probe_port(s.port, quick(10)), true);
 }
@@ -110,8 +111,8 @@ TEST_CASE("the timings are in the JSON record, the Prometheus text and the text 
                    "--format", "prometheus"},
                   "", 60);
   REQUIRE(prom.exit_code == 0);
-  const std::string l = "target=\"" + target +
-                        "\",protocol=\"TLSv1.3\",mechanism=\"ticket\",mode=\"same_session\"";
+  const std::string l =
+      "target=\"" + target + "\",protocol=\"TLSv1.3\",mechanism=\"ticket\",mode=\"same_session\"";
   for (const char* family : {"ngxtls_probe_connect_seconds", "ngxtls_probe_tls_handshake_seconds",
                              "ngxtls_probe_first_byte_seconds"}) {
     CAPTURE(family);
@@ -126,8 +127,8 @@ TEST_CASE("the timings are in the JSON record, the Prometheus text and the text 
   CHECK(prom.out.find("ngxtls_probe_handshake_share{" + l + ",kind=\"resumed\"} ") !=
         std::string::npos);
 
-  auto text = run({ngxtls_binary(), "probe", target, "--sni", "localhost", "-n", "5", "--no-ocsp"},
-                  "", 60);
+  auto text =
+      run({ngxtls_binary(), "probe", target, "--sni", "localhost", "-n", "5", "--no-ocsp"}, "", 60);
   REQUIRE(text.exit_code == 0);
   CHECK(text.out.find("    full (") != std::string::npos);
   CHECK(text.out.find("    resumed (5): connect ") != std::string::npos);
