@@ -56,8 +56,9 @@ class measurement {
 
   // The probe.
 
-  /// Called once per target before it is probed: initialises the module's part of `t.res` and
-  /// returns the module's working state for `t` (null when it needs none).
+  /// Called once per target when its probe starts (also for a target that then cannot be
+  /// resolved): initialises the module's part of `t.res` and returns the module's working
+  /// state for `t` (null when it needs none), kept until the target is finished.
   virtual std::unique_ptr<module_state> start_target(target_state& t) const;
   /// Folds the finished connection `c` of `t` (`run` null for role retry). Called while `c`'s
   /// SSL object still holds the handshake (peer chain, staple).

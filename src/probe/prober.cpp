@@ -96,7 +96,6 @@ class prober {
         }
         ts->runs.push_back(std::move(r));
       }
-      for (const auto* m : measurements()) ts->module_states.push_back(m->start_target(*ts));
       targets_.push_back(std::move(ts));
     }
     progress_.targets = static_cast<int>(targets_.size());
@@ -166,6 +165,9 @@ class prober {
     t.started = now;
     t.deadline = now + std::chrono::milliseconds(opt_.total_timeout_ms);
     t.stage = target_stage::runs;
+    // Module states exist while the target is probed: memory follows --parallel, not the
+    // length of the target list.
+    for (const auto* m : measurements()) t.module_states.push_back(m->start_target(t));
     addrinfo hints{};
     hints.ai_family = AF_UNSPEC;
     hints.ai_socktype = SOCK_STREAM;
