@@ -18,6 +18,8 @@
 
 namespace ngxtls::probe {
 
+struct target_state;  // plan.hpp
+
 /// The prober's clock (monotonic).
 using clock_type = std::chrono::steady_clock;
 /// A point on the prober's clock.
@@ -61,37 +63,38 @@ struct connection {
   ~connection();
 
   // Set by who opens it.
-  const connection_limits* limits = nullptr;
-  std::string address;        ///< "ip:port" dialled, for error texts
-  std::string request;        ///< sent after the handshake when limits->http
-  bool tls13 = false;         ///< the context speaks TLS 1.3 (tickets come after the handshake)
-  void* owner = nullptr;      ///< the plan's target
-  std::size_t run_index = 0;  ///< the run it belongs to (role retry: none)
-  connection_role role = connection_role::first;
-  int attempt_index = -1;  ///< role attempt: its place in launch order
+  const connection_limits* limits = nullptr;  ///< the prober's, outlives the connection
+  std::string address;                        ///< "ip:port" dialled, for error texts
+  std::string request;                        ///< sent after the handshake when limits->http
+  bool tls13 = false;             ///< the context speaks TLS 1.3 (tickets come after the handshake)
+  target_state* owner = nullptr;  ///< the plan's target it belongs to
+  std::size_t run_index = 0;      ///< the run it belongs to (role retry: none)
+  connection_role role = connection_role::first;  ///< why the plan opened it
+  int attempt_index = -1;                         ///< role attempt: its place in launch order
 
   // State.
-  int fd = -1;
-  tls::ssl_ptr ssl;
-  connection_phase phase = connection_phase::connecting;
-  time_point started;    ///< connect() called
-  time_point deadline;   ///< started + timeout
-  time_point last_data;  ///< last bytes (or ticket) read
-  bool want_write = false;
-  std::size_t request_off = 0;
-  std::string tail;         // last bytes read, to find the end of the HTTP headers
-  std::string status_line;  // the response's first bytes, for its status code
-  std::size_t bytes_read = 0;
-  bool too_many_sessions = false;  // the server sent more tickets than limits->max_tickets
+  int fd = -1;                                            ///< the socket; -1 before it exists
+  tls::ssl_ptr ssl;                                       ///< the TLS client of `fd`
+  connection_phase phase = connection_phase::connecting;  ///< where it is
+  time_point started;                                     ///< connect() called
+  time_point deadline;                                    ///< started + timeout
+  time_point last_data;                                   ///< last bytes (or ticket) read
+  bool want_write = false;         ///< libssl waits for the socket to be writable
+  std::size_t request_off = 0;     ///< bytes of `request` written
+  std::string tail;                ///< last bytes read, to find the end of the HTTP headers
+  std::string status_line;         ///< the response's first bytes, for its status code
+  std::size_t bytes_read = 0;      ///< bytes read after the handshake
+  bool too_many_sessions = false;  ///< the server sent more tickets than limits->max_tickets
 
   // What it saw.
   std::vector<session_ptr> sessions;  ///< from the new-session callback, in arrival order
-  bool handshake_ok = false;
-  bool reused = false;               ///< SSL_session_reused() == 1
-  std::optional<std::string> error;  ///< why it failed; null when it did not
-  std::optional<int> http_status;    ///< e.g. 421 for a session from another name
-  bool stapled = false;              ///< the handshake carried an OCSP staple
-  std::string negotiated_protocol, cipher, group, alpn;
+  bool handshake_ok = false;          ///< the TLS handshake completed
+  bool reused = false;                ///< SSL_session_reused() == 1
+  std::optional<std::string> error;   ///< why it failed; null when it did not
+  std::optional<int> http_status;     ///< e.g. 421 for a session from another name
+  bool stapled = false;               ///< the handshake carried an OCSP staple
+  std::string negotiated_protocol, cipher, group,
+      alpn;                                   ///< of the handshake (SSL_get_version, ...)
   std::optional<time_point> connected_at;     ///< TCP connected
   std::optional<time_point> handshake_at;     ///< TLS handshake completed
   std::optional<time_point> request_sent_at;  ///< request fully written

@@ -409,7 +409,7 @@ class prober {
   }
 
   void account(connection& c) {
-    target_state& t = *static_cast<target_state*>(c.owner);
+    target_state& t = *c.owner;
     --t.in_flight;
     ++progress_.done;
     if (c.handshake_ok && t.working_ctx == nullptr) t.working_ctx = SSL_get_SSL_CTX(c.ssl.get());
