@@ -226,16 +226,14 @@ double heap_mb() {
 
 void print_phases(const std::filesystem::path& file) {
   const double heap0 = heap_mb();
-  config::load_options lo;
-  lo.map_min_bytes = config::lint_map_min_bytes;  // as `ngxtls lint` loads
   auto t0 = clock_type::now();
-  auto cfg = config::load_file(file.string(), lo);
+  auto cfg = config::load_file(file.string());
   const double load_s = s_since(t0);
   double file_mb = 0;
   for (const auto& f : cfg.files)
     file_mb += static_cast<double>(f.content.size()) / (1024.0 * 1024.0);
   const double heap_tree = heap_mb() - heap0;
-  // The tree and the file's bytes live in the config's storage (mapped blocks, not malloc).
+  // The tree and the file's bytes live in the config's storage (not malloc).
   const double stored = static_cast<double>(cfg.store->bytes_used()) / (1024.0 * 1024.0);
   model::assumed_versions v;
   v.nginx = model::version{1, 22, 1};
@@ -258,7 +256,7 @@ void print_phases(const std::filesystem::path& file) {
   const double json_s = s_since(t0);
   std::printf(
       "  report: json %.3f s, %.1f MB; in use: config %.1f MB (storage %.1f MB: file "
-      "%.1f MB, mapped and its pages dropped after the parse; tree %.1f MB; heap %.1f "
+      "%.1f MB; tree %.1f MB; heap %.1f "
       "MB), model %.1f MB, findings %.1f MB\n",
       json_s, static_cast<double>(json.size()) / (1024.0 * 1024.0), stored + heap_tree, stored,
       file_mb, stored - file_mb, heap_tree, heap_model, heap_found);
