@@ -16,7 +16,6 @@
 #include <tuple>
 
 #include "base/error.hpp"
-#include "check/sandbox.hpp"
 #include "cli/commands.hpp"
 #include "cli/common.hpp"
 #include "engine/engine.hpp"
@@ -24,6 +23,7 @@
 #include "probe/prober.hpp"
 #include "probe/target.hpp"
 #include "report/check_output.hpp"
+#include "sandbox/sandbox.hpp"
 #include "tls/ticket_key.hpp"
 
 namespace ngxtls::cli {
@@ -87,11 +87,11 @@ int run_check(const check_args& a) {
     if (no_netns && *no_netns && std::string(no_netns) != "0")
       no_namespace_reason = "NGXTLS_SANDBOX_NO_NETNS is set";
     else
-      network_isolated = check::enter_loopback_network_namespace(no_namespace_reason);
+      network_isolated = sandbox::enter_loopback_network_namespace(no_namespace_reason);
   }
   std::string nginx_bin = "nginx";
   if (a.sandbox) {
-    nginx_bin = check::find_executable(a.nginx.empty() ? "nginx" : a.nginx);
+    nginx_bin = sandbox::find_executable(a.nginx.empty() ? "nginx" : a.nginx);
     if (nginx_bin.empty())
       throw usage_error(a.nginx.empty()
                             ? "check --sandbox: no nginx on PATH or in /usr/sbin (install nginx, "
@@ -170,7 +170,7 @@ int run_check(const check_args& a) {
 
   std::vector<probe::target> targets;
   std::vector<std::string> names;
-  std::unique_ptr<check::sandbox> sb;
+  std::unique_ptr<sandbox::sandbox> sb;
   std::size_t dial_count = 1;
   bool names_capped = false;
   std::string sandbox_failure;
@@ -191,13 +191,13 @@ int run_check(const check_args& a) {
     return out;
   };
   if (a.sandbox) {
-    check::sandbox_options so;
+    sandbox::sandbox_options so;
     so.nginx_binary = nginx_bin;
     so.instances = a.instances;
     so.network_isolated = network_isolated;
     so.no_namespace_reason = no_namespace_reason;
     try {
-      sb = std::make_unique<check::sandbox>(swap ? *base_model : *m, so);
+      sb = std::make_unique<sandbox::sandbox>(swap ? *base_model : *m, so);
       targets = sandbox_targets();
     } catch (const target_error& e) {
       // The lint report still stands: print it with every verdict not testable.

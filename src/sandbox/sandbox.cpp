@@ -1,4 +1,4 @@
-#include "check/sandbox.hpp"
+#include "sandbox/sandbox.hpp"
 
 #include <arpa/inet.h>
 #include <fcntl.h>
@@ -27,7 +27,7 @@
 
 namespace fs = std::filesystem;
 
-namespace ngxtls::check {
+namespace ngxtls::sandbox {
 
 namespace {
 
@@ -1289,4 +1289,4 @@ void sandbox::stop() {
   }
 }
 
-}  // namespace ngxtls::check
+}  // namespace ngxtls::sandbox

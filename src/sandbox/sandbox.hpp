@@ -10,11 +10,11 @@
 #include <vector>
 
 #include "base/error.hpp"
-#include "check/sandbox_process.hpp"
 #include "model/model.hpp"
+#include "sandbox/sandbox_process.hpp"
 #include "tls/pki.hpp"
 
-namespace ngxtls::check {
+namespace ngxtls::sandbox {
 
 /// How to run the sandbox.
 struct sandbox_options {
@@ -193,4 +193,4 @@ std::string default_sandbox_base();
 /// as the same bytes (ngx_conf_read_token, nginx 1.22.1).
 std::string quote_token(const std::string& arg);
 
-}  // namespace ngxtls::check
+}  // namespace ngxtls::sandbox

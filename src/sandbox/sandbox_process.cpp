@@ -1,4 +1,4 @@
-#include "check/sandbox_process.hpp"
+#include "sandbox/sandbox_process.hpp"
 
 #include <fcntl.h>
 #include <grp.h>
@@ -30,7 +30,7 @@
 
 namespace fs = std::filesystem;
 
-namespace ngxtls::check {
+namespace ngxtls::sandbox {
 
 namespace {
 
@@ -635,4 +635,4 @@ int sweep_stale_runs(const std::string& base_dir) {
   return removed;
 }
 
-}  // namespace ngxtls::check
+}  // namespace ngxtls::sandbox
