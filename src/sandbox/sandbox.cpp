@@ -111,14 +111,6 @@ bool trusted_module(const std::string& path) {
 // host.
 constexpr const char* k_dead_responder = "http://127.0.0.1:9/";
 
-std::string server_label(const model::model& m, const model::server& s) {
-  for (const auto& n : s.names)
-    if (!n.empty()) return n;
-  if (!m.cfg || !s.where) return "server";
-  auto w = m.cfg->where(*s.where);
-  return "server at " + w.file + ":" + std::to_string(w.line);
-}
-
 std::string resolve(const model::model& m, const std::string& path) {
   if (path.empty() || path[0] == '/' || !m.cfg) return path;
   // Absolute: the sandbox nginx runs with another prefix.
@@ -563,7 +555,7 @@ void sandbox::generate(const model::model& m) {
     const auto& s = m.servers[si];
     server_plan p;
     p.index = si;
-    p.label = server_label(m, s);
+    p.label = model::server_label(m, s);
     for (const auto& [k, port] : port_of_socket)
       if (std::find(m.sockets[k].servers.begin(), m.sockets[k].servers.end(), si) !=
           m.sockets[k].servers.end())
