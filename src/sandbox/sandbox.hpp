@@ -5,6 +5,7 @@
 
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -145,7 +146,53 @@ class sandbox {
   void stop();
 
  private:
+  struct generation_plan;  // defined in sandbox.cpp
+  struct rendered_config;  // defined in sandbox.cpp
+  struct server_plan;      // defined in sandbox.cpp
+  /// Generates the sandbox config for `m` and tests it: the phases below, in this order, over
+  /// one generation_plan.
   void generate(const model::model& m);
+  /// Phase 1: each TLS listen socket of `m` (not QUIC-only) gets a free 127.0.0.1 port, the same
+  /// one as in the previous generation for the same configured socket.
+  void assign_ports(const model::model& m, generation_plan& plan);
+  /// Phase 2: a server plan per server on a served socket (its label and sockets), with its
+  /// certificate lines (stand_in_certificates) and its other directives (plan_directives).
+  void plan_servers(const model::model& m, generation_plan& plan);
+  /// Phase 2a: the server's ssl_certificate/ssl_certificate_key pairs, by position as nginx
+  /// pairs them; an unreadable certificate or key gets a stand-in PKI of the same shape (key
+  /// type, names, remaining lifetime, OCSP URL pointed at a closed local port), with a note.
+  void stand_in_certificates(const model::model& m, server_plan& p);
+  /// Phase 2b: the server's other effective directives of nginx's own ssl modules (and
+  /// resolver), file arguments copied or stood in for, off-host names left out as the network
+  /// requires; everything else named ssl_* left out with a note.
+  void plan_directives(const model::model& m, server_plan& p);
+  /// Phase 3: worker_processes (capped), the modules to load (only the build's own stream
+  /// module), worker_connections and RLIMIT_NOFILE for the socket count, temp paths.
+  void plan_workers_and_modules(const model::model& m, generation_plan& plan);
+  /// Phase 4: each server's listen lines with their options, moved to the loopback ports
+  /// (reuseport added for several instances).
+  void plan_listens(const model::model& m, generation_plan& plan);
+  /// Phase 5: renders the config and runs `nginx -t` until it passes; each [emerg] is blamed
+  /// on a directive (left out, recorded in rejections_), a server (left out, untested_) or the
+  /// stream block; the passing round's [warn] lines go to warnings_. Throws target_error when
+  /// nothing can be blamed.
+  void test_with_blame(const model::model& m, generation_plan& plan);
+  /// Phase 6: sockets_ and ssl_added_ports_ from the servers still in the plan.
+  void record_served(const model::model& m, const generation_plan& plan);
+  /// The config text of the plan, limited to one server plan (`only`) and without one more
+  /// line (`extra`, (server plan, line)) when given, and what each line stands for (1-based).
+  rendered_config render(const model::model& m, const generation_plan& plan,
+                         std::optional<std::size_t> only,
+                         std::optional<std::pair<std::size_t, std::size_t>> extra) const;
+  /// Writes `text` as the sandbox config and runs `nginx -t` on it as nginx will run.
+  command_output nginx_test(const std::string& text) const;
+  /// The stand-in ticket key file for the real path `real` (one per path, same size as the real
+  /// file when that is 48 or 80 bytes), noted under `label` with the configured text `arg`.
+  std::string ticket_standin(const std::string& real, const std::string& label,
+                             const std::string& arg);
+  /// A file nginx reads, as nginx gets it: the real path when nginx runs as this user; else a
+  /// copy in the run directory (one per real file), empty when it cannot be copied.
+  std::string usable(const std::string& real, const std::string& arg);
   std::string shown(std::string message) const;
   /// Gives the files nginx reads (root:gid, group-readable) and the instance directories it
   /// writes (its uid) to the sandbox identity; nothing when it is not dropped.
