@@ -373,6 +373,25 @@ int run_check(const check_args& a) {
                    (w.where.file.empty() ? std::string() : " at " + to_string(w.where)) + ": " +
                    w.message});
     for (const auto& [server, why] : sb->untested()) sum.untested.push_back({server, why});
+    // nginx -t of the whole config: its verdict first in the report, its [emerg] and [warn]
+    // lines as evidence for the findings at the lines they name.
+    const auto& whole = sb->whole_config();
+    rep.nginx_test = report::nginx_test_summary{sandbox::to_string(whole.result), whole.where,
+                                                whole.message, whole.reason};
+    for (const auto& n : whole.notes) sum.notes.push_back({"", "whole-config nginx -t: " + n});
+    if (whole.result == sandbox::whole_config_test::outcome::rejected)
+      jo.rejected.push_back({whole.where, whole.message});
+    for (const auto& w : whole.warnings) {
+      bool seen = false;
+      for (const auto& o : sb->warnings())
+        seen = seen || (o.where.file == w.where.file && o.where.line == w.where.line);
+      if (seen) continue;
+      jo.warnings.push_back({w.where, w.port, w.message});
+      sum.notes.push_back(
+          {"", "nginx -t (whole config) warns" +
+                   (w.where.file.empty() ? std::string() : " at " + to_string(w.where)) + ": " +
+                   w.message});
+    }
     rep.sandbox = sum;
   }
   rep.checked = check::judge(findings, rep.probes, jo);
@@ -431,6 +450,25 @@ int run_check(const check_args& a) {
                            " (server " + r.server + "): " + r.message +
                            "; no lint rule predicted it, nginx would not start");
     }
+  // The whole config rejected (an error outside the TLS directives, or the one the TLS config
+  // showed): nginx would not start.
+  if (sb && sb->whole_config().result == sandbox::whole_config_test::outcome::rejected) {
+    const auto& w = sb->whole_config().where;
+    bool predicted = false;
+    for (const auto& c : rep.checked)
+      predicted =
+          predicted || (c.result == check::verdict::confirmed &&
+                        c.finding.location.file == w.file && c.finding.location.line == w.line);
+    for (const auto& r : sb->rejections())
+      predicted = predicted || (r.where.file == w.file && r.where.line == w.line);
+    if (!predicted) {
+      unpredicted = true;
+      rep.errors.insert(
+          rep.errors.begin(),
+          "nginx -t rejects " + (w.file.empty() ? std::string("the config") : to_string(w)) + ": " +
+              sb->whole_config().message + "; no lint rule predicted it, nginx would not start");
+    }
+  }
   for (const auto& r : rep.probes)
     if (r.error) {
       unreachable = true;

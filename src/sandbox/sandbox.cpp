@@ -333,6 +333,7 @@ sandbox::sandbox(const model::model& m, const sandbox_options& o) {
     // same moment): then start again on new ports, at most eight times.
     for (int attempt = 1;; ++attempt) {
       generate(m);
+      if (attempt == 1) test_whole_config(m);
       if (sockets_.empty()) {
         notes_.push_back({"", "no TLS server to start: the config has no listen socket with ssl"});
         break;
@@ -594,6 +595,11 @@ void sandbox::plan_servers(const model::model& m, generation_plan& plan) {
     if (p.sockets.empty()) continue;
     stand_in_certificates(m, p);
     plan_directives(m, p);
+    // The files nginx gets instead of the configured ones, for the whole-config test.
+    for (std::size_t li = 0; li < p.lines.size(); ++li)
+      if (const auto* d = p.origins[li];
+          d && !p.lines[li].second.empty() && p.lines[li].second.front().rfind(run_dir_, 0) == 0)
+        sandbox_path_of_[{d->file, d->offset}] = p.lines[li].second.front();
     plan.servers.push_back(std::move(p));
   }
 }

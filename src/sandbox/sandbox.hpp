@@ -62,6 +62,32 @@ struct sandbox_warning {
   std::string message;    ///< nginx's message, sandbox paths and addresses replaced
 };
 
+/// `nginx -t` of the whole linted config with the sandbox's nginx binary, before the TLS
+/// servers run: the main file and every file the loader read mirrored into the run directory
+/// line for line, so that nginx's FILE:LINE is the operator's. Neutralised in place (the
+/// directive's text replaced, its newlines kept): load_module, user, pid, lock_file,
+/// ssl_engine, ssl_key_log, working_directory and code-running directives (*lua*, perl*, js_*)
+/// left out; error_log, access_log and temp/cache paths pointed into the run directory;
+/// certificates, keys and other files nginx reads pointed at the sandbox's copies or stand-ins;
+/// includes pointed at the mirrored files. Run as the sandbox identity in the loopback-only
+/// network namespace; skipped without that namespace.
+struct whole_config_test {
+  enum class outcome {
+    passed,        ///< nginx -t accepted it
+    rejected,      ///< nginx's [emerg]: the operator's config, as this binary sees it
+    not_testable,  ///< nginx stopped on something the sandbox changed (reason says what)
+    skipped        ///< not run (message says why)
+  };
+  outcome result = outcome::skipped;
+  source_location where;  ///< rejected/not_testable: the operator's FILE:LINE (and column)
+  std::string message;    ///< nginx's [emerg] message; skipped: why it did not run
+  std::string reason;     ///< not_testable: why nginx's message is not the config's verdict
+  std::vector<sandbox_warning> warnings;  ///< nginx's [warn] lines, at the operator's lines
+  std::vector<std::string> notes;         ///< directives left out, with their locations
+};
+/// "passed", "rejected", "not_testable", "skipped".
+std::string to_string(whole_config_test::outcome o);
+
 /// Something the sandbox changed, stood in for or could not test.
 struct sandbox_note {
   std::string server;  ///< server label; empty for the whole sandbox
@@ -99,6 +125,8 @@ class sandbox {
 
   /// The sockets being served (servers left out do not count; sockets without any are absent).
   const std::vector<sandbox_socket>& sockets() const { return sockets_; }
+  /// `nginx -t` of the whole config (test_whole_config), run once before the masters start.
+  const whole_config_test& whole_config() const { return whole_; }
   /// Directives nginx -t rejected.
   const std::vector<sandbox_rejection>& rejections() const { return rejections_; }
   /// Config ports of sockets where no listen of a started server was written with `ssl`, so
@@ -184,6 +212,10 @@ class sandbox {
   rendered_config render(const model::model& m, const generation_plan& plan,
                          std::optional<std::size_t> only,
                          std::optional<std::pair<std::size_t, std::size_t>> extra) const;
+  /// Fills whole_ (see whole_config_test): mirrors every file of m.cfg into the run directory
+  /// with the host-facing directives neutralised and runs `nginx -t` on it. Uses the copies and
+  /// stand-ins of the first generation (sandbox_path_of_), so it runs after generate().
+  void test_whole_config(const model::model& m);
   /// Writes `text` as the sandbox config and runs `nginx -t` on it as nginx will run.
   command_output nginx_test(const std::string& text) const;
   /// The stand-in ticket key file for the real path `real` (one per path, same size as the real
@@ -230,6 +262,10 @@ class sandbox {
   int worker_connections_ = 512;
   rlim_t nofile_ = 0;  ///< RLIMIT_NOFILE for nginx
   std::unique_ptr<keeper> keeper_;
+  whole_config_test whole_;
+  /// (config::directive::file, offset) of a file-reading directive -> the file the sandbox
+  /// gives nginx for it (copy or stand-in), from the server plans.
+  std::map<std::pair<std::uint32_t, std::uint32_t>, std::string> sandbox_path_of_;
 };
 
 /// The default parent of sandbox run directories: $TMPDIR (else /tmp) + "/ngxtls-sandbox-UID".
