@@ -696,6 +696,10 @@ void sandbox::stand_in_certificates(const model::model& m, server_plan& p) {
     p.standin_pkis.push_back(it->second);
     pairs.push_back({it->second.chain, it->second.leaf_key});
     pair_where.push_back({c ? c->where : nullptr, k ? k->where : nullptr});
+    // No certificate at all: the whole-config test gives the server the same stand-in.
+    if (carg.empty() && s.where)
+      standin_for_server_[{s.where->file, s.where->offset}] = {it->second.chain,
+                                                               it->second.leaf_key};
   }
   for (std::size_t i = 0; i < pairs.size(); ++i) {
     p.lines.push_back({"ssl_certificate", {pairs[i].first}});

@@ -266,6 +266,10 @@ class sandbox {
   /// (config::directive::file, offset) of a file-reading directive -> the file the sandbox
   /// gives nginx for it (copy or stand-in), from the server plans.
   std::map<std::pair<std::uint32_t, std::uint32_t>, std::string> sandbox_path_of_;
+  /// (file, offset) of a `server` directive under which no ssl_certificate applies -> the
+  /// stand-in certificate and key the sandbox runs it with.
+  std::map<std::pair<std::uint32_t, std::uint32_t>, std::pair<std::string, std::string>>
+      standin_for_server_;
 };
 
 /// The default parent of sandbox run directories: $TMPDIR (else /tmp) + "/ngxtls-sandbox-UID".

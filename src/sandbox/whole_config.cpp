@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <tuple>
 
 #include "sandbox/sandbox.hpp"
 
@@ -52,8 +53,8 @@ bool reads_file(std::string_view name) {
 bool writes_path(std::string_view name) {
   return name == "client_body_temp_path" || name == "proxy_temp_path" ||
          name == "fastcgi_temp_path" || name == "uwsgi_temp_path" || name == "scgi_temp_path" ||
-         name == "proxy_cache_path" || name == "fastcgi_cache_path" ||
-         name == "uwsgi_cache_path" || name == "scgi_cache_path";
+         name == "proxy_cache_path" || name == "fastcgi_cache_path" || name == "uwsgi_cache_path" ||
+         name == "scgi_cache_path";
 }
 
 std::string replace_all(std::string s, const std::string& from, const std::string& to) {
@@ -65,8 +66,10 @@ std::string replace_all(std::string s, const std::string& from, const std::strin
 
 // Applies `edits` (sorted, not overlapping) to `content`.
 std::string apply(std::string_view content, std::vector<edit> edits) {
-  std::sort(edits.begin(), edits.end(),
-            [](const edit& a, const edit& b) { return a.begin < b.begin; });
+  std::sort(edits.begin(), edits.end(), [](const edit& a, const edit& b) {
+    // An insertion before a replacement at the same place.
+    return std::tie(a.begin, a.end) < std::tie(b.begin, b.end);
+  });
   std::string out;
   std::size_t at = 0;
   for (const auto& e : edits) {
@@ -199,7 +202,8 @@ void sandbox::test_whole_config(const model::model& m) {
       }
       if (d.lua || runs_code(name)) {
         if (d.has_block && !d.lua) {
-          why_not = name + " at " + to_string(cfg.where(d)) + " is a block the sandbox cannot leave out";
+          why_not =
+              name + " at " + to_string(cfg.where(d)) + " is a block the sandbox cannot leave out";
           break;
         }
         replace(d, "", true);
@@ -228,6 +232,11 @@ void sandbox::test_whole_config(const model::model& m) {
                         std::to_string(++writable)));
         continue;
       }
+      if (name == "listen" && arg0.rfind("unix:", 0) == 0) {
+        // nginx -t creates the socket file: in the run directory, not where the config says.
+        with_arg0(d, "unix:" + nx(write_dir + "/sock-" + std::to_string(++writable)));
+        continue;
+      }
       if (reads_file(name) && !arg0.empty() && arg0.find('$') == std::string::npos &&
           arg0.rfind("data:", 0) != 0) {
         if (arg0.rfind("engine:", 0) == 0) {
@@ -250,6 +259,24 @@ void sandbox::test_whole_config(const model::model& m) {
         }
         if (!path.empty()) with_arg0(d, nx(path));
         continue;
+      }
+      if (name == "server" && d.has_block) {
+        if (auto it = standin_for_server_.find({d.file, d.offset});
+            it != standin_for_server_.end()) {
+          auto open = end_of(d, false);
+          if (!open) {
+            why_not =
+                "cannot place a stand-in certificate in the server at " + to_string(cfg.where(d));
+            break;
+          }
+          edits[fi].push_back({*open + 1, *open + 1,
+                               " ssl_certificate " + quote_token(nx(it->second.first)) +
+                                   "; ssl_certificate_key " + quote_token(nx(it->second.second)) +
+                                   ";"});
+          note(d,
+               "no ssl_certificate applies (nginx would refuse its `listen ... ssl`): tested "
+               "with the sandbox's stand-in");
+        }
       }
       if (name == "http" && d.has_block) {
         // nginx creates the temp paths it was built with (/var/lib/nginx/...) when the config
@@ -391,7 +418,8 @@ void sandbox::test_whole_config(const model::model& m) {
         "directive may come from one of them";
   else if (msg.find("Permission denied") != std::string::npos ||
            msg.find("No such file or directory") != std::string::npos)
-    not_testable = "nginx cannot read a file the config names in the sandbox";
+    not_testable =
+        "nginx, run as the sandbox's unprivileged user, cannot open a file the config names";
   else
     for (const auto& u : untranslated)
       if (msg.find(u) != std::string::npos)
