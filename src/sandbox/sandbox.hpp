@@ -8,6 +8,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "base/error.hpp"
@@ -87,6 +88,13 @@ struct whole_config_test {
 };
 /// "passed", "rejected", "not_testable", "skipped".
 std::string to_string(whole_config_test::outcome o);
+
+/// Why host name lookups configured by `nsswitch` (the text of /etc/nsswitch.conf) could leave a
+/// loopback-only network namespace, or "" when they cannot: the `hosts:` sources may only be
+/// `files`, `dns` (no network there) and `myhostname`; any other (resolve, mdns*, sss, ldap,
+/// winbind, ...) asks a daemon over a local socket that resolves outside it. No `hosts:` line
+/// is glibc's default, dns and files.
+std::string name_service_outside(std::string_view nsswitch);
 
 /// Something the sandbox changed, stood in for or could not test.
 struct sandbox_note {

@@ -86,6 +86,33 @@ std::string apply(std::string_view content, std::vector<edit> edits) {
 
 }  // namespace
 
+std::string name_service_outside(std::string_view nsswitch) {
+  std::size_t pos = 0;
+  while (pos < nsswitch.size()) {
+    std::size_t eol = nsswitch.find('\n', pos);
+    if (eol == std::string_view::npos) eol = nsswitch.size();
+    std::string_view line = nsswitch.substr(pos, eol - pos);
+    pos = eol + 1;
+    line = line.substr(0, line.find('#'));
+    const auto start = line.find_first_not_of(" \t");
+    if (start == std::string_view::npos || line.substr(start, 6) != "hosts:") continue;
+    std::istringstream words{std::string(line.substr(start + 6))};
+    bool in_action = false;
+    for (std::string w; words >> w;) {
+      // [NOTFOUND=return] and the like are actions, not sources; they may hold spaces.
+      if (in_action || w.front() == '[') {
+        in_action = w.back() != ']';
+        continue;
+      }
+      if (w != "files" && w != "dns" && w != "myhostname")
+        return "the host's name service switch looks up host names with \"" + w +
+               "\", which reaches a daemon through a local socket that the network namespace "
+               "does not cut off";
+    }
+  }
+  return "";
+}
+
 std::string to_string(whole_config_test::outcome o) {
   switch (o) {
     case whole_config_test::outcome::passed:
@@ -112,6 +139,18 @@ void sandbox::test_whole_config(const model::model& m) {
         "proxy_pass, resolver) while it tests it, and only a loopback-only namespace keeps that "
         "from reaching another host");
   if (!m.cfg || m.cfg->files.empty()) return skip("the model has no configuration");
+  // Host names nginx resolves must fail inside the namespace, not go to a daemon outside it.
+  for (const char* nscd : {"/run/nscd/socket", "/var/run/nscd/socket"})
+    if (fs::exists(nscd))
+      return skip(std::string("nscd listens at ") + nscd +
+                  ": host names would be resolved outside the network namespace");
+  {
+    std::ifstream in("/etc/nsswitch.conf", std::ios::binary);
+    std::string text(64 * 1024, '\0');
+    in.read(text.data(), static_cast<std::streamsize>(text.size()));
+    text.resize(static_cast<std::size_t>(in.gcount()));
+    if (auto why = name_service_outside(text); !why.empty()) return skip(why);
+  }
   const config::config& cfg = *m.cfg;
   const std::string mirror_dir = run_dir_ + "/material/whole";
   const std::string write_dir = inst_dirs_.front() + "/whole";
