@@ -1287,6 +1287,8 @@ void sandbox::reload_into(const model::model& next) {
   for (auto& n : notes_)
     if (n.text.rfind("baseline: ", 0) != 0) n.text = "baseline: " + n.text;
   generate(next);
+  // The config being deployed is `next`: nginx's verdict is on it, not on the baseline.
+  test_whole_config(next);
   reload();
 }
 

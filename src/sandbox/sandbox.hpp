@@ -133,7 +133,8 @@ class sandbox {
 
   /// The sockets being served (servers left out do not count; sockets without any are absent).
   const std::vector<sandbox_socket>& sockets() const { return sockets_; }
-  /// `nginx -t` of the whole config (test_whole_config), run once before the masters start.
+  /// `nginx -t` of the whole config (test_whole_config): run before the masters start, and
+  /// again on the config reload_into switches to.
   const whole_config_test& whole_config() const { return whole_; }
   /// Directives nginx -t rejected.
   const std::vector<sandbox_rejection>& rejections() const { return rejections_; }

@@ -455,6 +455,8 @@ void sandbox::test_whole_config(const model::model& m) {
     not_testable =
         "the config loads modules (load_module) that the sandbox does not load, and this "
         "directive may come from one of them";
+  else if (msg.find("Address already in use") != std::string::npos)
+    not_testable = "a port the config listens on is taken by the sandbox's own nginx";
   else if (msg.find("Permission denied") != std::string::npos ||
            msg.find("No such file or directory") != std::string::npos)
     not_testable =

@@ -306,3 +306,33 @@ void ssl_on_whole(const nginx_version_entry& v) {
 NGINX_VERSION_CASES("check: nginx -t of the whole config on `ssl on;`", ssl_on_whole)
 
 }  // namespace
+
+namespace {
+
+void baseline_whole(const nginx_version_entry& v) {
+  fixture fx;
+  fx.write(" ssl default_server", "", " ssl", "");
+  const std::string base = (fx.dir.path() / "base.conf").string();
+  std::filesystem::copy_file(fx.conf, base);
+  fx.write(" ssl default_server", "location /x { frobnicate on; }", " ssl", "");
+  // --baseline runs the deployed config first and reloads into the new one: nginx's verdict is
+  // on the new one.
+  std::string err;
+  auto j =
+      ngxtls_json({"check", fx.conf, "--baseline", base, "--sandbox", "--nginx", v.binary, "-n",
+                   "2", "--no-ocsp", "--select", "obsolete-directive", "--fail-on", "never"},
+                  nullptr, &err);
+  INFO("check stderr: ", err);
+  const auto& t = j.at("nginx_test");
+  CHECK(t.at("verdict") == "rejected");
+  CHECK(t.at("message") == "unknown directive \"frobnicate\"");
+  CHECK(t.at("location").at("file") == fx.conf);
+  CHECK(t.at("location").at("line") == 9);
+}
+
+}  // namespace
+
+NGINX_VERSION_CASES(
+    "check --baseline: nginx -t of the whole config tests the config being "
+    "deployed",
+    baseline_whole)

@@ -20,11 +20,11 @@ TEST_CASE("hosts looked up in files and DNS stay inside the sandbox's network na
 }
 
 TEST_CASE("hosts looked up through a local daemon could leave the sandbox's network namespace") {
-  const auto why = name_service_outside(
-      "hosts: mymachines resolve [!UNAVAIL=return] files myhostname dns\n");
+  const auto why =
+      name_service_outside("hosts: mymachines resolve [!UNAVAIL=return] files myhostname dns\n");
   CHECK(why.find("\"mymachines\"") != std::string::npos);
-  CHECK(name_service_outside("hosts: files resolve [!UNAVAIL=return] dns\n")
-            .find("\"resolve\"") != std::string::npos);
+  CHECK(name_service_outside("hosts: files resolve [!UNAVAIL=return] dns\n").find("\"resolve\"") !=
+        std::string::npos);
   CHECK(name_service_outside("hosts: files mdns4_minimal [NOTFOUND=return] dns\n")
             .find("\"mdns4_minimal\"") != std::string::npos);
   CHECK(name_service_outside("  hosts: files sss dns\n").find("\"sss\"") != std::string::npos);
