@@ -30,10 +30,7 @@ engine::evidence setting_evidence(const engine::context& ctx, const model::serve
 }
 
 std::string server_label(const engine::context& ctx, const model::server& s) {
-  for (const auto& n : s.names)
-    if (!n.empty()) return n;
-  auto w = ctx.where(s.where);
-  return "server at " + w.file + ":" + std::to_string(w.line);
+  return model::server_label(ctx.model(), s);
 }
 
 std::map<std::size_t, std::vector<const model::listen_socket*>> ssl_sockets_by_default(

@@ -19,7 +19,8 @@ namespace ngxtls::rules {
 engine::evidence setting_evidence(const engine::context& ctx, const model::server& s,
                                   std::string_view name);
 
-/// "example.com" (first server_name), or "server at FILE:LINE" when it has none.
+/// model::server_label of the context's model: "example.com" (first server_name), or
+/// "server at FILE:LINE" when it has none.
 std::string server_label(const engine::context& ctx, const model::server& s);
 
 /// The ssl listen sockets grouped by their default server: default server index ->

@@ -16,7 +16,6 @@
 #include <tuple>
 
 #include "base/error.hpp"
-#include "check/sandbox.hpp"
 #include "cli/commands.hpp"
 #include "cli/common.hpp"
 #include "engine/engine.hpp"
@@ -24,6 +23,7 @@
 #include "probe/prober.hpp"
 #include "probe/target.hpp"
 #include "report/check_output.hpp"
+#include "sandbox/sandbox.hpp"
 #include "tls/ticket_key.hpp"
 
 namespace ngxtls::cli {
@@ -89,11 +89,11 @@ int run_check(const check_args& a) {
     if (no_netns && *no_netns && std::string(no_netns) != "0")
       no_namespace_reason = "NGXTLS_SANDBOX_NO_NETNS is set";
     else
-      network_isolated = check::enter_loopback_network_namespace(no_namespace_reason);
+      network_isolated = sandbox::enter_loopback_network_namespace(no_namespace_reason);
   }
   std::string nginx_bin = "nginx";
   if (a.sandbox) {
-    nginx_bin = check::find_executable(a.nginx.empty() ? "nginx" : a.nginx);
+    nginx_bin = sandbox::find_executable(a.nginx.empty() ? "nginx" : a.nginx);
     if (nginx_bin.empty())
       throw usage_error(a.nginx.empty()
                             ? "check --sandbox: no nginx on PATH or in /usr/sbin (install nginx, "
@@ -172,7 +172,7 @@ int run_check(const check_args& a) {
 
   std::vector<probe::target> targets;
   std::vector<std::string> names;
-  std::unique_ptr<check::sandbox> sb;
+  std::unique_ptr<sandbox::sandbox> sb;
   std::size_t dial_count = 1;
   bool names_capped = false;
   std::string sandbox_failure;
@@ -193,13 +193,13 @@ int run_check(const check_args& a) {
     return out;
   };
   if (a.sandbox) {
-    check::sandbox_options so;
+    sandbox::sandbox_options so;
     so.nginx_binary = nginx_bin;
     so.instances = a.instances;
     so.network_isolated = network_isolated;
     so.no_namespace_reason = no_namespace_reason;
     try {
-      sb = std::make_unique<check::sandbox>(swap ? *base_model : *m, so);
+      sb = std::make_unique<sandbox::sandbox>(swap ? *base_model : *m, so);
       targets = sandbox_targets();
     } catch (const target_error& e) {
       // The lint report still stands: print it with every verdict not testable.
@@ -376,6 +376,25 @@ int run_check(const check_args& a) {
                    (w.where.file.empty() ? std::string() : " at " + to_string(w.where)) + ": " +
                    w.message});
     for (const auto& [server, why] : sb->untested()) sum.untested.push_back({server, why});
+    // nginx -t of the whole config: its verdict first in the report, its [emerg] and [warn]
+    // lines as evidence for the findings at the lines they name.
+    const auto& whole = sb->whole_config();
+    rep.nginx_test = report::nginx_test_summary{sandbox::to_string(whole.result), whole.where,
+                                                whole.message, whole.reason};
+    for (const auto& n : whole.notes) sum.notes.push_back({"", "whole-config nginx -t: " + n});
+    if (whole.result == sandbox::whole_config_test::outcome::rejected)
+      jo.rejected.push_back({whole.where, whole.message});
+    for (const auto& w : whole.warnings) {
+      bool seen = false;
+      for (const auto& o : sb->warnings())
+        seen = seen || (o.where.file == w.where.file && o.where.line == w.where.line);
+      if (seen) continue;
+      jo.warnings.push_back({w.where, w.port, w.message});
+      sum.notes.push_back(
+          {"", "nginx -t (whole config) warns" +
+                   (w.where.file.empty() ? std::string() : " at " + to_string(w.where)) + ": " +
+                   w.message});
+    }
     rep.sandbox = sum;
   }
   rep.checked = check::judge(findings, rep.probes, jo);
@@ -434,6 +453,25 @@ int run_check(const check_args& a) {
                            " (server " + r.server + "): " + r.message +
                            "; no lint rule predicted it, nginx would not start");
     }
+  // The whole config rejected (an error outside the TLS directives, or the one the TLS config
+  // showed): nginx would not start.
+  if (sb && sb->whole_config().result == sandbox::whole_config_test::outcome::rejected) {
+    const auto& w = sb->whole_config().where;
+    bool predicted = false;
+    for (const auto& c : rep.checked)
+      predicted =
+          predicted || (c.result == check::verdict::confirmed &&
+                        c.finding.location.file == w.file && c.finding.location.line == w.line);
+    for (const auto& r : sb->rejections())
+      predicted = predicted || (r.where.file == w.file && r.where.line == w.line);
+    if (!predicted) {
+      unpredicted = true;
+      rep.errors.insert(
+          rep.errors.begin(),
+          "nginx -t rejects " + (w.file.empty() ? std::string("the config") : to_string(w)) + ": " +
+              sb->whole_config().message + "; no lint rule predicted it, nginx would not start");
+    }
+  }
   for (const auto& r : rep.probes)
     if (r.error) {
       unreachable = true;

@@ -16,8 +16,8 @@
 #include <sstream>
 
 #include "base/error.hpp"
-#include "check/sandbox_process.hpp"
 #include "report/terminal_text.hpp"
+#include "sandbox/sandbox_process.hpp"
 #include "tls/ciphers.hpp"
 
 namespace ngxtls::cli {
@@ -75,18 +75,18 @@ std::optional<model::version> parse_flag(const std::string& v, const char* what)
 // version. Two dpkg-query runs of at most 5 s each, local only; empty on any failure.
 std::string package_version_of(const std::string& binary) {
   try {
-    const std::string path = check::find_executable(binary);
-    if (path.empty() || check::find_executable("dpkg-query").empty()) return {};
+    const std::string path = sandbox::find_executable(binary);
+    if (path.empty() || sandbox::find_executable("dpkg-query").empty()) return {};
     std::vector<std::string> candidates{path};
     std::error_code ec;
     const auto canonical = std::filesystem::canonical(path, ec);
     if (!ec && canonical.string() != path) candidates.push_back(canonical.string());
     for (const auto& p : candidates) {
-      auto owner = check::run_command({"dpkg-query", "-S", p}, 5000);
+      auto owner = sandbox::run_command({"dpkg-query", "-S", p}, 5000);
       if (owner.exit_code != 0) continue;
       const std::string pkg = model::package_owning(owner.out, p);
       if (pkg.empty()) continue;
-      auto ver = check::run_command({"dpkg-query", "-W", "-f=${Version}", pkg}, 5000);
+      auto ver = sandbox::run_command({"dpkg-query", "-W", "-f=${Version}", pkg}, 5000);
       if (ver.exit_code != 0 || ver.out.empty() || ver.out.size() > 100) return {};
       for (char c : ver.out)
         if (!std::isalnum(static_cast<unsigned char>(c)) &&
@@ -102,7 +102,7 @@ std::string package_version_of(const std::string& binary) {
 std::string run_nginx_v(const std::string& binary) {
   // nginx prints -V to stderr.
   try {
-    auto r = check::run_command({binary, "-V"}, 10000);
+    auto r = sandbox::run_command({binary, "-V"}, 10000);
     return r.exit_code == 0 ? r.err + r.out : std::string();
   } catch (const std::exception&) {
     return {};

@@ -91,6 +91,14 @@ const config::directive* server::first_ssl_listen() const {
   return nullptr;
 }
 
+std::string server_label(const model& m, const server& s) {
+  for (const auto& n : s.names)
+    if (!n.empty()) return n;
+  if (!m.cfg || !s.where) return "server";
+  const auto w = m.cfg->where(*s.where);
+  return "server at " + w.file + ":" + std::to_string(w.line);
+}
+
 std::string listen_socket::name() const {
   if (address.rfind("unix:", 0) == 0) return address;
   return address + ":" + std::to_string(port);

@@ -286,6 +286,10 @@ struct model {
   const config::directive* worker_processes_where = nullptr;
 };
 
+/// How messages name a server: its first non-empty server_name, else "server at FILE:LINE"
+/// (the `server` directive's location), else "server" when the model has no source for it.
+std::string server_label(const model& m, const server& s);
+
 /// Built-in default arguments of a directive for an nginx version, or nullopt when nginx
 /// has none (e.g. ssl_certificate). DESIGN fact 7; ssl_protocols per version:
 /// < 1.23.4 "TLSv1 TLSv1.1 TLSv1.2"; 1.23.4 - 1.27.2 adds TLSv1.3; from 1.27.3 "TLSv1.2 TLSv1.3"

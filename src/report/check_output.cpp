@@ -9,12 +9,35 @@
 namespace ngxtls::report {
 
 nlohmann::json sandbox_json(const sandbox_summary& sb);
+nlohmann::json location_json(const source_location& l);  // lint_output.cpp: {file, line, column}
+
+nlohmann::json nginx_test_json(const nginx_test_summary& t) {
+  return {{"verdict", t.verdict},
+          {"location", t.where.file.empty() ? nlohmann::json(nullptr) : location_json(t.where)},
+          {"message", t.message},
+          {"reason", t.reason}};
+}
 
 std::string render_check_text(const check_report& r, bool color) {
   std::string out;
   const char* reset = color ? "\x1b[0m" : "";
   // The version was only assumed: first line, as in lint's report.
   if (r.lint.notice) out += terminal_safe(notice_line(r.lint)) + '\n';
+  // nginx's own verdict on the whole config comes before anything ngxtls says about it.
+  if (const auto& t = r.nginx_test) {
+    const std::string at = t->where.file.empty() ? "" : " at " + to_string(t->where);
+    if (t->verdict == "rejected")
+      out += std::string(color ? "\x1b[1;31merror\x1b[0m" : "error") +
+             ": nginx -t rejects the config" + terminal_safe(at) + ": " +
+             terminal_safe(t->message) + '\n';
+    else if (t->verdict == "passed")
+      out += "nginx -t: the whole config passes\n";
+    else if (t->verdict == "not_testable")
+      out += "nginx -t: whole config not testable: " + terminal_safe(t->reason) +
+             " (nginx: " + terminal_safe(t->message) + terminal_safe(at) + ")\n";
+    else
+      out += "nginx -t: whole config not tested: " + terminal_safe(t->message) + '\n';
+  }
   for (const auto& c : r.checked) {
     const auto& f = c.finding;
     const char* vc = !color                                  ? ""
@@ -83,6 +106,7 @@ std::string render_check_json(const check_report& r) {
   doc["notes"] = r.notes;
   doc["errors"] = r.errors;
   if (r.sandbox) doc["sandbox"] = sandbox_json(*r.sandbox);
+  if (r.nginx_test) doc["nginx_test"] = nginx_test_json(*r.nginx_test);
   return doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + '\n';
 }
 
@@ -107,6 +131,7 @@ nlohmann::json sandbox_json(const sandbox_summary& sb) {
 std::string render_check_sarif(const check_report& r, const std::string& working_dir) {
   auto doc = nlohmann::json::parse(render_sarif(r.lint, working_dir));
   if (r.sandbox) doc["runs"][0]["properties"]["sandbox"] = sandbox_json(*r.sandbox);
+  if (r.nginx_test) doc["runs"][0]["properties"]["nginx_test"] = nginx_test_json(*r.nginx_test);
   if (!r.notes.empty()) doc["runs"][0]["properties"]["check_notes"] = r.notes;
   if (!r.errors.empty()) doc["runs"][0]["properties"]["check_errors"] = r.errors;
   auto& results = doc["runs"][0]["results"];

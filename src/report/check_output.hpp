@@ -28,6 +28,14 @@ struct sandbox_summary {
   std::vector<std::pair<std::string, std::string>> untested;
 };
 
+/// `check --sandbox`'s `nginx -t` of the whole config (sandbox::whole_config_test).
+struct nginx_test_summary {
+  std::string verdict;    ///< "passed", "rejected", "not_testable" or "skipped"
+  source_location where;  ///< rejected / not_testable: the operator's FILE:LINE; else empty
+  std::string message;    ///< nginx's [emerg] message; skipped: why the test did not run
+  std::string reason;     ///< not_testable: why the message is not the config's verdict
+};
+
 /// Everything a check run reports.
 struct check_report {
   /// Findings in the same order as `checked`: the lint findings, then those only the probe
@@ -40,16 +48,20 @@ struct check_report {
   /// What stops nginx and no lint finding predicted (check --sandbox: nginx -t rejections).
   std::vector<std::string> errors;
   std::optional<sandbox_summary> sandbox;  ///< set by `check --sandbox`
+  /// Set by `check --sandbox` when the sandbox ran: shown before the findings.
+  std::optional<nginx_test_summary> nginx_test;
 };
 
-/// Text: per finding its location, rule and message, then one line `verdict: reason` and the
+/// Text: with --sandbox first nginx -t's verdict on the whole config; per finding its location,
+/// rule and message, then one line `verdict: reason` and the
 /// probe numbers; then the key-name lines and a summary.
 std::string render_check_text(const check_report& r, bool color);
 
 /// JSON: the lint record (docs/lint-json.md) where each finding gains `verdict`
 /// ("confirmed" / "refuted" / "not_testable"), `verdict_reason` and `probe_evidence`
 /// ([{name, value, target}]); plus `probe` (the probe record of docs/probe-json.md),
-/// `key_names`, `notes`, `errors`, and with --sandbox `sandbox` ({nginx_binary, nginx_version,
+/// `key_names`, `notes`, `errors`, with --sandbox `nginx_test` ({verdict, location, message,
+/// reason}) and `sandbox` ({nginx_binary, nginx_version,
 /// instances, workers, pid_namespace, reload, sockets: [{configured, sandbox}], notes: [{server,
 /// text}], untested: [{server, reason}]}).
 std::string render_check_json(const check_report& r);
@@ -57,7 +69,8 @@ std::string render_check_json(const check_report& r);
 /// SARIF 2.1.0 as render_sarif (sarif_output.hpp), each result's `properties` gaining
 /// `verdict`, `verdict_reason` and `probe_evidence`; refuted findings are lowered to level
 /// "note" (the probe contradicts them) with the lint level kept as `properties.lint_level`.
-/// The run's `properties` gain `sandbox` (as in the JSON), `check_notes` and `check_errors`.
+/// The run's `properties` gain `sandbox` and `nginx_test` (as in the JSON), `check_notes` and
+/// `check_errors`.
 std::string render_check_sarif(const check_report& r, const std::string& working_dir);
 
 }  // namespace ngxtls::report

@@ -40,11 +40,11 @@ std::string indent(const std::string& text, const std::string& pad) {
   return out;
 }
 
+}  // namespace
+
 nlohmann::json location_json(const source_location& l) {
   return {{"file", l.file}, {"line", l.line}, {"column", l.column}};
 }
-
-}  // namespace
 
 std::string notice_line(const lint_report& r) {
   if (!r.notice) return {};

@@ -18,7 +18,7 @@
 #include <thread>
 #include <tuple>
 
-#include "check/sandbox_process.hpp"
+#include "sandbox/sandbox_process.hpp"
 #include "support/fixture_env.hpp"
 #include "support/process.hpp"
 #include "tls/ticket_key.hpp"
@@ -101,7 +101,7 @@ std::vector<pid_t> descendants(pid_t root) {
   while (!frontier.empty()) {
     pid_t p = frontier.back();
     frontier.pop_back();
-    for (pid_t c : check::child_pids(p)) {
+    for (pid_t c : sandbox::child_pids(p)) {
       out.push_back(c);
       frontier.push_back(c);
     }

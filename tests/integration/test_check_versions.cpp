@@ -233,3 +233,106 @@ void ssl_writer_not_started(const nginx_version_entry& v) {
 
 NGINX_VERSION_CASES("check: the server that wrote ssl is not started: no TLS handshake verdict",
                     ssl_writer_not_started)
+
+namespace {
+
+// The whole config's `nginx -t` (check --sandbox): nginx's verdict and the operator's own
+// FILE:LINE, also for a file the main file includes.
+nlohmann::json whole_config_check(const nginx_version_entry& v, const std::string& conf,
+                                  int* rc = nullptr) {
+  std::string err;
+  auto j = ngxtls_json({"check", conf, "--sandbox", "--nginx", v.binary, "-n", "2", "--no-ocsp",
+                        "--select", "obsolete-directive"},
+                       rc, &err);
+  INFO("check stderr: ", err);
+  REQUIRE(j.contains("nginx_test"));
+  std::cout << "  nginx " << v.version << " whole-config nginx -t: " << j.at("nginx_test").dump()
+            << std::endl;
+  return j;
+}
+
+void error_outside_tls(const nginx_version_entry& v) {
+  fixture fx;
+  fx.write(" ssl default_server", "include " + (fx.dir.path() / "site.conf").string() + ";", " ssl",
+           "");
+  // Line 4 of the included file: an unknown directive in a location, outside every TLS
+  // directive the sandbox's own config copies.
+  const std::string site =
+      fx.dir.write("site.conf", "# app\nlocation /app {\n  root /srv;\n  frobnicate on;\n}\n");
+  int rc = -1;
+  auto j = whole_config_check(v, fx.conf, &rc);
+  const auto& t = j.at("nginx_test");
+  CHECK(t.at("verdict") == "rejected");
+  CHECK(t.at("message") == "unknown directive \"frobnicate\"");
+  CHECK(t.at("location").at("file") == site);
+  CHECK(t.at("location").at("line") == 4);
+  CHECK(t.at("location").at("column") == 3);
+  CHECK(rc == 1);  // nginx would not start: no lint error predicted it
+  REQUIRE(!j.at("errors").empty());
+  CHECK(j.at("errors").at(0) == "nginx -t rejects " + site +
+                                    ":4:3: unknown directive \"frobnicate\"; no lint rule "
+                                    "predicted it, nginx would not start");
+  // Text: nginx's verdict is the first line.
+  auto r = run({ngxtls_binary(), "check", fx.conf, "--sandbox", "--nginx", v.binary, "-n", "2",
+                "--no-ocsp", "--select", "obsolete-directive"},
+               "", 60);
+  CHECK(r.out.substr(0, r.out.find('\n')) ==
+        "error: nginx -t rejects the config at " + site + ":4:3: unknown directive \"frobnicate\"");
+}
+NGINX_VERSION_CASES(
+    "check: nginx -t of the whole config reports an error outside the TLS "
+    "directives at the operator's file and line",
+    error_outside_tls)
+
+void ssl_on_whole(const nginx_version_entry& v) {
+  fixture fx;
+  fx.write(" default_server", "ssl on;", " ssl", "");
+  auto j = whole_config_check(v, fx.conf);
+  const auto& t = j.at("nginx_test");
+  if (v.slot == "1.22") {
+    // Deprecated, not removed: nginx -t passes and its warning confirms the finding.
+    CHECK(t.at("verdict") == "passed");
+  } else {
+    // Removed in 1.25.1: nginx's own verdict, at the operator's line and column.
+    CHECK(t.at("verdict") == "rejected");
+    CHECK(t.at("message") == "unknown directive \"ssl\"");
+    CHECK(t.at("location").at("file") == fx.conf);
+    CHECK(t.at("location").at("line") == 9);
+    CHECK(t.at("location").at("column") == 5);
+  }
+  REQUIRE(j.at("findings").size() == 1);
+  CHECK(j.at("findings").at(0).at("verdict") == "confirmed");
+}
+NGINX_VERSION_CASES("check: nginx -t of the whole config on `ssl on;`", ssl_on_whole)
+
+}  // namespace
+
+namespace {
+
+void baseline_whole(const nginx_version_entry& v) {
+  fixture fx;
+  fx.write(" ssl default_server", "", " ssl", "");
+  const std::string base = (fx.dir.path() / "base.conf").string();
+  std::filesystem::copy_file(fx.conf, base);
+  fx.write(" ssl default_server", "location /x { frobnicate on; }", " ssl", "");
+  // --baseline runs the deployed config first and reloads into the new one: nginx's verdict is
+  // on the new one.
+  std::string err;
+  auto j =
+      ngxtls_json({"check", fx.conf, "--baseline", base, "--sandbox", "--nginx", v.binary, "-n",
+                   "2", "--no-ocsp", "--select", "obsolete-directive", "--fail-on", "never"},
+                  nullptr, &err);
+  INFO("check stderr: ", err);
+  const auto& t = j.at("nginx_test");
+  CHECK(t.at("verdict") == "rejected");
+  CHECK(t.at("message") == "unknown directive \"frobnicate\"");
+  CHECK(t.at("location").at("file") == fx.conf);
+  CHECK(t.at("location").at("line") == 9);
+}
+
+}  // namespace
+
+NGINX_VERSION_CASES(
+    "check --baseline: nginx -t of the whole config tests the config being "
+    "deployed",
+    baseline_whole)

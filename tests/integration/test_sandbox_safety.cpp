@@ -24,7 +24,7 @@
 #include <sstream>
 #include <thread>
 
-#include "check/sandbox_process.hpp"
+#include "sandbox/sandbox_process.hpp"
 #include "support/fixture_env.hpp"
 #include "support/host_state.hpp"
 #include "support/process.hpp"
@@ -99,7 +99,7 @@ std::vector<pid_t> descendants(pid_t root) {
   while (!frontier.empty()) {
     pid_t p = frontier.back();
     frontier.pop_back();
-    for (pid_t c : check::child_pids(p)) {
+    for (pid_t c : sandbox::child_pids(p)) {
       out.push_back(c);
       frontier.push_back(c);
     }
@@ -604,4 +604,91 @@ TEST_CASE(
     REQUIRE(::lstat(foreign.c_str(), &st) == 0);
     CHECK(st.st_uid == 12345u);
   }
+}
+
+TEST_CASE(
+    "sandbox safety: the whole-config nginx -t loads no module, writes nothing outside the run "
+    "directory and resolves no host name") {
+  if (::geteuid() != 0) return;
+  test::temp_dir dir;
+  const fs::path marker = dir.path() / "module-ran";
+  const auto src =
+      dir.write("evil.c",
+                "#include <fcntl.h>\n#include <unistd.h>\n__attribute__((constructor)) static void "
+                "ran(void) {"
+                " int fd = open(\"" +
+                    marker.string() + "\", O_WRONLY | O_CREAT, 0644); if (fd >= 0) close(fd); }\n");
+  const std::string so = (dir.path() / "evil.so").string();
+  auto cc = test::run({"cc", "-shared", "-fPIC", "-o", so, src.string()});
+  REQUIRE_MESSAGE(cc.exit_code == 0, cc.err);
+  // Paths the config names for nginx to write, outside the run directory (and outside the
+  // test's own directory, which the sandbox's TMPDIR is in).
+  restore_state restore;
+  const std::string outside = "/var/tmp/ngxtls-whole-config-" + std::to_string(::getpid());
+  fs::create_directories(outside);
+  restore.created.push_back(outside);
+  auto config = [&](bool upstream) {
+    return "load_module " + so + ";\nuser root;\npid " + outside + "/nginx.pid;\nlock_file " +
+           outside + "/nginx.lock;\nerror_log " + outside +
+           "/error.log;\nevents {}\nhttp {\n  access_log " + outside +
+           "/access.log;\n  client_body_temp_path " + outside + "/body;\n  proxy_cache_path " +
+           outside + "/cache keys_zone=c:1m;\n" +
+           (upstream ? "  upstream backend { server example.com:80; }\n" : "") +
+           "  server { listen 443 ssl; server_name a.test;\n    location / { " +
+           (upstream ? "proxy_pass http://backend; " : "") +
+           "proxy_cache c; }\n  }\n  server { listen unix:" + outside +
+           "/app.sock; location / { return 204; } }\n}\n";
+  };
+  std::vector<std::string> roots = {outside, "/var/log/nginx", "/run", "/var/lib/nginx"};
+  for (const auto& p : compiled_in_paths()) {
+    const fs::path parent = fs::path(p).parent_path();
+    if (fs::exists(parent) && parent != "/" && parent != "/var" && parent != "/var/lib" &&
+        parent != "/var/log")
+      roots.push_back(parent.string());
+  }
+  const std::string out = (dir.path() / "report.json").string();
+  for (bool upstream : {true, false}) {
+    CAPTURE(upstream);
+    const std::string conf = dir.write("nginx.conf", config(upstream)).string();
+    const auto before = snapshot(roots);
+    // nginx -t binds the config's listen sockets: the sysctls that let it do so as an
+    // unprivileged uid are set in the sandbox's network namespace, never on the host.
+    const std::string sysctls = slurp("/proc/sys/net/ipv4/ip_unprivileged_port_start") +
+                                slurp("/proc/sys/net/ipv4/ip_nonlocal_bind") +
+                                slurp("/proc/sys/net/ipv6/ip_nonlocal_bind");
+    pid_t pid = spawn(
+        {binary(), "check", conf, "--sandbox", "-n", "2", "--format", "json", "--fail-on", "never"},
+        {{"TMPDIR", dir.path().string()}}, out);
+    CHECK(wait_exit(pid) == 0);
+    auto doc = parse_report(out);
+    const auto& t = doc["nginx_test"];
+    if (upstream) {
+      // example.com resolves on a host with DNS: inside the sandbox's namespace nothing does.
+      CHECK(t["verdict"] == "not_testable");
+      CHECK(t["message"] == "host not found in upstream \"example.com:80\"");
+      CHECK(t["location"]["line"] == 11);
+    } else {
+      // nginx -t read every neutralised directive and accepted the config.
+      CHECK(t["verdict"] == "passed");
+    }
+    CHECK(all_notes(doc).find("whole-config nginx -t: load_module at " + conf + ":1:1: left out") !=
+          std::string::npos);
+    CHECK(!fs::exists(marker));
+    const auto after = snapshot(roots);
+    CHECK_MESSAGE(differences(before, after).empty(), differences(before, after));
+    CHECK(fs::is_empty(outside));
+    CHECK(slurp("/proc/sys/net/ipv4/ip_unprivileged_port_start") +
+              slurp("/proc/sys/net/ipv4/ip_nonlocal_bind") +
+              slurp("/proc/sys/net/ipv6/ip_nonlocal_bind") ==
+          sysctls);
+  }
+  // Without the loopback-only namespace nginx could resolve names: the test is skipped.
+  pid_t pid = spawn({binary(), "check", (dir.path() / "nginx.conf").string(), "--sandbox", "-n",
+                     "2", "--format", "json", "--fail-on", "never"},
+                    {{"TMPDIR", dir.path().string()}, {"NGXTLS_SANDBOX_NO_NETNS", "1"}}, out);
+  CHECK(wait_exit(pid) == 0);
+  auto doc = parse_report(out);
+  CHECK(doc["nginx_test"]["verdict"] == "skipped");
+  CHECK(doc["nginx_test"]["message"].get<std::string>().find("no network namespace") == 0);
+  CHECK(!fs::exists(marker));
 }

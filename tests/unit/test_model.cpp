@@ -193,3 +193,20 @@ TEST_CASE("the package that owns a file, from dpkg-query -S output") {
   CHECK(model::package_owning("dpkg-query: no path found matching pattern /x\n", "/x") == "");
   CHECK(model::package_owning("Nginx$(x): /usr/sbin/nginx\n", "/usr/sbin/nginx") == "");
 }
+
+TEST_CASE("a server's label is its first non-empty server_name, else its file and line") {
+  auto b = build(R"(http {
+  server { listen 443 ssl; server_name "" b.test c.test; }
+  server { listen 444 ssl;
+    server_name ""; }
+  server { listen 445 ssl; }
+}
+)");
+  REQUIRE(b->m.servers.size() == 3);
+  CHECK(model::server_label(b->m, b->m.servers[0]) == "b.test");
+  CHECK(model::server_label(b->m, b->m.servers[1]) == "server at /etc/nginx/nginx.conf:3");
+  CHECK(model::server_label(b->m, b->m.servers[2]) == "server at /etc/nginx/nginx.conf:5");
+  model::model no_source;
+  CHECK(model::server_label(no_source, b->m.servers[0]) == "b.test");
+  CHECK(model::server_label(no_source, b->m.servers[2]) == "server");
+}

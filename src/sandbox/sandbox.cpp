@@ -1,4 +1,4 @@
-#include "check/sandbox.hpp"
+#include "sandbox/sandbox.hpp"
 
 #include <arpa/inet.h>
 #include <fcntl.h>
@@ -27,7 +27,7 @@
 
 namespace fs = std::filesystem;
 
-namespace ngxtls::check {
+namespace ngxtls::sandbox {
 
 namespace {
 
@@ -111,14 +111,6 @@ bool trusted_module(const std::string& path) {
 // host.
 constexpr const char* k_dead_responder = "http://127.0.0.1:9/";
 
-std::string server_label(const model::model& m, const model::server& s) {
-  for (const auto& n : s.names)
-    if (!n.empty()) return n;
-  if (!m.cfg || !s.where) return "server";
-  auto w = m.cfg->where(*s.where);
-  return "server at " + w.file + ":" + std::to_string(w.line);
-}
-
 std::string resolve(const model::model& m, const std::string& path) {
   if (path.empty() || path[0] == '/' || !m.cfg) return path;
   // Absolute: the sandbox nginx runs with another prefix.
@@ -185,27 +177,6 @@ std::string describe_key(const tls::pki_options& o) {
   if (o.key_type == "ec") return "EC " + o.curve;
   return "Ed25519";
 }
-
-// What one emitted line stands for, to blame the right thing when nginx -t rejects it.
-enum class line_kind { other, server_head, listen, directive, stream_head };
-struct line_origin {
-  line_kind kind = line_kind::other;
-  std::size_t server = 0;                    // index into model::servers
-  const config::directive* where = nullptr;  // the linted directive
-  std::string key;                           // drop key for directives
-  int port = 0;                              // listen lines: the linted config's port
-};
-
-// The sandbox's view of one server: what to emit, what was dropped.
-struct server_plan {
-  std::size_t index = 0;
-  std::string label;
-  bool dropped = false;
-  std::vector<std::pair<std::string, std::vector<std::string>>>
-      lines;                                      // directive, args (sandbox paths)
-  std::vector<const config::directive*> origins;  // per line
-  std::vector<std::size_t> sockets;               // indexes into model::sockets
-};
 
 // nginx -t's first [emerg] line: message and line number in the generated config.
 struct emerg {
@@ -362,6 +333,7 @@ sandbox::sandbox(const model::model& m, const sandbox_options& o) {
     // same moment): then start again on new ports, at most eight times.
     for (int attempt = 1;; ++attempt) {
       generate(m);
+      if (attempt == 1) test_whole_config(m);
       if (sockets_.empty()) {
         notes_.push_back({"", "no TLS server to start: the config has no listen socket with ssl"});
         break;
@@ -472,15 +444,70 @@ std::string sandbox::shown(std::string msg) const {
   return replace_all(msg, run_dir_, "<sandbox>");
 }
 
+/// The sandbox's view of one server: what to emit, what was dropped.
+struct sandbox::server_plan {
+  std::size_t index = 0;  ///< index into model::servers
+  std::string label;
+  bool dropped = false;
+  /// Directive and arguments (sandbox paths), and the linted directive of each.
+  std::vector<std::pair<std::string, std::vector<std::string>>> lines;
+  std::vector<const config::directive*> origins;
+  std::vector<std::size_t> sockets;  ///< indexes into model::sockets
+  /// Stand-in PKIs of its certificates (empty: every certificate is the real one).
+  std::vector<tls::pki_paths> standin_pkis;
+  bool real_ocsp_url = false;     ///< a leaf names an OCSP responder off this host
+  bool all_have_ocsp_url = true;  ///< every readable leaf names one
+  bool ocsp_url_unknown = false;  ///< a certificate could not be read
+};
+
+// The plan of one generation: what each phase of generate() adds, read by the later ones.
+struct sandbox::generation_plan {
+  /// What one rendered line stands for, to blame the right thing when nginx -t rejects it.
+  enum class line_kind { other, server_head, listen, directive, stream_head };
+  struct line_origin {
+    line_kind kind = line_kind::other;
+    std::size_t server = 0;                    ///< index into model::servers
+    const config::directive* where = nullptr;  ///< the linted directive
+    std::size_t plan_server = 0;               ///< directives: index into servers
+    std::size_t line = 0;                      ///< directives: index into server_plan::lines
+    int port = 0;                              ///< listen lines: the linted config's port
+  };
+  /// A listen line as written (options kept, so that nginx reports duplicate default servers and
+  /// duplicate listen options as production would), moved to the socket's loopback port.
+  struct listen_line {
+    std::string head;  ///< "listen 127.0.0.1:P"
+    std::string text;  ///< its parameters after `ssl`
+    const config::directive* where = nullptr;
+    int port = 0;            ///< the linted config's port
+    std::size_t socket = 0;  ///< index into model::sockets
+    bool ssl = false;        ///< written with `ssl`
+  };
+
+  std::map<std::size_t, int> port_of_socket;  ///< model::sockets index -> loopback port
+  std::vector<server_plan> servers;
+  std::vector<std::string> modules;     ///< load_module paths (the build's stream module)
+  std::vector<std::string> temp_paths;  ///< *_temp_path lines inside the run directory
+  std::map<std::size_t, std::vector<listen_line>> listens_of;   ///< servers index -> lines
+  std::set<std::pair<std::size_t, std::size_t>> dropped_lines;  ///< (servers index, line)
+  bool stream_dropped = false;  ///< the stream block is left out (no stream module)
+};
+
 void sandbox::generate(const model::model& m) {
   sockets_.clear();
   rejections_.clear();
   warnings_.clear();
   ssl_added_ports_.clear();
   untested_.clear();
-  const std::string material = run_dir_ + "/material";
-  // Listen sockets -> loopback ports.
-  std::map<std::size_t, int> port_of_socket;
+  generation_plan plan;
+  assign_ports(m, plan);
+  plan_servers(m, plan);
+  plan_workers_and_modules(m, plan);
+  plan_listens(m, plan);
+  test_with_blame(m, plan);
+  record_served(m, plan);
+}
+
+void sandbox::assign_ports(const model::model& m, generation_plan& plan) {
   for (std::size_t k = 0; k < m.sockets.size(); ++k) {
     const auto& sock = m.sockets[k];
     bool tls = sock.ssl;
@@ -500,319 +527,334 @@ void sandbox::generate(const model::model& m) {
     const std::string key =
         (sock.context == model::context_kind::stream ? "stream " : "http ") + sock.name();
     auto known = ports_by_name_.find(key);
-    port_of_socket[k] = known != ports_by_name_.end() ? known->second : free_loopback_port(taken_);
-    ports_by_name_[key] = port_of_socket[k];
-    addr_display_["127.0.0.1:" + std::to_string(port_of_socket[k])] = sock.name();
+    plan.port_of_socket[k] =
+        known != ports_by_name_.end() ? known->second : free_loopback_port(taken_);
+    ports_by_name_[key] = plan.port_of_socket[k];
+    addr_display_["127.0.0.1:" + std::to_string(plan.port_of_socket[k])] = sock.name();
   }
+}
 
-  // Stand-ins, one per real file (shared by every server and instance that names it).
-  auto ticket_standin = [&](const std::string& real, const std::string& label,
-                            const std::string& arg) {
-    auto it = standin_of_.find(real);
-    if (it != standin_of_.end()) return it->second;
-    struct stat st {};
-    std::size_t size = 80;
-    if (::stat(real.c_str(), &st) == 0 && (st.st_size == 48 || st.st_size == 80))
-      size = static_cast<std::size_t>(st.st_size);
-    const std::string path = material + "/ticket-" + std::to_string(++standins_) + ".key";
-    tls::write_ticket_key_file(path, size);
-    notes_.push_back(
-        {label, "ssl_session_ticket_key \"" + arg +
-                    "\" is not readable here: stand-in key file of " + std::to_string(size) +
-                    " bytes (the same file for every server and instance that names it)"});
-    standin_of_[real] = path;
-    display_of_[path] = arg;
-    return path;
-  };
+std::string sandbox::ticket_standin(const std::string& real, const std::string& label,
+                                    const std::string& arg) {
+  auto it = standin_of_.find(real);
+  if (it != standin_of_.end()) return it->second;
+  struct stat st {};
+  std::size_t size = 80;
+  if (::stat(real.c_str(), &st) == 0 && (st.st_size == 48 || st.st_size == 80))
+    size = static_cast<std::size_t>(st.st_size);
+  const std::string path = run_dir_ + "/material/ticket-" + std::to_string(++standins_) + ".key";
+  tls::write_ticket_key_file(path, size);
+  notes_.push_back(
+      {label, "ssl_session_ticket_key \"" + arg + "\" is not readable here: stand-in key file of " +
+                  std::to_string(size) +
+                  " bytes (the same file for every server and instance that names it)"});
+  standin_of_[real] = path;
+  display_of_[path] = arg;
+  return path;
+}
 
-  // A file nginx reads, as nginx gets it: the real path when nginx runs as this user; else a
-  // copy in the run directory (one per real file), empty when it cannot be copied.
-  auto usable = [&](const std::string& real, const std::string& arg) -> std::string {
-    if (!ident_.drop) return real;
-    if (auto it = copy_of_.find(real); it != copy_of_.end()) return it->second;
-    std::error_code ec;
-    const auto size = fs::file_size(real, ec);
-    if (ec || size > k_max_material_bytes) return "";
-    const std::string copy = material + "/file-" + std::to_string(++standins_);
-    int in = ::open(real.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY);
-    if (in < 0) return "";
-    int out = ::open(copy.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-    bool ok = out >= 0;
-    std::uintmax_t total = 0;
-    char buf[65536];
-    for (ssize_t n; ok && (n = ::read(in, buf, sizeof buf)) != 0;) {
-      if (n < 0 && errno == EINTR) continue;
-      total += static_cast<std::uintmax_t>(std::max<ssize_t>(n, 0));
-      ok = n > 0 && total <= k_max_material_bytes &&
-           ::write(out, buf, static_cast<std::size_t>(n)) == n;
-    }
-    ::close(in);
-    if (out >= 0) ::close(out);
-    if (!ok) {
-      fs::remove(copy, ec);
-      return "";
-    }
-    copy_of_[real] = copy;
-    display_of_[copy] = arg;
-    return copy;
-  };
+std::string sandbox::usable(const std::string& real, const std::string& arg) {
+  if (!ident_.drop) return real;
+  if (auto it = copy_of_.find(real); it != copy_of_.end()) return it->second;
+  std::error_code ec;
+  const auto size = fs::file_size(real, ec);
+  if (ec || size > k_max_material_bytes) return "";
+  const std::string copy = run_dir_ + "/material/file-" + std::to_string(++standins_);
+  int in = ::open(real.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY);
+  if (in < 0) return "";
+  int out = ::open(copy.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+  bool ok = out >= 0;
+  std::uintmax_t total = 0;
+  char buf[65536];
+  for (ssize_t n; ok && (n = ::read(in, buf, sizeof buf)) != 0;) {
+    if (n < 0 && errno == EINTR) continue;
+    total += static_cast<std::uintmax_t>(std::max<ssize_t>(n, 0));
+    ok = n > 0 && total <= k_max_material_bytes &&
+         ::write(out, buf, static_cast<std::size_t>(n)) == n;
+  }
+  ::close(in);
+  if (out >= 0) ::close(out);
+  if (!ok) {
+    fs::remove(copy, ec);
+    return "";
+  }
+  copy_of_[real] = copy;
+  display_of_[copy] = arg;
+  return copy;
+}
 
-  // Server plans.
-  std::vector<server_plan> plans;
+void sandbox::plan_servers(const model::model& m, generation_plan& plan) {
   for (std::size_t si = 0; si < m.servers.size(); ++si) {
-    const auto& s = m.servers[si];
     server_plan p;
     p.index = si;
-    p.label = server_label(m, s);
-    for (const auto& [k, port] : port_of_socket)
+    p.label = model::server_label(m, m.servers[si]);
+    for (const auto& [k, port] : plan.port_of_socket)
       if (std::find(m.sockets[k].servers.begin(), m.sockets[k].servers.end(), si) !=
           m.sockets[k].servers.end())
         p.sockets.push_back(k);
     if (p.sockets.empty()) continue;
-
-    // Certificates: pairs by position, as nginx pairs ssl_certificate with ssl_certificate_key.
-    const auto* certs = s.get("ssl_certificate");
-    const auto* keys = s.get("ssl_certificate_key");
-    std::vector<std::pair<std::string, std::string>> pairs;  // sandbox cert, key
-    std::vector<std::pair<const config::directive*, const config::directive*>> pair_where;
-    bool any_standin_cert = false, any_real_url = false, all_have_url = true, url_unknown = false;
-    std::vector<tls::pki_paths> server_pkis;
-    const std::size_t n_pairs =
-        std::max(certs ? certs->values.size() : 0, keys ? keys->values.size() : 0);
-    for (std::size_t i = 0; i < std::max<std::size_t>(n_pairs, 1); ++i) {
-      const model::occurrence* c = certs && i < certs->values.size() ? &certs->values[i] : nullptr;
-      const model::occurrence* k = keys && i < keys->values.size() ? &keys->values[i] : nullptr;
-      const std::string carg(c && !c->args.empty() ? c->args.front() : "");
-      const std::string karg(k && !k->args.empty() ? k->args.front() : "");
-      const std::string creal = resolve(m, carg), kreal = resolve(m, karg);
-      const bool data_cert = carg.rfind("data:", 0) == 0, data_key = karg.rfind("data:", 0) == 0;
-      const bool cert_ok = data_cert || (!carg.empty() && carg.find('$') == std::string::npos &&
-                                         readable_file(creal) && !usable(creal, carg).empty());
-      const bool key_ok = data_key || (!karg.empty() && karg.find('$') == std::string::npos &&
-                                       karg.rfind("engine:", 0) != 0 && readable_file(kreal) &&
-                                       !usable(kreal, karg).empty());
-      std::optional<std::vector<tls::certificate_info>> chain;
-      if (cert_ok && !data_cert) {
-        try {
-          chain = tls::read_certificate_chain(creal);
-        } catch (const std::exception&) {
-        }
-      }
-      if (chain && !chain->empty()) {
-        const auto& leaf = chain->front();
-        if (leaf.ocsp_urls.empty()) all_have_url = false;
-        for (const auto& u : leaf.ocsp_urls)
-          if (u.find("127.0.0.1") == std::string::npos && u.find("localhost") == std::string::npos)
-            any_real_url = true;
-      }
-      if (!carg.empty() && (!chain || chain->empty()) && !data_cert) url_unknown = true;
-      if (cert_ok && key_ok) {
-        pairs.push_back(
-            {data_cert ? carg : usable(creal, carg), data_key ? karg : usable(kreal, karg)});
-        pair_where.push_back({c ? c->where : nullptr, k ? k->where : nullptr});
-        continue;
-      }
-      const std::string pair_key = creal + "\n" + kreal;
-      auto it = pki_of_pair_.find(pair_key);
-      std::string why;
-      if (it == pki_of_pair_.end()) {
-        tls::pki_options po;
-        std::string kind;
-        if (chain && !chain->empty()) {
-          try {
-            po = tls::stand_in_options(chain->front(), k_dead_responder);
-            kind = "the same key type (" + describe_key(po) + "), names, remaining lifetime" +
-                   (chain->front().ocsp_urls.empty() ? " and no OCSP URL"
-                                                     : " and an OCSP URL (a closed local port)");
-          } catch (const std::exception& e) {
-            po = {};
-            kind = "an EC P-256 key (" + std::string(e.what()) + ")";
-          }
-          // A leaf-only file stays leaf-only: nginx then finds no issuer for stapling.
-          po.intermediate = true;
-        } else {
-          po.dns_names.clear();
-          for (const auto& n : s.names)
-            if (literal_name(n)) po.dns_names.push_back(n);
-          if (po.dns_names.empty()) po.dns_names = {"localhost"};
-          kind =
-              "an EC P-256 key, the server's names and no OCSP URL (the certificate is not "
-              "readable here)";
-        }
-        const std::string dir = material + "/pki-" + std::to_string(++standins_);
-        auto pki = tls::make_pki(dir, po);
-        // Keep the real file's shape: leaf only, or leaf and chain.
-        if (chain && chain->size() == 1 && !chain->front().self_signed) pki.chain = pki.leaf_cert;
-        it = pki_of_pair_.emplace(pair_key, pki).first;
-        if (carg.empty())
-          why =
-              "no ssl_certificate applies (nginx would refuse the `listen ... ssl`): stand-in "
-              "certificate with " +
-              kind;
-        else if (!cert_ok)
-          why = "ssl_certificate \"" + carg +
-                "\" is not readable here: stand-in certificate with " + kind;
-        else
-          why = "ssl_certificate_key \"" + karg +
-                "\" is not readable here: stand-in key and certificate with " + kind;
-        notes_.push_back({p.label, why});
-        if (!carg.empty()) display_of_[pki.chain] = carg;
-        if (!karg.empty()) display_of_[pki.leaf_key] = karg;
-      }
-      any_standin_cert = true;
-      server_pkis.push_back(it->second);
-      pairs.push_back({it->second.chain, it->second.leaf_key});
-      pair_where.push_back({c ? c->where : nullptr, k ? k->where : nullptr});
-    }
-    for (std::size_t i = 0; i < pairs.size(); ++i) {
-      p.lines.push_back({"ssl_certificate", {pairs[i].first}});
-      p.origins.push_back(pair_where[i].first);
-      p.lines.push_back({"ssl_certificate_key", {pairs[i].second}});
-      p.origins.push_back(pair_where[i].second);
-    }
-
-    // Every other effective directive of nginx's ssl modules (and resolver), with file
-    // arguments checked; no other module's ssl_* (that could be code: *_by_lua*).
-    const bool stapling_on = model::is_on(s.get("ssl_stapling"));
-    bool responder_kept = false;
-    for (const auto& [name_view, setting_ptr] : s.settings()) {
-      const std::string name(name_view);
-      const model::setting& setting = *setting_ptr;
-      if (setting.from == model::origin::nginx_default) continue;
-      if (name == "ssl") {
-        // Kept as written, so that nginx -t judges it: deprecated up to 1.25.0 ([warn]),
-        // unknown from 1.25.1 (rejected, then left out; the listens stay TLS).
-        if (!setting.values.empty()) {
-          p.lines.push_back({"ssl", setting.values.back().args.strings()});
-          p.origins.push_back(setting.values.back().where);
-        }
-        continue;
-      }
-      if (name == "ssl_certificate" || name == "ssl_certificate_key") continue;
-      if (name.rfind("ssl_", 0) != 0 && name != "resolver" && name != "resolver_timeout") continue;
-      if (name.rfind("ssl_", 0) == 0 && !k_ssl_module_directives.count(name)) {
-        notes_.push_back(
-            {p.label, name + ": left out (" +
-                          (name == "ssl_key_log"
-                               ? std::string("it writes TLS secrets to a file outside the sandbox")
-                               : "not a directive of nginx's own ssl modules: the sandbox runs no "
-                                 "code a config names (Lua, Perl, njs) and no third-party module") +
-                          ")"});
-        continue;
-      }
-      std::vector<const model::occurrence*> occs;
-      if (k_repeatable.count(name)) {
-        for (const auto& occ : setting.values) occs.push_back(&occ);
-      } else if (!setting.values.empty()) {
-        occs.push_back(&setting.values.back());
-      }
-      for (const auto* occ : occs) {
-        std::vector<std::string> args = occ->args.strings();
-        const std::string arg0 = args.empty() ? "" : args.front();
-        const std::string real = resolve(m, arg0);
-        auto drop = [&](const std::string& why) {
-          notes_.push_back({p.label, name + " \"" + arg0 + "\" " + why});
-        };
-        if (!network_isolated_ && (name == "resolver" || name == "ssl_stapling_responder" ||
-                                   name == "ssl_ocsp_responder")) {
-          std::string off;
-          for (const auto& a : args)
-            if (name != "resolver" || a.find('=') == std::string::npos)
-              if (!loopback_host(host_of(a))) off = a;
-          if (!off.empty()) {
-            notes_.push_back(
-                {p.label, name + " \"" + off +
-                              "\": left out (off-host, and the sandbox has no network namespace "
-                              "to keep nginx from reaching it)"});
-            continue;
-          }
-        }
-        if (network_isolated_ && name == "resolver") {
-          // nginx resolves a resolver given by name while it loads the config; with loopback
-          // only that fails, and nginx -t would reject what production accepts.
-          std::string by_name;
-          for (const auto& a : args) {
-            if (a.find('=') != std::string::npos) continue;
-            std::string h = host_of(a);
-            if (h.size() > 1 && h.front() == '[') h = h.substr(1, h.size() - 2);
-            in_addr v4{};
-            in6_addr v6{};
-            if (!loopback_host(h) && ::inet_pton(AF_INET, h.c_str(), &v4) != 1 &&
-                ::inet_pton(AF_INET6, h.c_str(), &v6) != 1)
-              by_name = a;
-          }
-          if (!by_name.empty()) {
-            notes_.push_back(
-                {p.label, "resolver \"" + by_name +
-                              "\": left out (a host name, which the sandbox's loopback-only "
-                              "network cannot resolve)"});
-            continue;
-          }
-        }
-        if (name == "ssl_stapling_responder") responder_kept = true;
-        if (name == "ssl_session_ticket_key") {
-          const std::string copy = readable_file(real) ? usable(real, arg0) : "";
-          if (!copy.empty())
-            args[0] = copy;
-          else
-            args[0] = ticket_standin(real, p.label, arg0);
-        } else if (name == "ssl_trusted_certificate" || name == "ssl_client_certificate") {
-          if (any_standin_cert) {
-            // The real CA file would not hold the stand-in's issuer.
-            const auto& pki = server_pkis.front();
-            const std::string bundle = material + "/ca-" + std::to_string(++standins_) + ".pem";
-            {
-              std::ofstream out(bundle, std::ios::binary);
-              std::ifstream a(pki.issuer, std::ios::binary), b(pki.root_cert, std::ios::binary);
-              out << a.rdbuf();
-              if (pki.root_cert != pki.issuer && !pki.root_cert.empty()) out << b.rdbuf();
-            }
-            args[0] = bundle;
-            display_of_[bundle] = arg0;
-            notes_.push_back(
-                {p.label,
-                 name + " \"" + arg0 +
-                     "\": the stand-in issuer stands in for it (assumed to hold the real issuer)"});
-          } else if (readable_file(real) && !usable(real, arg0).empty()) {
-            args[0] = usable(real, arg0);
-          } else {
-            drop("is not readable here: left out");
-            continue;
-          }
-        } else if (name == "ssl_crl" || name == "ssl_dhparam" || name == "ssl_stapling_file" ||
-                   name == "ssl_password_file" || name == "ssl_ecdh_curve_file") {
-          if (!readable_file(real) || usable(real, arg0).empty()) {
-            drop(name == "ssl_dhparam"
-                     ? "is not readable here: left out (no DHE cipher suites in the sandbox)"
-                 : name == "ssl_stapling_file"
-                     ? "is not readable here: left out (staple presence not tested)"
-                     : "is not readable here: left out");
-            continue;
-          }
-          args[0] = usable(real, arg0);
-        }
-        p.lines.push_back({name, args});
-        p.origins.push_back(occ->where);
-      }
-    }
-    // Stapling from a real responder needs the network: point nginx at a closed local port
-    // instead, so the load never waits on DNS, and say that staple presence is not tested.
-    // Without a network namespace that holds even when some certificates have no OCSP URL.
-    if (stapling_on && any_real_url && (all_have_url || !network_isolated_) && !responder_kept) {
-      p.lines.push_back({"ssl_stapling_responder", {k_dead_responder}});
-      p.origins.push_back(nullptr);
-    }
-    if (stapling_on && (any_real_url || url_unknown))
-      notes_.push_back(
-          {p.label,
-           std::string("ssl_stapling: ") +
-               (any_real_url ? "the certificate's OCSP responder is a real one"
-                             : "the certificate is not readable here, so its OCSP URL is unknown") +
-               " and the sandbox does not reach the network: a staple cannot arrive, so its "
-               "absence proves nothing here (a missing issuer or OCSP URL still shows)"});
-    plans.push_back(std::move(p));
+    stand_in_certificates(m, p);
+    plan_directives(m, p);
+    // The files nginx gets instead of the configured ones, for the whole-config test.
+    for (std::size_t li = 0; li < p.lines.size(); ++li)
+      if (const auto* d = p.origins[li];
+          d && !p.lines[li].second.empty() && p.lines[li].second.front().rfind(run_dir_, 0) == 0)
+        sandbox_path_of_[{d->file, d->offset}] = p.lines[li].second.front();
+    plan.servers.push_back(std::move(p));
   }
+}
 
+void sandbox::stand_in_certificates(const model::model& m, server_plan& p) {
+  const auto& s = m.servers[p.index];
+  // Certificates: pairs by position, as nginx pairs ssl_certificate with ssl_certificate_key.
+  const auto* certs = s.get("ssl_certificate");
+  const auto* keys = s.get("ssl_certificate_key");
+  std::vector<std::pair<std::string, std::string>> pairs;  // sandbox cert, key
+  std::vector<std::pair<const config::directive*, const config::directive*>> pair_where;
+  const std::size_t n_pairs =
+      std::max(certs ? certs->values.size() : 0, keys ? keys->values.size() : 0);
+  for (std::size_t i = 0; i < std::max<std::size_t>(n_pairs, 1); ++i) {
+    const model::occurrence* c = certs && i < certs->values.size() ? &certs->values[i] : nullptr;
+    const model::occurrence* k = keys && i < keys->values.size() ? &keys->values[i] : nullptr;
+    const std::string carg(c && !c->args.empty() ? c->args.front() : "");
+    const std::string karg(k && !k->args.empty() ? k->args.front() : "");
+    const std::string creal = resolve(m, carg), kreal = resolve(m, karg);
+    const bool data_cert = carg.rfind("data:", 0) == 0, data_key = karg.rfind("data:", 0) == 0;
+    const bool cert_ok = data_cert || (!carg.empty() && carg.find('$') == std::string::npos &&
+                                       readable_file(creal) && !usable(creal, carg).empty());
+    const bool key_ok = data_key || (!karg.empty() && karg.find('$') == std::string::npos &&
+                                     karg.rfind("engine:", 0) != 0 && readable_file(kreal) &&
+                                     !usable(kreal, karg).empty());
+    std::optional<std::vector<tls::certificate_info>> chain;
+    if (cert_ok && !data_cert) {
+      try {
+        chain = tls::read_certificate_chain(creal);
+      } catch (const std::exception&) {
+      }
+    }
+    if (chain && !chain->empty()) {
+      const auto& leaf = chain->front();
+      if (leaf.ocsp_urls.empty()) p.all_have_ocsp_url = false;
+      for (const auto& u : leaf.ocsp_urls)
+        if (u.find("127.0.0.1") == std::string::npos && u.find("localhost") == std::string::npos)
+          p.real_ocsp_url = true;
+    }
+    if (!carg.empty() && (!chain || chain->empty()) && !data_cert) p.ocsp_url_unknown = true;
+    if (cert_ok && key_ok) {
+      pairs.push_back(
+          {data_cert ? carg : usable(creal, carg), data_key ? karg : usable(kreal, karg)});
+      pair_where.push_back({c ? c->where : nullptr, k ? k->where : nullptr});
+      continue;
+    }
+    const std::string pair_key = creal + "\n" + kreal;
+    auto it = pki_of_pair_.find(pair_key);
+    std::string why;
+    if (it == pki_of_pair_.end()) {
+      tls::pki_options po;
+      std::string kind;
+      if (chain && !chain->empty()) {
+        try {
+          po = tls::stand_in_options(chain->front(), k_dead_responder);
+          kind = "the same key type (" + describe_key(po) + "), names, remaining lifetime" +
+                 (chain->front().ocsp_urls.empty() ? " and no OCSP URL"
+                                                   : " and an OCSP URL (a closed local port)");
+        } catch (const std::exception& e) {
+          po = {};
+          kind = "an EC P-256 key (" + std::string(e.what()) + ")";
+        }
+        // A leaf-only file stays leaf-only: nginx then finds no issuer for stapling.
+        po.intermediate = true;
+      } else {
+        po.dns_names.clear();
+        for (const auto& n : s.names)
+          if (literal_name(n)) po.dns_names.push_back(n);
+        if (po.dns_names.empty()) po.dns_names = {"localhost"};
+        kind =
+            "an EC P-256 key, the server's names and no OCSP URL (the certificate is not "
+            "readable here)";
+      }
+      const std::string dir = run_dir_ + "/material/pki-" + std::to_string(++standins_);
+      auto pki = tls::make_pki(dir, po);
+      // Keep the real file's shape: leaf only, or leaf and chain.
+      if (chain && chain->size() == 1 && !chain->front().self_signed) pki.chain = pki.leaf_cert;
+      it = pki_of_pair_.emplace(pair_key, pki).first;
+      if (carg.empty())
+        why =
+            "no ssl_certificate applies (nginx would refuse the `listen ... ssl`): stand-in "
+            "certificate with " +
+            kind;
+      else if (!cert_ok)
+        why = "ssl_certificate \"" + carg + "\" is not readable here: stand-in certificate with " +
+              kind;
+      else
+        why = "ssl_certificate_key \"" + karg +
+              "\" is not readable here: stand-in key and certificate with " + kind;
+      notes_.push_back({p.label, why});
+      if (!carg.empty()) display_of_[pki.chain] = carg;
+      if (!karg.empty()) display_of_[pki.leaf_key] = karg;
+    }
+    p.standin_pkis.push_back(it->second);
+    pairs.push_back({it->second.chain, it->second.leaf_key});
+    pair_where.push_back({c ? c->where : nullptr, k ? k->where : nullptr});
+    // No certificate at all: the whole-config test gives the server the same stand-in.
+    if (carg.empty() && s.where)
+      standin_for_server_[{s.where->file, s.where->offset}] = {it->second.chain,
+                                                               it->second.leaf_key};
+  }
+  for (std::size_t i = 0; i < pairs.size(); ++i) {
+    p.lines.push_back({"ssl_certificate", {pairs[i].first}});
+    p.origins.push_back(pair_where[i].first);
+    p.lines.push_back({"ssl_certificate_key", {pairs[i].second}});
+    p.origins.push_back(pair_where[i].second);
+  }
+}
+
+void sandbox::plan_directives(const model::model& m, server_plan& p) {
+  const auto& s = m.servers[p.index];
+  // Every other effective directive of nginx's ssl modules (and resolver), with file
+  // arguments checked; no other module's ssl_* (that could be code: *_by_lua*).
+  const bool stapling_on = model::is_on(s.get("ssl_stapling"));
+  bool responder_kept = false;
+  for (const auto& [name_view, setting_ptr] : s.settings()) {
+    const std::string name(name_view);
+    const model::setting& setting = *setting_ptr;
+    if (setting.from == model::origin::nginx_default) continue;
+    if (name == "ssl") {
+      // Kept as written, so that nginx -t judges it: deprecated up to 1.25.0 ([warn]),
+      // unknown from 1.25.1 (rejected, then left out; the listens stay TLS).
+      if (!setting.values.empty()) {
+        p.lines.push_back({"ssl", setting.values.back().args.strings()});
+        p.origins.push_back(setting.values.back().where);
+      }
+      continue;
+    }
+    if (name == "ssl_certificate" || name == "ssl_certificate_key") continue;
+    if (name.rfind("ssl_", 0) != 0 && name != "resolver" && name != "resolver_timeout") continue;
+    if (name.rfind("ssl_", 0) == 0 && !k_ssl_module_directives.count(name)) {
+      notes_.push_back(
+          {p.label, name + ": left out (" +
+                        (name == "ssl_key_log"
+                             ? std::string("it writes TLS secrets to a file outside the sandbox")
+                             : "not a directive of nginx's own ssl modules: the sandbox runs no "
+                               "code a config names (Lua, Perl, njs) and no third-party module") +
+                        ")"});
+      continue;
+    }
+    std::vector<const model::occurrence*> occs;
+    if (k_repeatable.count(name)) {
+      for (const auto& occ : setting.values) occs.push_back(&occ);
+    } else if (!setting.values.empty()) {
+      occs.push_back(&setting.values.back());
+    }
+    for (const auto* occ : occs) {
+      std::vector<std::string> args = occ->args.strings();
+      const std::string arg0 = args.empty() ? "" : args.front();
+      const std::string real = resolve(m, arg0);
+      auto drop = [&](const std::string& why) {
+        notes_.push_back({p.label, name + " \"" + arg0 + "\" " + why});
+      };
+      if (!network_isolated_ && (name == "resolver" || name == "ssl_stapling_responder" ||
+                                 name == "ssl_ocsp_responder")) {
+        std::string off;
+        for (const auto& a : args)
+          if (name != "resolver" || a.find('=') == std::string::npos)
+            if (!loopback_host(host_of(a))) off = a;
+        if (!off.empty()) {
+          notes_.push_back(
+              {p.label, name + " \"" + off +
+                            "\": left out (off-host, and the sandbox has no network namespace "
+                            "to keep nginx from reaching it)"});
+          continue;
+        }
+      }
+      if (network_isolated_ && name == "resolver") {
+        // nginx resolves a resolver given by name while it loads the config; with loopback
+        // only that fails, and nginx -t would reject what production accepts.
+        std::string by_name;
+        for (const auto& a : args) {
+          if (a.find('=') != std::string::npos) continue;
+          std::string h = host_of(a);
+          if (h.size() > 1 && h.front() == '[') h = h.substr(1, h.size() - 2);
+          in_addr v4{};
+          in6_addr v6{};
+          if (!loopback_host(h) && ::inet_pton(AF_INET, h.c_str(), &v4) != 1 &&
+              ::inet_pton(AF_INET6, h.c_str(), &v6) != 1)
+            by_name = a;
+        }
+        if (!by_name.empty()) {
+          notes_.push_back(
+              {p.label, "resolver \"" + by_name +
+                            "\": left out (a host name, which the sandbox's loopback-only "
+                            "network cannot resolve)"});
+          continue;
+        }
+      }
+      if (name == "ssl_stapling_responder") responder_kept = true;
+      if (name == "ssl_session_ticket_key") {
+        const std::string copy = readable_file(real) ? usable(real, arg0) : "";
+        if (!copy.empty())
+          args[0] = copy;
+        else
+          args[0] = ticket_standin(real, p.label, arg0);
+      } else if (name == "ssl_trusted_certificate" || name == "ssl_client_certificate") {
+        if (!p.standin_pkis.empty()) {
+          // The real CA file would not hold the stand-in's issuer.
+          const auto& pki = p.standin_pkis.front();
+          const std::string bundle =
+              run_dir_ + "/material/ca-" + std::to_string(++standins_) + ".pem";
+          {
+            std::ofstream out(bundle, std::ios::binary);
+            std::ifstream a(pki.issuer, std::ios::binary), b(pki.root_cert, std::ios::binary);
+            out << a.rdbuf();
+            if (pki.root_cert != pki.issuer && !pki.root_cert.empty()) out << b.rdbuf();
+          }
+          args[0] = bundle;
+          display_of_[bundle] = arg0;
+          notes_.push_back(
+              {p.label,
+               name + " \"" + arg0 +
+                   "\": the stand-in issuer stands in for it (assumed to hold the real issuer)"});
+        } else if (readable_file(real) && !usable(real, arg0).empty()) {
+          args[0] = usable(real, arg0);
+        } else {
+          drop("is not readable here: left out");
+          continue;
+        }
+      } else if (name == "ssl_crl" || name == "ssl_dhparam" || name == "ssl_stapling_file" ||
+                 name == "ssl_password_file" || name == "ssl_ecdh_curve_file") {
+        if (!readable_file(real) || usable(real, arg0).empty()) {
+          drop(name == "ssl_dhparam"
+                   ? "is not readable here: left out (no DHE cipher suites in the sandbox)"
+               : name == "ssl_stapling_file"
+                   ? "is not readable here: left out (staple presence not tested)"
+                   : "is not readable here: left out");
+          continue;
+        }
+        args[0] = usable(real, arg0);
+      }
+      p.lines.push_back({name, args});
+      p.origins.push_back(occ->where);
+    }
+  }
+  // Stapling from a real responder needs the network: point nginx at a closed local port
+  // instead, so the load never waits on DNS, and say that staple presence is not tested.
+  // Without a network namespace that holds even when some certificates have no OCSP URL.
+  if (stapling_on && p.real_ocsp_url && (p.all_have_ocsp_url || !network_isolated_) &&
+      !responder_kept) {
+    p.lines.push_back({"ssl_stapling_responder", {k_dead_responder}});
+    p.origins.push_back(nullptr);
+  }
+  if (stapling_on && (p.real_ocsp_url || p.ocsp_url_unknown))
+    notes_.push_back(
+        {p.label, std::string("ssl_stapling: ") +
+                      (p.real_ocsp_url
+                           ? "the certificate's OCSP responder is a real one"
+                           : "the certificate is not readable here, so its OCSP URL is unknown") +
+                      " and the sandbox does not reach the network: a staple cannot arrive, so its "
+                      "absence proves nothing here (a missing issuer or OCSP URL still shows)"});
+}
+
+void sandbox::plan_workers_and_modules(const model::model& m, generation_plan& plan) {
   // The worker count as configured, capped.
   const long cpus = std::max(1L, ::sysconf(_SC_NPROCESSORS_ONLN));
   workers_ = !m.worker_processes        ? 1
@@ -829,13 +871,12 @@ void sandbox::generate(const model::model& m) {
   // stream module of the build's own module directory when stream servers need it and the
   // build has it as a dynamic module; anything else the TLS servers need is built in.
   bool has_stream = false;
-  for (const auto& p : plans)
+  for (const auto& p : plan.servers)
     has_stream = has_stream || m.servers[p.index].context == model::context_kind::stream;
-  std::vector<std::string> modules;
   const std::string stream_module = modules_path_ + "/ngx_stream_module.so";
   if (has_stream && configure_.find(" --with-stream=dynamic ") != std::string::npos) {
     if (trusted_module(stream_module))
-      modules.push_back(stream_module);
+      plan.modules.push_back(stream_module);
     else
       notes_.push_back(
           {"", stream_module + " is missing, or writable by others: stream servers cannot run"});
@@ -844,7 +885,7 @@ void sandbox::generate(const model::model& m) {
     for (const auto& d : m.cfg->root)
       if (d.name == "load_module" && !d.args.empty()) {
         const std::string arg(d.args.front().value());
-        if (!modules.empty() && fs::path(arg).filename() == "ngx_stream_module.so")
+        if (!plan.modules.empty() && fs::path(arg).filename() == "ngx_stream_module.so")
           notes_.push_back({"", "load_module \"" + arg + "\": the sandbox loads the build's own " +
                                     stream_module});
         else
@@ -852,7 +893,7 @@ void sandbox::generate(const model::model& m) {
                                     "\": left out (the sandbox loads no module a config names; "
                                     "its TLS servers need none but the stream module)"});
       }
-  if (has_stream && !modules.empty() && m.cfg &&
+  if (has_stream && !plan.modules.empty() && m.cfg &&
       std::none_of(m.cfg->root.begin(), m.cfg->root.end(),
                    [](const auto& d) { return d.name == "load_module"; }))
     notes_.push_back(
@@ -862,40 +903,30 @@ void sandbox::generate(const model::model& m) {
                  "directive)"});
 
   // Limits that grow with the config: every worker holds a connection per listen socket.
-  worker_connections_ = 512 + static_cast<int>(port_of_socket.size());
-  nofile_ =
-      static_cast<rlim_t>(worker_connections_) + static_cast<rlim_t>(port_of_socket.size()) + 256;
+  worker_connections_ = 512 + static_cast<int>(plan.port_of_socket.size());
+  nofile_ = static_cast<rlim_t>(worker_connections_) +
+            static_cast<rlim_t>(plan.port_of_socket.size()) + 256;
   {
     rlimit rl{};
     if (::getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_max != RLIM_INFINITY &&
         rl.rlim_max < nofile_ && ::geteuid() != 0)
       notes_.push_back({"", "RLIMIT_NOFILE's hard limit " + std::to_string(rl.rlim_max) +
                                 " is below the " + std::to_string(nofile_) + " descriptors " +
-                                std::to_string(port_of_socket.size()) +
+                                std::to_string(plan.port_of_socket.size()) +
                                 " listen sockets need: nginx may fail to start"});
   }
   // Temp paths of the http modules this build has (each defaults to a compiled-in path such
   // as /var/lib/nginx/body, which nginx creates and, as root, chowns to its worker user).
-  std::vector<std::string> temp_paths = {"client_body_temp_path client_body_temp;"};
+  plan.temp_paths = {"client_body_temp_path client_body_temp;"};
   for (const char* mod : {"proxy", "fastcgi", "uwsgi", "scgi"})
     if (configure_.find(std::string(" --without-http_") + mod + "_module ") == std::string::npos)
-      temp_paths.push_back(std::string(mod) + "_temp_path " + mod + "_temp;");
+      plan.temp_paths.push_back(std::string(mod) + "_temp_path " + mod + "_temp;");
+}
 
-  // Generate, `nginx -t`, blame, drop, repeat.
-  const std::string& conf = conf_path_;
-  std::set<std::pair<std::size_t, std::size_t>> dropped_lines;  // (plan, line)
-  bool stream_dropped = false;
+void sandbox::plan_listens(const model::model& m, generation_plan& plan) {
+  for (std::size_t pi = 0; pi < plan.servers.size(); ++pi) plan.listens_of[pi];
   // Listen lines as written (options kept, so that nginx reports duplicate default servers and
   // duplicate listen options as production would), moved to the socket's loopback port.
-  struct listen_line {
-    std::string head;  // "listen 127.0.0.1:P"
-    std::string text;  // its parameters after `ssl`
-    const config::directive* where = nullptr;
-    int port = 0;            // the linted config's port
-    std::size_t socket = 0;  // index into model::sockets
-    bool ssl = false;        // written with `ssl`
-  };
-  std::map<std::size_t, std::vector<listen_line>> listens_of;  // plan index -> lines
   {
     static const std::set<std::string> bind_options = {
         "backlog",  "rcvbuf",    "sndbuf",   "accept_filter", "deferred", "bind",
@@ -911,8 +942,8 @@ void sandbox::generate(const model::model& m) {
         quic_known =
             std::make_tuple(std::stoi(mv[1]), std::stoi(mv[2]), 0) >= std::make_tuple(1, 25, 0);
     }
-    for (std::size_t pi = 0; pi < plans.size(); ++pi) {
-      const auto& p = plans[pi];
+    for (std::size_t pi = 0; pi < plan.servers.size(); ++pi) {
+      const auto& p = plan.servers[pi];
       const auto& s = m.servers[p.index];
       std::set<std::string> noted;
       for (const auto& ld : s.listens) {
@@ -954,122 +985,130 @@ void sandbox::generate(const model::model& m) {
         }
         if (ld.address.rfind("unix:", 0) == 0 && noted.insert("unix").second)
           notes_.push_back({p.label, "listen " + ld.address + " runs on TCP 127.0.0.1:" +
-                                         std::to_string(port_of_socket[k])});
+                                         std::to_string(plan.port_of_socket[k])});
         if (ld.address.find('[') != std::string::npos && noted.insert("v6").second)
           notes_.push_back({p.label, "listen " + ld.address + ":" + std::to_string(ld.port) +
                                          " runs on 127.0.0.1 (IPv4 loopback)"});
-        auto& lines = listens_of[pi];
+        auto& lines = plan.listens_of[pi];
         // reuseport for --instances goes on the listen that carries the socket's options,
         // else on its first listen.
         if (!options_at.count(k) || (options && !with_options.count(k))) {
           options_at[k] = {pi, lines.size()};
           if (options) with_options.insert(k);
         }
-        lines.push_back({"        listen 127.0.0.1:" + std::to_string(port_of_socket[k]), l,
+        lines.push_back({"        listen 127.0.0.1:" + std::to_string(plan.port_of_socket[k]), l,
                          ld.where, ld.port, k, ld.ssl});
       }
     }
     // N instances share each port through SO_REUSEPORT: one listen per socket carries it.
     if (instances_ > 1)
       for (const auto& [k, at] : options_at)
-        if (!has_reuseport.count(k)) listens_of[at.first][at.second].text += " reuseport";
+        if (!has_reuseport.count(k)) plan.listens_of[at.first][at.second].text += " reuseport";
   }
+}
 
-  // One config text: `only` limits it to one plan (isolating a failure), `extra` drops one
-  // more line. Returns the text and what each line stands for (1-based).
-  auto render = [&](std::optional<std::size_t> only,
-                    std::optional<std::pair<std::size_t, std::size_t>> extra) {
-    std::vector<line_origin> origin_of_line{line_origin{}};
-    std::string text;
-    auto emit = [&](const std::string& l, line_origin lo = {}) {
-      text += l + "\n";
-      origin_of_line.push_back(lo);
-    };
-    // `ssl` as written, so that nginx -t sees listen lines that differ in it as production does
-    // ("protocol options redefined"); added to every listen of a socket where no rendered
-    // listen has it (TLS from `ssl on`, which nginx >= 1.25.1 rejects; or the server that
-    // wrote it left out), so that every socket the sandbox serves speaks TLS.
-    std::set<std::size_t> ssl_written;
-    for (std::size_t pi = 0; pi < plans.size(); ++pi)
-      if (!plans[pi].dropped && (!only || *only == pi))
-        for (const auto& l : listens_of[pi])
-          if (l.ssl) ssl_written.insert(l.socket);
-    emit("# ngxtls check --sandbox: the TLS servers of " + m.cfg->files.front().path +
-         " on loopback");
-    for (const auto& mod : modules) emit("load_module " + quote_token(mod) + ";");
-    emit("worker_processes " + std::to_string(workers_) + ";");
-    // Every path nginx writes, relative to the instance's -p prefix inside the run directory.
-    emit("pid nginx.pid;");
-    emit("lock_file nginx.lock;");
-    emit("error_log logs/error.log notice;");
-    emit("events { worker_connections " + std::to_string(worker_connections_) + "; }");
-    for (int ctx = 0; ctx < 2; ++ctx) {
-      const bool stream = ctx == 1;
-      if (stream && stream_dropped) continue;
-      std::vector<std::size_t> in_ctx;
-      for (std::size_t pi = 0; pi < plans.size(); ++pi)
-        if (!plans[pi].dropped && (!only || *only == pi) &&
-            (m.servers[plans[pi].index].context == model::context_kind::stream) == stream)
-          in_ctx.push_back(pi);
-      if (in_ctx.empty()) continue;
-      emit(stream ? "stream {" : "http {",
-           {stream ? line_kind::stream_head : line_kind::other, 0, nullptr, ""});
+// One rendered config and what each of its lines stands for (index 0 unused: lines are 1-based).
+struct sandbox::rendered_config {
+  std::string text;
+  std::vector<generation_plan::line_origin> origin_of_line;
+};
+
+sandbox::rendered_config sandbox::render(
+    const model::model& m, const generation_plan& plan, std::optional<std::size_t> only,
+    std::optional<std::pair<std::size_t, std::size_t>> extra) const {
+  using line_kind = generation_plan::line_kind;
+  using line_origin = generation_plan::line_origin;
+  std::vector<line_origin> origin_of_line{line_origin{}};
+  std::string text;
+  auto emit = [&](const std::string& l, line_origin lo = {}) {
+    text += l + "\n";
+    origin_of_line.push_back(lo);
+  };
+  // `ssl` as written, so that nginx -t sees listen lines that differ in it as production does
+  // ("protocol options redefined"); added to every listen of a socket where no rendered
+  // listen has it (TLS from `ssl on`, which nginx >= 1.25.1 rejects; or the server that
+  // wrote it left out), so that every socket the sandbox serves speaks TLS.
+  std::set<std::size_t> ssl_written;
+  for (std::size_t pi = 0; pi < plan.servers.size(); ++pi)
+    if (!plan.servers[pi].dropped && (!only || *only == pi))
+      for (const auto& l : plan.listens_of.at(pi))
+        if (l.ssl) ssl_written.insert(l.socket);
+  emit("# ngxtls check --sandbox: the TLS servers of " + m.cfg->files.front().path +
+       " on loopback");
+  for (const auto& mod : plan.modules) emit("load_module " + quote_token(mod) + ";");
+  emit("worker_processes " + std::to_string(workers_) + ";");
+  // Every path nginx writes, relative to the instance's -p prefix inside the run directory.
+  emit("pid nginx.pid;");
+  emit("lock_file nginx.lock;");
+  emit("error_log logs/error.log notice;");
+  emit("events { worker_connections " + std::to_string(worker_connections_) + "; }");
+  for (int ctx = 0; ctx < 2; ++ctx) {
+    const bool stream = ctx == 1;
+    if (stream && plan.stream_dropped) continue;
+    std::vector<std::size_t> in_ctx;
+    for (std::size_t pi = 0; pi < plan.servers.size(); ++pi)
+      if (!plan.servers[pi].dropped && (!only || *only == pi) &&
+          (m.servers[plan.servers[pi].index].context == model::context_kind::stream) == stream)
+        in_ctx.push_back(pi);
+    if (in_ctx.empty()) continue;
+    emit(stream ? "stream {" : "http {",
+         {stream ? line_kind::stream_head : line_kind::other, 0, nullptr});
+    if (!stream) {
+      emit("    access_log off;");
+      for (const auto& t : plan.temp_paths) emit("    " + t);
+    }
+    for (auto pi : in_ctx) {
+      const auto& p = plan.servers[pi];
+      const auto& s = m.servers[p.index];
+      emit("    server {  # " + p.label, {line_kind::server_head, p.index, s.where});
+      for (const auto& l : plan.listens_of.at(pi))
+        emit(l.head + (l.ssl || !ssl_written.count(l.socket) ? " ssl" : "") + l.text + ";",
+             {line_kind::listen, p.index, l.where, 0, 0, l.port});
       if (!stream) {
-        emit("    access_log off;");
-        for (const auto& t : temp_paths) emit("    " + t);
+        std::string names = "        server_name";
+        for (const auto& n : s.names) names += " " + quote_token(n);
+        if (!s.names.empty()) emit(names + ";", {line_kind::listen, p.index, s.where});
       }
-      for (auto pi : in_ctx) {
-        const auto& p = plans[pi];
-        const auto& s = m.servers[p.index];
-        emit("    server {  # " + p.label, {line_kind::server_head, p.index, s.where, ""});
-        for (const auto& l : listens_of[pi])
-          emit(l.head + (l.ssl || !ssl_written.count(l.socket) ? " ssl" : "") + l.text + ";",
-               {line_kind::listen, p.index, l.where, "", l.port});
-        if (!stream) {
-          std::string names = "        server_name";
-          for (const auto& n : s.names) names += " " + quote_token(n);
-          if (!s.names.empty()) emit(names + ";", {line_kind::listen, p.index, s.where, ""});
-        }
-        for (std::size_t li = 0; li < p.lines.size(); ++li) {
-          if (dropped_lines.count({pi, li}) || (extra && *extra == std::make_pair(pi, li)))
-            continue;
-          std::string l = "        " + p.lines[li].first;
-          for (const auto& a : p.lines[li].second) l += " " + quote_token(a);
-          emit(l + ";", {line_kind::directive, p.index, p.origins[li],
-                         std::to_string(pi) + ":" + std::to_string(li)});
-        }
-        if (stream)
-          emit("        return \"ok\\n\";");
-        else
-          emit("        location / { return 200 \"ok\\n\"; }");
-        emit("    }");
+      for (std::size_t li = 0; li < p.lines.size(); ++li) {
+        if (plan.dropped_lines.count({pi, li}) || (extra && *extra == std::make_pair(pi, li)))
+          continue;
+        std::string l = "        " + p.lines[li].first;
+        for (const auto& a : p.lines[li].second) l += " " + quote_token(a);
+        emit(l + ";", {line_kind::directive, p.index, p.origins[li], pi, li});
       }
-      emit("}");
+      if (stream)
+        emit("        return \"ok\\n\";");
+      else
+        emit("        location / { return 200 \"ok\\n\"; }");
+      emit("    }");
     }
-    return std::make_pair(text, origin_of_line);
-  };
-  auto nginx_test = [&](const std::string& text) {
-    {
-      std::ofstream out(conf, std::ios::binary | std::ios::trunc);
-      out << (ident_.drop ? replace_all(text, run_dir_ + "/", nginx_root_ + "/") : text);
-      if (!out) throw target_error("sandbox: cannot write " + conf);
-    }
-    hand_over();
-    const std::string inst = nx(inst_dirs_.front());
-    auto r = run_command(
-        {binary_, "-t", "-q", "-p", inst + "/", "-e", inst + "/logs/error.log", "-c", nx(conf)},
-        60000, setup());
-    r.out = from_nginx(std::move(r.out));
-    r.err = from_nginx(std::move(r.err));
-    return r;
-  };
-  auto key_of = [](const line_origin& lo) {
-    auto pos = lo.key.find(':');
-    return std::make_pair(std::stoul(lo.key.substr(0, pos)), std::stoul(lo.key.substr(pos + 1)));
-  };
+    emit("}");
+  }
+  return {text, origin_of_line};
+}
 
+command_output sandbox::nginx_test(const std::string& text) const {
+  {
+    std::ofstream out(conf_path_, std::ios::binary | std::ios::trunc);
+    out << (ident_.drop ? replace_all(text, run_dir_ + "/", nginx_root_ + "/") : text);
+    if (!out) throw target_error("sandbox: cannot write " + conf_path_);
+  }
+  hand_over();
+  const std::string inst = nx(inst_dirs_.front());
+  auto r = run_command(
+      {binary_, "-t", "-q", "-p", inst + "/", "-e", inst + "/logs/error.log", "-c", nx(conf_path_)},
+      60000, setup());
+  r.out = from_nginx(std::move(r.out));
+  r.err = from_nginx(std::move(r.err));
+  return r;
+}
+
+void sandbox::test_with_blame(const model::model& m, generation_plan& plan) {
+  using line_kind = generation_plan::line_kind;
+  using line_origin = generation_plan::line_origin;
+  const std::string& conf = conf_path_;
   for (int round = 0;; ++round) {
-    auto [text, origin_of_line] = render(std::nullopt, std::nullopt);
+    auto [text, origin_of_line] = render(m, plan, std::nullopt, std::nullopt);
     auto t = nginx_test(text);
     if (t.exit_code == 0) {
       // nginx's [warn] lines of the passing round, traced to the linted config.
@@ -1101,7 +1140,7 @@ void sandbox::generate(const model::model& m) {
       break;
     }
     auto e = first_emerg(t.err, conf);
-    if (!e || round >= 64 + 2 * static_cast<int>(plans.size()))
+    if (!e || round >= 64 + 2 * static_cast<int>(plan.servers.size()))
       throw target_error("sandbox: nginx -t rejects the sandbox config: " +
                          shown(t.err.empty() ? t.out : t.err));
     // Blame: a directive whose argument the message quotes (nginx reports some errors with no
@@ -1113,8 +1152,8 @@ void sandbox::generate(const model::model& m) {
     auto quotes_argument = [&](std::size_t ln) {
       const auto& lo = origin_of_line[ln];
       if (lo.kind != line_kind::directive) return false;
-      auto [pi, li] = key_of(lo);
-      for (const auto& a : plans[pi].lines[li].second)
+      const std::size_t pi = lo.plan_server, li = lo.line;
+      for (const auto& a : plan.servers[pi].lines[li].second)
         if ((a.size() > 2 || (a.size() > 1 && a[0] == '/')) &&
             e->message.find("\"" + a + "\"") != std::string::npos)
           return true;
@@ -1136,15 +1175,17 @@ void sandbox::generate(const model::model& m) {
     if (lo.kind == line_kind::other) {
       // Nothing to go by: find the one server that fails alone, then the one directive whose
       // removal makes it pass (a few more `nginx -t` runs, only on this path).
-      for (std::size_t pi = 0; pi < plans.size() && lo.kind == line_kind::other; ++pi) {
-        if (plans[pi].dropped || nginx_test(render(pi, std::nullopt).first).exit_code == 0)
+      for (std::size_t pi = 0; pi < plan.servers.size() && lo.kind == line_kind::other; ++pi) {
+        if (plan.servers[pi].dropped ||
+            nginx_test(render(m, plan, pi, std::nullopt).text).exit_code == 0)
           continue;
-        lo = {line_kind::server_head, plans[pi].index, m.servers[plans[pi].index].where, ""};
-        for (std::size_t li = 0; li < plans[pi].lines.size(); ++li) {
-          if (dropped_lines.count({pi, li})) continue;
-          if (nginx_test(render(pi, std::make_pair(pi, li)).first).exit_code == 0) {
-            lo = {line_kind::directive, plans[pi].index, plans[pi].origins[li],
-                  std::to_string(pi) + ":" + std::to_string(li)};
+        lo = {line_kind::server_head, plan.servers[pi].index,
+              m.servers[plan.servers[pi].index].where};
+        for (std::size_t li = 0; li < plan.servers[pi].lines.size(); ++li) {
+          if (plan.dropped_lines.count({pi, li})) continue;
+          if (nginx_test(render(m, plan, pi, std::make_pair(pi, li)).text).exit_code == 0) {
+            lo = {line_kind::directive, plan.servers[pi].index, plan.servers[pi].origins[li], pi,
+                  li};
             break;
           }
         }
@@ -1152,26 +1193,27 @@ void sandbox::generate(const model::model& m) {
     }
     const std::string msg = shown(e->message);
     if (lo.kind == line_kind::directive) {
-      auto [pi, li] = key_of(lo);
-      dropped_lines.insert({pi, li});
+      const std::size_t pi = lo.plan_server, li = lo.line;
+      plan.dropped_lines.insert({pi, li});
       sandbox_rejection r;
       if (lo.where) r.where = m.cfg->where(*lo.where);
-      r.server = plans[pi].label;
+      r.server = plan.servers[pi].label;
       r.message = msg;
       rejections_.push_back(r);
-      notes_.push_back({plans[pi].label, "nginx -t rejects " + plans[pi].lines[li].first +
-                                             (lo.where ? " at " + to_string(r.where) : "") + ": " +
-                                             msg + " (left out to test the rest)"});
+      notes_.push_back({plan.servers[pi].label, "nginx -t rejects " +
+                                                    plan.servers[pi].lines[li].first +
+                                                    (lo.where ? " at " + to_string(r.where) : "") +
+                                                    ": " + msg + " (left out to test the rest)"});
     } else if (lo.kind == line_kind::server_head || lo.kind == line_kind::listen) {
-      for (auto& p : plans)
+      for (auto& p : plan.servers)
         if (p.index == lo.server && !p.dropped) {
           p.dropped = true;
           untested_[p.label] = "nginx -t rejects it in the sandbox: " + msg;
           if (lo.where) rejections_.push_back({m.cfg->where(*lo.where), p.label, msg});
         }
     } else if (lo.kind == line_kind::stream_head) {
-      stream_dropped = true;
-      for (auto& p : plans)
+      plan.stream_dropped = true;
+      for (auto& p : plan.servers)
         if (m.servers[p.index].context == model::context_kind::stream) {
           p.dropped = true;
           untested_[p.label] = "the sandbox nginx has no stream module: " + msg;
@@ -1180,11 +1222,13 @@ void sandbox::generate(const model::model& m) {
       throw target_error("sandbox: nginx -t rejects the sandbox config: " + msg);
     }
   }
+}
 
+void sandbox::record_served(const model::model& m, const generation_plan& plan) {
   {
     std::set<std::size_t> written, served;
-    for (const auto& [pi, lines] : listens_of)
-      if (!plans[pi].dropped)
+    for (const auto& [pi, lines] : plan.listens_of)
+      if (!plan.servers[pi].dropped)
         for (const auto& l : lines) {
           served.insert(l.socket);
           if (l.ssl) written.insert(l.socket);
@@ -1193,7 +1237,7 @@ void sandbox::generate(const model::model& m) {
       if (!written.count(k)) ssl_added_ports_.insert(m.sockets[k].port);
   }
   // Sockets as served.
-  for (const auto& [k, port] : port_of_socket) {
+  for (const auto& [k, port] : plan.port_of_socket) {
     sandbox_socket ss;
     const auto& sock = m.sockets[k];
     ss.original = sock.name();
@@ -1201,7 +1245,7 @@ void sandbox::generate(const model::model& m) {
     ss.port = port;
     ss.stream = sock.context == model::context_kind::stream;
     bool any = false, default_named = false;
-    for (const auto& p : plans) {
+    for (const auto& p : plan.servers) {
       if (p.dropped || std::find(p.sockets.begin(), p.sockets.end(), k) == p.sockets.end())
         continue;
       any = true;
@@ -1224,7 +1268,7 @@ void sandbox::generate(const model::model& m) {
     if (!default_named) ss.names.insert(ss.names.begin(), "");
     sockets_.push_back(std::move(ss));
   }
-  for (const auto& p : plans)
+  for (const auto& p : plan.servers)
     if (!p.dropped && p.sockets.empty()) untested_[p.label] = "no TLS listen socket";
 }
 
@@ -1243,6 +1287,8 @@ void sandbox::reload_into(const model::model& next) {
   for (auto& n : notes_)
     if (n.text.rfind("baseline: ", 0) != 0) n.text = "baseline: " + n.text;
   generate(next);
+  // The config being deployed is `next`: nginx's verdict is on it, not on the baseline.
+  test_whole_config(next);
   reload();
 }
 
@@ -1289,4 +1335,4 @@ void sandbox::stop() {
   }
 }
 
-}  // namespace ngxtls::check
+}  // namespace ngxtls::sandbox

@@ -21,7 +21,7 @@
 #include <string>
 #include <vector>
 
-namespace ngxtls::check {
+namespace ngxtls::sandbox {
 
 /// Result of a finished command.
 struct command_output {
@@ -132,4 +132,4 @@ std::string run_dir_template(const std::string& base_dir);
 /// reuse. Throws ngxtls::target_error when the file cannot be written.
 void write_owner(const std::string& run_dir);
 
-}  // namespace ngxtls::check
+}  // namespace ngxtls::sandbox

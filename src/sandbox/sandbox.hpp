@@ -5,16 +5,18 @@
 
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "base/error.hpp"
-#include "check/sandbox_process.hpp"
 #include "model/model.hpp"
+#include "sandbox/sandbox_process.hpp"
 #include "tls/pki.hpp"
 
-namespace ngxtls::check {
+namespace ngxtls::sandbox {
 
 /// How to run the sandbox.
 struct sandbox_options {
@@ -61,6 +63,39 @@ struct sandbox_warning {
   std::string message;    ///< nginx's message, sandbox paths and addresses replaced
 };
 
+/// `nginx -t` of the whole linted config with the sandbox's nginx binary, before the TLS
+/// servers run: the main file and every file the loader read mirrored into the run directory
+/// line for line, so that nginx's FILE:LINE is the operator's. Neutralised in place (the
+/// directive's text replaced, its newlines kept): load_module, user, pid, lock_file,
+/// ssl_engine, ssl_key_log, working_directory and code-running directives (*lua*, perl*, js_*)
+/// left out; error_log, access_log and temp/cache paths pointed into the run directory;
+/// certificates, keys and other files nginx reads pointed at the sandbox's copies or stand-ins;
+/// includes pointed at the mirrored files. Run as the sandbox identity in the loopback-only
+/// network namespace; skipped without that namespace.
+struct whole_config_test {
+  enum class outcome {
+    passed,        ///< nginx -t accepted it
+    rejected,      ///< nginx's [emerg]: the operator's config, as this binary sees it
+    not_testable,  ///< nginx stopped on something the sandbox changed (reason says what)
+    skipped        ///< not run (message says why)
+  };
+  outcome result = outcome::skipped;
+  source_location where;  ///< rejected/not_testable: the operator's FILE:LINE (and column)
+  std::string message;    ///< nginx's [emerg] message; skipped: why it did not run
+  std::string reason;     ///< not_testable: why nginx's message is not the config's verdict
+  std::vector<sandbox_warning> warnings;  ///< nginx's [warn] lines, at the operator's lines
+  std::vector<std::string> notes;         ///< directives left out, with their locations
+};
+/// "passed", "rejected", "not_testable", "skipped".
+std::string to_string(whole_config_test::outcome o);
+
+/// Why host name lookups configured by `nsswitch` (the text of /etc/nsswitch.conf) could leave a
+/// loopback-only network namespace, or "" when they cannot: the `hosts:` sources may only be
+/// `files`, `dns` (no network there) and `myhostname`; any other (resolve, mdns*, sss, ldap,
+/// winbind, ...) asks a daemon over a local socket that resolves outside it. No `hosts:` line
+/// is glibc's default, dns and files.
+std::string name_service_outside(std::string_view nsswitch);
+
 /// Something the sandbox changed, stood in for or could not test.
 struct sandbox_note {
   std::string server;  ///< server label; empty for the whole sandbox
@@ -98,6 +133,9 @@ class sandbox {
 
   /// The sockets being served (servers left out do not count; sockets without any are absent).
   const std::vector<sandbox_socket>& sockets() const { return sockets_; }
+  /// `nginx -t` of the whole config (test_whole_config): run before the masters start, and
+  /// again on the config reload_into switches to.
+  const whole_config_test& whole_config() const { return whole_; }
   /// Directives nginx -t rejected.
   const std::vector<sandbox_rejection>& rejections() const { return rejections_; }
   /// Config ports of sockets where no listen of a started server was written with `ssl`, so
@@ -145,7 +183,57 @@ class sandbox {
   void stop();
 
  private:
+  struct generation_plan;  // defined in sandbox.cpp
+  struct rendered_config;  // defined in sandbox.cpp
+  struct server_plan;      // defined in sandbox.cpp
+  /// Generates the sandbox config for `m` and tests it: the phases below, in this order, over
+  /// one generation_plan.
   void generate(const model::model& m);
+  /// Phase 1: each TLS listen socket of `m` (not QUIC-only) gets a free 127.0.0.1 port, the same
+  /// one as in the previous generation for the same configured socket.
+  void assign_ports(const model::model& m, generation_plan& plan);
+  /// Phase 2: a server plan per server on a served socket (its label and sockets), with its
+  /// certificate lines (stand_in_certificates) and its other directives (plan_directives).
+  void plan_servers(const model::model& m, generation_plan& plan);
+  /// Phase 2a: the server's ssl_certificate/ssl_certificate_key pairs, by position as nginx
+  /// pairs them; an unreadable certificate or key gets a stand-in PKI of the same shape (key
+  /// type, names, remaining lifetime, OCSP URL pointed at a closed local port), with a note.
+  void stand_in_certificates(const model::model& m, server_plan& p);
+  /// Phase 2b: the server's other effective directives of nginx's own ssl modules (and
+  /// resolver), file arguments copied or stood in for, off-host names left out as the network
+  /// requires; everything else named ssl_* left out with a note.
+  void plan_directives(const model::model& m, server_plan& p);
+  /// Phase 3: worker_processes (capped), the modules to load (only the build's own stream
+  /// module), worker_connections and RLIMIT_NOFILE for the socket count, temp paths.
+  void plan_workers_and_modules(const model::model& m, generation_plan& plan);
+  /// Phase 4: each server's listen lines with their options, moved to the loopback ports
+  /// (reuseport added for several instances).
+  void plan_listens(const model::model& m, generation_plan& plan);
+  /// Phase 5: renders the config and runs `nginx -t` until it passes; each [emerg] is blamed
+  /// on a directive (left out, recorded in rejections_), a server (left out, untested_) or the
+  /// stream block; the passing round's [warn] lines go to warnings_. Throws target_error when
+  /// nothing can be blamed.
+  void test_with_blame(const model::model& m, generation_plan& plan);
+  /// Phase 6: sockets_ and ssl_added_ports_ from the servers still in the plan.
+  void record_served(const model::model& m, const generation_plan& plan);
+  /// The config text of the plan, limited to one server plan (`only`) and without one more
+  /// line (`extra`, (server plan, line)) when given, and what each line stands for (1-based).
+  rendered_config render(const model::model& m, const generation_plan& plan,
+                         std::optional<std::size_t> only,
+                         std::optional<std::pair<std::size_t, std::size_t>> extra) const;
+  /// Fills whole_ (see whole_config_test): mirrors every file of m.cfg into the run directory
+  /// with the host-facing directives neutralised and runs `nginx -t` on it. Uses the copies and
+  /// stand-ins of the first generation (sandbox_path_of_), so it runs after generate().
+  void test_whole_config(const model::model& m);
+  /// Writes `text` as the sandbox config and runs `nginx -t` on it as nginx will run.
+  command_output nginx_test(const std::string& text) const;
+  /// The stand-in ticket key file for the real path `real` (one per path, same size as the real
+  /// file when that is 48 or 80 bytes), noted under `label` with the configured text `arg`.
+  std::string ticket_standin(const std::string& real, const std::string& label,
+                             const std::string& arg);
+  /// A file nginx reads, as nginx gets it: the real path when nginx runs as this user; else a
+  /// copy in the run directory (one per real file), empty when it cannot be copied.
+  std::string usable(const std::string& real, const std::string& arg);
   std::string shown(std::string message) const;
   /// Gives the files nginx reads (root:gid, group-readable) and the instance directories it
   /// writes (its uid) to the sandbox identity; nothing when it is not dropped.
@@ -183,6 +271,14 @@ class sandbox {
   int worker_connections_ = 512;
   rlim_t nofile_ = 0;  ///< RLIMIT_NOFILE for nginx
   std::unique_ptr<keeper> keeper_;
+  whole_config_test whole_;
+  /// (config::directive::file, offset) of a file-reading directive -> the file the sandbox
+  /// gives nginx for it (copy or stand-in), from the server plans.
+  std::map<std::pair<std::uint32_t, std::uint32_t>, std::string> sandbox_path_of_;
+  /// (file, offset) of a `server` directive under which no ssl_certificate applies -> the
+  /// stand-in certificate and key the sandbox runs it with.
+  std::map<std::pair<std::uint32_t, std::uint32_t>, std::pair<std::string, std::string>>
+      standin_for_server_;
 };
 
 /// The default parent of sandbox run directories: $TMPDIR (else /tmp) + "/ngxtls-sandbox-UID".
@@ -193,4 +289,4 @@ std::string default_sandbox_base();
 /// as the same bytes (ngx_conf_read_token, nginx 1.22.1).
 std::string quote_token(const std::string& arg);
 
-}  // namespace ngxtls::check
+}  // namespace ngxtls::sandbox

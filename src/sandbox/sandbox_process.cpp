@@ -1,4 +1,4 @@
-#include "check/sandbox_process.hpp"
+#include "sandbox/sandbox_process.hpp"
 
 #include <fcntl.h>
 #include <grp.h>
@@ -30,7 +30,7 @@
 
 namespace fs = std::filesystem;
 
-namespace ngxtls::check {
+namespace ngxtls::sandbox {
 
 namespace {
 
@@ -549,6 +549,19 @@ bool enter_loopback_network_namespace(std::string& why) {
   if (!ok)
     throw target_error(std::string("sandbox: cannot bring up lo in the new network namespace: ") +
                        std::strerror(err));
+  // `nginx -t` binds the listen sockets of the config it tests: in this namespace only (these
+  // sysctls are per network namespace), let the sandbox's unprivileged uid bind ports below
+  // 1024 and addresses the namespace does not have, as nginx as root on the real host would.
+  for (const auto& [path, value] :
+       {std::pair<const char*, const char*>{"/proc/sys/net/ipv4/ip_unprivileged_port_start", "0"},
+        {"/proc/sys/net/ipv4/ip_nonlocal_bind", "1"},
+        {"/proc/sys/net/ipv6/ip_nonlocal_bind", "1"}}) {
+    const int f = ::open(path, O_WRONLY | O_CLOEXEC);
+    if (f < 0) continue;
+    if (::write(f, value, std::strlen(value)) < 0) {
+    }
+    ::close(f);
+  }
   return true;
 }
 
@@ -635,4 +648,4 @@ int sweep_stale_runs(const std::string& base_dir) {
   return removed;
 }
 
-}  // namespace ngxtls::check
+}  // namespace ngxtls::sandbox
