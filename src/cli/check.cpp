@@ -13,13 +13,13 @@
 #include <memory>
 #include <optional>
 #include <set>
-#include <tuple>
 
 #include "base/error.hpp"
 #include "check/sandbox.hpp"
 #include "cli/commands.hpp"
 #include "cli/common.hpp"
 #include "engine/engine.hpp"
+#include "engine/pipeline.hpp"
 #include "model/model.hpp"
 #include "probe/prober.hpp"
 #include "probe/target.hpp"

@@ -2,19 +2,17 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <iostream>
-#include <map>
 #include <memory>
-#include <optional>
-#include <tuple>
 
 #include "base/error.hpp"
 #include "cli/commands.hpp"
 #include "cli/common.hpp"
 #include "engine/engine.hpp"
 #include "engine/fix.hpp"
-#include "engine/project_config.hpp"
+#include "engine/pipeline.hpp"
 #include "model/model.hpp"
 #include "report/lint_output.hpp"
 #include "report/sarif_output.hpp"
