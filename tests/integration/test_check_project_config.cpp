@@ -75,9 +75,8 @@ struct project {
   }
 };
 
-const std::vector<std::string> sandbox_args = {"--sandbox", "--tls1.3",   "-n",         "2",
-                                               "--no-ocsp", "--fail-on",  "never",      "--format",
-                                               "json"};
+const std::vector<std::string> sandbox_args = {
+    "--sandbox", "--tls1.3", "-n", "2", "--no-ocsp", "--fail-on", "never", "--format", "json"};
 
 }  // namespace
 
