@@ -205,10 +205,12 @@ void check(const engine::context& ctx, engine::finding_list& out) {
 }  // namespace
 
 engine::rule cross_server_resumption() {
-  return {
+  engine::rule r{
       id, engine::severity::error,
       "Sessions cross between servers that differ in client-certificate checks (CVE-2025-23419)",
       doc, check};
+  r.confirmed_by = engine::probe_question::session_crosses_names;
+  return r;
 }
 
 }  // namespace ngxtls::rules

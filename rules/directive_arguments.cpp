@@ -55,8 +55,10 @@ void check(const engine::context& ctx, engine::finding_list& out) {
 }  // namespace
 
 engine::rule directive_arguments() {
-  return {id, engine::severity::error, "Directive with a number of arguments nginx refuses", doc,
-          check};
+  engine::rule r{id, engine::severity::error, "Directive with a number of arguments nginx refuses",
+                 doc, check};
+  r.confirmed_by = engine::probe_question::nginx_t_verdict;
+  return r;
 }
 
 }  // namespace ngxtls::rules

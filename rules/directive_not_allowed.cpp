@@ -61,8 +61,10 @@ void check(const engine::context& ctx, engine::finding_list& out) {
 }  // namespace
 
 engine::rule directive_not_allowed() {
-  return {id, engine::severity::error, "Directive in a context where nginx does not allow it", doc,
-          check};
+  engine::rule r{id, engine::severity::error,
+                 "Directive in a context where nginx does not allow it", doc, check};
+  r.confirmed_by = engine::probe_question::nginx_t_verdict;
+  return r;
 }
 
 }  // namespace ngxtls::rules

@@ -75,8 +75,10 @@ void check(const engine::context& ctx, engine::finding_list& out) {
 }  // namespace
 
 engine::rule ecdh_curve_unknown() {
-  return {id, engine::severity::error, "ssl_ecdh_curve names a group OpenSSL does not know", doc,
-          check};
+  engine::rule r{id, engine::severity::error, "ssl_ecdh_curve names a group OpenSSL does not know",
+                 doc, check};
+  r.confirmed_by = engine::probe_question::nginx_t_verdict;
+  return r;
 }
 
 }  // namespace ngxtls::rules

@@ -71,8 +71,10 @@ void check(const engine::context& ctx, engine::finding_list& out) {
 }  // namespace
 
 engine::rule key_mismatch() {
-  return {id, engine::severity::error,
-          "Private key does not match its certificate (nginx will not start)", doc, check};
+  engine::rule r{id, engine::severity::error,
+                 "Private key does not match its certificate (nginx will not start)", doc, check};
+  r.confirmed_by = engine::probe_question::nginx_t_verdict;
+  return r;
 }
 
 }  // namespace ngxtls::rules

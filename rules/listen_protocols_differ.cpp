@@ -143,6 +143,9 @@ void check(const engine::context& ctx, engine::finding_list& out) {
                 (any.ssl ? " ssl" : "") + (any.proxy_protocol ? " proxy_protocol" : "") + ";";
       fnd.server = server_label(ctx, s);
       fnd.ports.push_back(k.port);
+      // A server written without ssl shows the socket's ssl in a handshake under its name;
+      // http2 and proxy_protocol alone only nginx -t's warning can show.
+      if (!any.ssl || f.ssl) fnd.question = engine::probe_question::socket_options_warned;
       out.push_back(std::move(fnd));
     }
   }
@@ -151,10 +154,13 @@ void check(const engine::context& ctx, engine::finding_list& out) {
 }  // namespace
 
 engine::rule listen_protocols_differ() {
-  return {id, engine::severity::warning,
-          "Servers on one socket differ in listen ssl/http2/proxy_protocol, which nginx applies to "
-          "all of them",
-          doc, check};
+  engine::rule r{
+      id, engine::severity::warning,
+      "Servers on one socket differ in listen ssl/http2/proxy_protocol, which nginx applies to "
+      "all of them",
+      doc, check};
+  r.confirmed_by = engine::probe_question::handshake_under_name;
+  return r;
 }
 
 }  // namespace ngxtls::rules

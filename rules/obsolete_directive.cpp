@@ -110,10 +110,12 @@ void check(const engine::context& ctx, engine::finding_list& out) {
 }  // namespace
 
 engine::rule obsolete_directive() {
-  return {
+  engine::rule r{
       id, engine::severity::warning,
       "Deprecated or removed directive for the assumed nginx version (ssl on, listen http2, ...)",
       doc, check};
+  r.confirmed_by = engine::probe_question::nginx_t_warns_at_line;
+  return r;
 }
 
 }  // namespace ngxtls::rules

@@ -71,12 +71,14 @@ void check(const engine::context&, engine::finding_list&) {
 }  // namespace
 
 engine::rule ocsp_staple_invalid() {
-  return {id,
-          engine::severity::error,
-          "the server staples an OCSP response clients must reject",
-          doc,
-          check,
-          /*probe_only=*/true};
+  engine::rule r{id,
+                 engine::severity::error,
+                 "the server staples an OCSP response clients must reject",
+                 doc,
+                 check,
+                 /*probe_only=*/true};
+  r.confirmed_by = engine::probe_question::staple_valid;
+  return r;
 }
 
 }  // namespace ngxtls::rules

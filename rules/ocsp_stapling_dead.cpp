@@ -196,8 +196,10 @@ void check(const engine::context& ctx, engine::finding_list& out) {
 }  // namespace
 
 engine::rule ocsp_stapling_dead() {
-  return {id, engine::severity::warning,
-          "ssl_stapling on for a certificate that can never be stapled", doc, check};
+  engine::rule r{id, engine::severity::warning,
+                 "ssl_stapling on for a certificate that can never be stapled", doc, check};
+  r.confirmed_by = engine::probe_question::staple_present;
+  return r;
 }
 
 }  // namespace ngxtls::rules

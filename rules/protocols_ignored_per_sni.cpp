@@ -76,8 +76,10 @@ void check(const engine::context& ctx, engine::finding_list& out) {
 }  // namespace
 
 engine::rule protocols_ignored_per_sni() {
-  return {id, engine::severity::warning,
-          "ssl_protocols in a name-based server is ignored before nginx 1.29.2", doc, check};
+  engine::rule r{id, engine::severity::warning,
+                 "ssl_protocols in a name-based server is ignored before nginx 1.29.2", doc, check};
+  r.confirmed_by = engine::probe_question::protocols_per_name;
+  return r;
 }
 
 }  // namespace ngxtls::rules

@@ -42,4 +42,16 @@ const std::vector<rule>& all_rules() {
   return catalog;
 }
 
+const rule* find_rule(const std::string& id) {
+  return find_rule(all_rules(), id);
+}
+
+std::vector<finding> run(const model::model& m, const lint_options& opts, unsigned threads) {
+  return run(all_rules(), m, opts, threads);
+}
+
+run_result run_counted(const model::model& m, const lint_options& opts, unsigned threads) {
+  return run_counted(all_rules(), m, opts, threads);
+}
+
 }  // namespace ngxtls::engine

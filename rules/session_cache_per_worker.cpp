@@ -75,10 +75,12 @@ void check(const engine::context& ctx, engine::finding_list& out) {
 }  // namespace
 
 engine::rule session_cache_per_worker() {
-  return {
+  engine::rule r{
       id, engine::severity::warning,
       "`ssl_session_cache builtin` with several workers: sessions resume only on the same worker",
       doc, check};
+  r.confirmed_by = engine::probe_question::session_id_resumption;
+  return r;
 }
 
 }  // namespace ngxtls::rules

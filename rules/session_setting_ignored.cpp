@@ -89,9 +89,12 @@ void check(const engine::context& ctx, engine::finding_list& out) {
 }  // namespace
 
 engine::rule session_setting_ignored() {
-  return {id, engine::severity::warning,
-          "Session cache, timeout or ticket key set in a name-based server, where nginx ignores it",
-          doc, check};
+  engine::rule r{
+      id, engine::severity::warning,
+      "Session cache, timeout or ticket key set in a name-based server, where nginx ignores it",
+      doc, check};
+  r.confirmed_by = engine::probe_question::settings_per_name;
+  return r;
 }
 
 }  // namespace ngxtls::rules

@@ -183,6 +183,8 @@ void check_baseline(const engine::context& ctx, engine::finding_list& out) {
           std::string(old_keys->values.front().args.front()) + ";";
       f.server = server_label(ctx, d);
       f.ports.push_back(k->port);
+      // Unlike the key file facts, this one a session saved under the baseline can show.
+      f.question = engine::probe_question::saved_session_resumes;
       // Mechanical fix: list the old encrypting key right after the new first key (decrypt only).
       if (new_keys && new_keys->values.front().where) {
         const std::string old_arg(old_keys->values.front().args.front());

@@ -211,8 +211,11 @@ void check(const engine::context& ctx, engine::finding_list& out) {
 }  // namespace
 
 engine::rule ticket_keys_not_shared() {
-  return {id, engine::severity::warning,
-          "Session tickets sealed with per-instance keys that a reload throws away", doc, check};
+  engine::rule r{id, engine::severity::warning,
+                 "Session tickets sealed with per-instance keys that a reload throws away", doc,
+                 check};
+  r.confirmed_by = engine::probe_question::key_domains;
+  return r;
 }
 
 }  // namespace ngxtls::rules

@@ -69,8 +69,10 @@ void check(const engine::context& ctx, engine::finding_list& out) {
 }  // namespace
 
 engine::rule tls13_missing() {
-  return {id, engine::severity::warning,
-          "TLS 1.3 not enabled although nginx and OpenSSL support it", doc, check};
+  engine::rule r{id, engine::severity::warning,
+                 "TLS 1.3 not enabled although nginx and OpenSSL support it", doc, check};
+  r.confirmed_by = engine::probe_question::tls13_handshake;
+  return r;
 }
 
 }  // namespace ngxtls::rules

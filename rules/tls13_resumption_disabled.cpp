@@ -251,9 +251,11 @@ void check(const engine::context& ctx, engine::finding_list& out) {
 }  // namespace
 
 engine::rule tls13_resumption_disabled() {
-  return {id, engine::severity::error,
-          "TLS 1.3 with session tickets off and no session cache: no client can resume", doc,
-          check};
+  engine::rule r{id, engine::severity::error,
+                 "TLS 1.3 with session tickets off and no session cache: no client can resume", doc,
+                 check};
+  r.confirmed_by = engine::probe_question::tls13_resumes;
+  return r;
 }
 
 }  // namespace ngxtls::rules

@@ -68,8 +68,11 @@ void check(const engine::context& ctx, engine::finding_list& out) {
 }  // namespace
 
 engine::rule unknown_directive() {
-  return {id, engine::severity::error,
-          "Directive nginx does not know (for the assumed version and loaded modules)", doc, check};
+  engine::rule r{id, engine::severity::error,
+                 "Directive nginx does not know (for the assumed version and loaded modules)", doc,
+                 check};
+  r.confirmed_by = engine::probe_question::nginx_t_verdict;
+  return r;
 }
 
 }  // namespace ngxtls::rules

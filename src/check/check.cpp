@@ -148,6 +148,7 @@ bool name_matches(const std::string& label, const std::string& sni) {
 // Evidence must come from the finding's own listen sockets (matched by port): a probe of
 // another socket says nothing about it.
 std::vector<const probe::target_result*> relevant(const engine::finding& f,
+                                                  engine::probe_question q,
                                                   const std::vector<probe::target_result>& results,
                                                   const std::map<int, int>& port_map) {
   std::vector<const probe::target_result*> byname, nosni, all;
@@ -165,7 +166,9 @@ std::vector<const probe::target_result*> relevant(const engine::finding& f,
   // Ticket keys and session caches belong to the socket (its default server, DESIGN fact 6):
   // any handshake on it speaks for them. Other findings need a probe of their own server;
   // a connection without SNI reaches the default server.
-  if (f.rule == "ticket-keys-not-shared" || f.rule == "session-cache-per-worker") return all;
+  if (q == engine::probe_question::key_domains ||
+      q == engine::probe_question::session_id_resumption)
+    return all;
   return nosni;
 }
 
@@ -286,10 +289,10 @@ void judge_keys(checked_finding& c, const std::vector<const probe::target_result
 
 void judge_rotation(checked_finding& c, const std::vector<const probe::target_result*>& rs,
                     const judge_options& o) {
-  if (!o.session_from_file || c.finding.message.find("baseline") == std::string::npos) {
+  if (!o.session_from_file) {
     c.reason =
-        "a key file fact: a probe cannot see it (offer a session saved before the deploy with "
-        "--sess-in)";
+        "only a session saved before the change can show it (offer one with --sess-in, or use "
+        "--sandbox --baseline)";
     return;
   }
   int attempts = 0, resumed = 0;
@@ -608,15 +611,23 @@ void judge_crossing(checked_finding& c, const judge_options& o) {
   }
 }
 
+// Whether nginx -t's [warn] lines can confirm a finding of question `q`.
+bool answered_by_warning(engine::probe_question q) {
+  return q == engine::probe_question::nginx_t_warns_at_line ||
+         q == engine::probe_question::socket_options_warned ||
+         q == engine::probe_question::handshake_under_name;
+}
+
 // nginx -t's own word, where it warns about what the finding says.
-bool judge_warning(checked_finding& c, const judge_options& o) {
+bool judge_warning(checked_finding& c, engine::probe_question q, const judge_options& o) {
   const auto& f = c.finding;
   for (const auto& w : o.warnings) {
     bool hit = false;
-    if (f.rule == "listen-protocols-differ")
+    if (q == engine::probe_question::socket_options_warned ||
+        q == engine::probe_question::handshake_under_name)
       hit = w.message.find("protocol options redefined") != std::string::npos && w.port != 0 &&
             std::find(f.ports.begin(), f.ports.end(), w.port) != f.ports.end();
-    else if (f.rule == "obsolete-directive")
+    else if (q == engine::probe_question::nginx_t_warns_at_line)
       hit = !w.where.file.empty() && w.where.file == f.location.file &&
             w.where.line == f.location.line && w.message.find("deprecated") != std::string::npos;
     if (!hit) continue;
@@ -632,8 +643,8 @@ bool judge_warning(checked_finding& c, const judge_options& o) {
 // socket's ssl applies to it too.
 void judge_listen_protocols(checked_finding& c, const std::vector<const probe::target_result*>& rs,
                             const judge_options& o) {
-  if (c.finding.message.find(" without ssl") == std::string::npos || c.finding.server.empty()) {
-    c.reason = "nginx -t did not warn, and a probe cannot see this flag";
+  if (c.finding.server.empty()) {
+    c.reason = "nginx -t did not warn, and the finding names no server to probe";
     return;
   }
   for (int p : c.finding.ports)
@@ -674,6 +685,37 @@ std::string describe(const session_crossing& c) {
   return out.empty() ? "nothing completed" : out;
 }
 
+engine::probe_question question_of(const engine::finding& f, const engine::rule_catalog* catalog) {
+  if (f.question) return *f.question;
+  const engine::rule* r = catalog ? engine::find_rule(*catalog, f.rule) : engine::find_rule(f.rule);
+  return r ? r->confirmed_by : engine::probe_question::none;
+}
+
+bool answers(engine::probe_question q) {
+  // A switch without default: a question added to the enum and not handled here fails the
+  // build (-Wswitch), and judge() has a case for each question answered.
+  switch (q) {
+    case engine::probe_question::none:
+      return false;
+    case engine::probe_question::nginx_t_verdict:        // judge(): options.rejected
+    case engine::probe_question::nginx_t_warns_at_line:  // judge(): options.warnings
+    case engine::probe_question::socket_options_warned:  // judge(): options.warnings
+    case engine::probe_question::staple_valid:           // probe_findings()
+    case engine::probe_question::tls13_resumes:
+    case engine::probe_question::key_domains:
+    case engine::probe_question::saved_session_resumes:
+    case engine::probe_question::staple_present:
+    case engine::probe_question::tls13_handshake:
+    case engine::probe_question::protocols_per_name:
+    case engine::probe_question::session_id_resumption:
+    case engine::probe_question::session_crosses_names:
+    case engine::probe_question::settings_per_name:
+    case engine::probe_question::handshake_under_name:
+      return true;
+  }
+  return false;
+}
+
 std::vector<checked_finding> judge(const std::vector<engine::finding>& findings,
                                    const std::vector<probe::target_result>& results,
                                    const judge_options& options) {
@@ -681,7 +723,8 @@ std::vector<checked_finding> judge(const std::vector<engine::finding>& findings,
   for (const auto& f : findings) {
     checked_finding c;
     c.finding = f;
-    auto rs = relevant(f, results, options.port_map);
+    const engine::probe_question q = question_of(f, options.catalog);
+    auto rs = relevant(f, q, results, options.port_map);
     const std::pair<source_location, std::string>* rejected = nullptr;
     // Only an error predicts that nginx refuses the directive; notes at the same place do not.
     for (const auto& r : options.rejected)
@@ -691,39 +734,63 @@ std::vector<checked_finding> judge(const std::vector<engine::finding>& findings,
         rejected = &r;
     auto untested = f.server.empty() ? options.untested.end() : options.untested.find(f.server);
     if (rejected) {
+      // nginx -t's verdict answers nginx_t_verdict, and any error it rejects.
       c.result = verdict::confirmed;
       c.reason = "the sandbox nginx rejects it: " + rejected->second;
       c.evidence.push_back({"nginx -t", rejected->second, ""});
     } else if (untested != options.untested.end()) {
       c.reason = "the sandbox did not start this server: " + untested->second;
-    } else if ((f.rule == "obsolete-directive" || f.rule == "listen-protocols-differ") &&
-               judge_warning(c, options)) {
+    } else if (answered_by_warning(q) && judge_warning(c, q, options)) {
       // nginx -t's own word: no probe needed.
-    } else if (f.rule == "cross-server-resumption") {
+    } else if (q == engine::probe_question::session_crosses_names) {
       judge_crossing(c, options);  // the crossing probes, not the main ones
     } else if (rs.empty()) {
       c.reason = f.ports.empty() ? "no target could be probed"
                                  : "no probed endpoint serves this finding's listen socket";
-    } else if (f.rule == "session-setting-ignored") {
-      judge_setting(c, rs, results, options);
-    } else if (f.rule == "listen-protocols-differ") {
-      judge_listen_protocols(c, rs, options);
-    } else if (f.rule == "tls13-resumption-disabled") {
-      judge_tls13(c, rs, options);
-    } else if (f.rule == "ticket-keys-not-shared") {
-      judge_keys(c, rs, options);
-    } else if (f.rule == "ticket-key-rotation") {
-      judge_rotation(c, rs, options);
-    } else if (f.rule == "ocsp-stapling-dead") {
-      judge_stapling(c, rs);
-    } else if (f.rule == "tls13-missing") {
-      judge_tls13_missing(c, rs);
-    } else if (f.rule == "protocols-ignored-per-sni") {
-      judge_protocols_per_sni(c, rs);
-    } else if (f.rule == "session-cache-per-worker") {
-      judge_per_worker(c, rs);
     } else {
-      c.reason = "no probe measures this rule";
+      switch (q) {
+        case engine::probe_question::settings_per_name:
+          judge_setting(c, rs, results, options);
+          break;
+        case engine::probe_question::handshake_under_name:
+          judge_listen_protocols(c, rs, options);
+          break;
+        case engine::probe_question::tls13_resumes:
+          judge_tls13(c, rs, options);
+          break;
+        case engine::probe_question::key_domains:
+          judge_keys(c, rs, options);
+          break;
+        case engine::probe_question::saved_session_resumes:
+          judge_rotation(c, rs, options);
+          break;
+        case engine::probe_question::staple_present:
+          judge_stapling(c, rs);
+          break;
+        case engine::probe_question::tls13_handshake:
+          judge_tls13_missing(c, rs);
+          break;
+        case engine::probe_question::protocols_per_name:
+          judge_protocols_per_sni(c, rs);
+          break;
+        case engine::probe_question::session_id_resumption:
+          judge_per_worker(c, rs);
+          break;
+        case engine::probe_question::nginx_t_warns_at_line:
+        case engine::probe_question::socket_options_warned:
+          c.reason = "nginx -t did not warn, and a probe cannot see this";
+          break;
+        case engine::probe_question::nginx_t_verdict:
+          c.reason = "nginx -t did not reject it (only check --sandbox runs nginx -t)";
+          break;
+        case engine::probe_question::staple_valid:
+          c.reason = "the probe reports invalid staples as findings of their own";
+          break;
+        case engine::probe_question::session_crosses_names:  // judged above
+        case engine::probe_question::none:
+          c.reason = "no probe measures this rule";
+          break;
+      }
     }
     out.push_back(std::move(c));
   }
@@ -750,10 +817,15 @@ std::vector<checked_finding> probe_findings(const engine::context& ctx,
                                             const std::vector<probe::target_result>& results,
                                             const std::map<int, int>& port_map, bool sandboxed) {
   std::vector<checked_finding> out;
-  const std::string rule = "ocsp-staple-invalid";
+  // The rule that declares the staple's validity its question names these findings.
+  const engine::rule* staple_rule = nullptr;
+  for (const auto& r : engine::all_rules())
+    if (!staple_rule && r.confirmed_by == engine::probe_question::staple_valid) staple_rule = &r;
+  if (!staple_rule) return out;
+  const std::string& rule = staple_rule->id;
   const auto& opts = ctx.options();
   if ((opts.select && !opts.select->count(rule)) || opts.ignore.count(rule)) return out;
-  auto level = engine::severity::error;
+  auto level = staple_rule->level;
   if (auto it = opts.severity_overrides.find(rule); it != opts.severity_overrides.end())
     level = it->second;
   const auto& m = ctx.model();

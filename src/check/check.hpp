@@ -106,10 +106,22 @@ struct judge_options {
   /// Sandbox --reload: the results are of sessions taken before a reload and offered after it
   /// (runs with session_source "sess_in").
   bool reload = false;
+  /// The catalog the findings' rules come from (their rule::confirmed_by); null: the built-in.
+  const engine::rule_catalog* catalog = nullptr;
 };
 
+/// The probe question that confirms `f`: its own (finding::question), else its rule's
+/// (rule::confirmed_by in `catalog`, null: the built-in catalog), else none.
+engine::probe_question question_of(const engine::finding& f,
+                                   const engine::rule_catalog* catalog = nullptr);
+
+/// Whether `check` has a judge for `q` (judge(), or probe_findings() for staple_valid): every
+/// question but `none`. Rule docs promise what these answer.
+bool answers(engine::probe_question q);
+
 /// Judges each finding against the probe results of the targets whose SNI is the finding's
-/// server (or all results when none matches by name). Rules:
+/// server (or all results when none matches by name), by the judge of its probe question
+/// (question_of()). The questions of the built-in rules:
 /// - tls13-resumption-disabled: confirmed when TLS 1.3 resumption is 0% while tickets arrive;
 ///   refuted when it resumes (a `note` about stateful resumption is confirmed when it resumes).
 /// - ticket-keys-not-shared: confirmed when more than one ticket key name is seen or the rate is
@@ -147,15 +159,15 @@ std::vector<checked_finding> judge(const std::vector<engine::finding>& findings,
                                    const std::vector<probe::target_result>& results,
                                    const judge_options& options = {});
 
-/// Findings only a probe can make, not predicted by any lint rule: one `ocsp-staple-invalid`
-/// (an error unless `ctx.options().severity_overrides` say otherwise; none when the rule is
-/// deselected, or suppressed inline at its location) per probed target whose staples are not all
-/// valid (probe::ocsp_status::invalid),
-/// confirmed, with the staple's verdict and reason. Located at the `ssl_stapling_file`, else
-/// `ssl_stapling`, else `ssl_certificate` of the server that answered: on the target's port
-/// (mapped through `port_map`), the server whose server_name matches the SNI, else the socket's
-/// default server; the config's first line when no socket of the config has that port.
-/// `sandboxed`: the results are of `check --sandbox`, where a certificate that cannot be read
+/// Findings only a probe can make, not predicted by any lint rule: one of the rule that
+/// declares probe_question::staple_valid (`ocsp-staple-invalid`; an error unless
+/// `ctx.options().severity_overrides` say otherwise; none when the rule is deselected, or
+/// suppressed inline at its location) per probed target whose staples are not all valid
+/// (probe::ocsp_status::invalid), confirmed, with the staple's verdict and reason. Located at the
+/// `ssl_stapling_file`, else `ssl_stapling`, else `ssl_certificate` of the server that answered: on
+/// the target's port (mapped through `port_map`), the server whose server_name matches the SNI,
+/// else the socket's default server; the config's first line when no socket of the config has that
+/// port. `sandboxed`: the results are of `check --sandbox`, where a certificate that cannot be read
 /// here runs as a stand-in while an ssl_stapling_file is served as it is; such a server's staple
 /// belongs to another certificate, so it yields no finding.
 std::vector<checked_finding> probe_findings(const engine::context& ctx,

@@ -13,12 +13,12 @@
 #include <memory>
 #include <optional>
 #include <set>
-#include <tuple>
 
 #include "base/error.hpp"
 #include "cli/commands.hpp"
 #include "cli/common.hpp"
 #include "engine/engine.hpp"
+#include "engine/pipeline.hpp"
 #include "model/model.hpp"
 #include "probe/prober.hpp"
 #include "probe/target.hpp"
@@ -43,6 +43,7 @@ struct check_args {
   std::string output;
   std::string fail_on = "warning";
   std::vector<std::string> select, ignore;
+  std::string config_file;
   std::string baseline;
   bool strict_files = false;
   // The prober's defaults (probe_options), the only place they are set.
@@ -100,64 +101,35 @@ int run_check(const check_args& a) {
                               "or pass --nginx BIN)"
                             : "check --sandbox: --nginx " + a.nginx + " is not an executable file");
   }
-  auto pc = load_project("");
+  // lint's pipeline, with lint's settings: the .ngxtls.toml (--config), the flags, the versions.
+  engine::lint_request req;
+  req.command = "check";
+  req.paths = {a.config};
+  req.project_config_path = a.config_file;
+  req.conf_prefix = a.conf_prefix;
+  req.nginx_version = a.nginx_version;
+  req.openssl_version = a.openssl_version;
+  req.select = a.select;
+  req.ignore = a.ignore;
+  req.baseline = a.baseline;
+  req.strict_files = a.strict_files;
+  // Read whole, not mapped: the sandbox renders from the tree long after the parse, and a mapped
+  // file edited meanwhile would mix two versions.
+  engine::lint_hooks hooks = lint_hooks(nginx_bin);
+  hooks.after_load = [&](const engine::lint_run& run) {
+    refuse_output_over_config(a.output, {run.configs.front().get(), run.baseline_config.get()});
+  };
+  engine::lint_run run = engine::lint(req, engine::all_rules(), hooks);
   report::check_report rep;
-  if (pc) rep.lint.project_config = pc->path;
-  rep.lint.assumed = choose_versions(a.nginx_version, a.openssl_version, pc, nginx_bin);
-  rep.lint.inputs.push_back(a.config);
-  config::load_options lo;
-  if (!a.conf_prefix.empty()) lo.conf_prefix = a.conf_prefix;
-  auto cfg = std::make_unique<config::config>(load_input(a.config, lo));
-  auto m = std::make_unique<model::model>(model::build(*cfg, rep.lint.assumed));
-  engine::lint_options opts;
-  opts.strict_files = a.strict_files;
-  for (const auto& id : a.select)
-    if (!engine::find_rule(id)) throw usage_error("--select: unknown rule \"" + id + "\"");
-  for (const auto& id : a.ignore)
-    if (!engine::find_rule(id)) throw usage_error("--ignore: unknown rule \"" + id + "\"");
-  if (!a.select.empty()) opts.select = std::set<std::string>(a.select.begin(), a.select.end());
-  opts.ignore.insert(a.ignore.begin(), a.ignore.end());
-  std::unique_ptr<config::config> base_cfg;
-  std::unique_ptr<model::model> base_model;
-  if (!a.baseline.empty()) {
-    base_cfg = std::make_unique<config::config>(load_input(a.baseline, lo));
-    base_model = std::make_unique<model::model>(model::build(*base_cfg, rep.lint.assumed));
-    opts.baseline = base_model.get();
-  }
-  refuse_output_over_config(a.output, {cfg.get(), base_cfg.get()});
-  engine::run_result counted = engine::run_counted(*m, opts);
-  if (!rep.lint.assumed.nginx_pinned) {
-    // As lint: the version is only assumed; name the findings that differ on the oldest
-    // measured nginx (the config linted once more for it).
-    report::version_notice n;
-    n.older = model::oldest_measured_nginx;
-    model::assumed_versions older = rep.lint.assumed;
-    older.nginx = n.older;
-    auto older_model = model::build(*cfg, older);
-    std::unique_ptr<model::model> older_base;
-    engine::lint_options oo = opts;
-    if (base_cfg) {
-      older_base = std::make_unique<model::model>(model::build(*base_cfg, older));
-      oo.baseline = older_base.get();
-    }
-    using key = std::tuple<std::string, std::string, std::uint32_t, std::uint32_t>;
-    std::map<key, std::pair<std::optional<engine::severity>, std::optional<engine::severity>>> both;
-    std::map<key, source_location> where;
-    auto add = [&](const engine::finding& f, bool on_older) {
-      const key k{f.rule, f.location.file, f.location.line, f.location.column};
-      auto& slot = on_older ? both[k].second : both[k].first;
-      if (!slot || *slot > f.level) slot = f.level;
-      where.emplace(k, f.location);
-    };
-    for (const auto& f : counted.findings) add(f, false);
-    for (const auto& f : engine::run(older_model, oo)) add(f, true);
-    for (const auto& [k, sev] : both)
-      if (sev.first != sev.second)
-        n.differences.push_back({std::get<0>(k), where.at(k), sev.first, sev.second});
-    rep.lint.notice = std::move(n);
-  }
-  rep.lint.dropped_findings = counted.dropped_per_rule;
-  std::vector<engine::finding>& findings = counted.findings;
+  if (run.project) rep.lint.project_config = run.project->path;
+  rep.lint.assumed = run.assumed;
+  rep.lint.inputs = run.inputs;
+  rep.lint.notice = std::move(run.notice);
+  rep.lint.dropped_findings = run.dropped_per_rule;
+  const engine::lint_options& opts = run.options;
+  const std::unique_ptr<model::model>& m = run.models.front();
+  const std::unique_ptr<model::model>& base_model = run.baseline_model;
+  std::vector<engine::finding>& findings = run.findings.front();
 
   probe::probe_options po;
   po.attempts = a.attempts;
@@ -260,7 +232,9 @@ int run_check(const check_args& a) {
     std::string scratch;  // private directory for the session files
     std::set<std::string> done;
     for (const auto& f : findings) {
-      if (f.rule != "cross-server-resumption" || f.server.empty()) continue;
+      if (check::question_of(f) != engine::probe_question::session_crosses_names ||
+          f.server.empty())
+        continue;
       for (const auto& to : targets) {
         const int cport = pm.count(to.port) ? pm.at(to.port) : to.port;
         if (to.sni != f.server) continue;
@@ -543,8 +517,17 @@ void register_check(CLI::App& app, std::function<int()>& run) {
   sub->add_option("--fail-on", a->fail_on,
                   "exit 1 on findings (not refuted) at or above this severity")
       ->check(CLI::IsMember({"error", "warning", "note", "never"}));
-  sub->add_option("--select", a->select, "only these rule ids")->delimiter(',');
-  sub->add_option("--ignore", a->ignore, "skip these rule ids")->delimiter(',');
+  // As lint's: one value per occurrence, so `--select ID conf` does not take the config path
+  // as a rule id.
+  sub->add_option("--select", a->select, "only these rule ids")
+      ->delimiter(',')
+      ->allow_extra_args(false)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  sub->add_option("--ignore", a->ignore, "skip these rule ids")
+      ->delimiter(',')
+      ->allow_extra_args(false)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  sub->add_option("--config", a->config_file, ".ngxtls.toml to use (default: found in . or above)");
   sub->add_option("--baseline", a->baseline,
                   "the config deployed before this one (with --sandbox: run it first, then reload "
                   "into CONFIG)");

@@ -18,58 +18,10 @@
 #include "base/error.hpp"
 #include "report/terminal_text.hpp"
 #include "sandbox/sandbox_process.hpp"
-#include "tls/ciphers.hpp"
 
 namespace ngxtls::cli {
 
-config::config load_input(const std::string& path, const config::load_options& opts) {
-  if (path == "-") {
-    // Bounded while it is read: a 3 GB stream must not fill memory before any check.
-    config::stored_text text =
-        config::read_stream_bounded(STDIN_FILENO, "<stdin>", opts.max_file_bytes);
-    // An empty stdin is most often a failed `nginx -T`: never report it as a clean config.
-    if (text.bytes.find_first_not_of(" \t\r\n") == std::string_view::npos)
-      throw input_error({"<stdin>", 0, 0}, "empty input: nothing to lint (did `nginx -T` fail?)");
-    if (config::looks_like_dump(text.bytes))
-      return config::load_dump(std::move(text), "<stdin>", opts);
-    // A plain config on stdin: includes still come from disk, relative to the prefix.
-    config::load_options o = opts;
-    if (!o.conf_prefix) {
-      char buf[4096];
-      o.conf_prefix = getcwd(buf, sizeof buf) ? std::string(buf) : std::string(".");
-    }
-    auto disk = config::make_disk_source();
-    return config::load_buffer(std::move(text), "<stdin>", *disk, o);
-  }
-  // load_file reads a saved `nginx -T` dump as a dump, and never opens FIFOs or devices
-  // in a way that blocks.
-  return config::load_file(path, opts);
-}
-
-std::optional<engine::project_config> load_project(const std::string& explicit_path) {
-  std::string path = explicit_path;
-  if (path.empty()) {
-    char buf[4096];
-    if (!getcwd(buf, sizeof buf)) return std::nullopt;
-    auto found = engine::find_project_config(buf);
-    if (!found.ignored.empty())
-      std::cerr << "ngxtls: warning: ignoring " << report::terminal_safe(found.ignored) << "\n";
-    if (!found.path) return std::nullopt;
-    path = *found.path;
-  }
-  auto pc = engine::load_project_config(path);
-  std::cerr << "ngxtls: using config " << report::terminal_safe(path) << "\n";
-  return pc;
-}
-
 namespace {
-std::optional<model::version> parse_flag(const std::string& v, const char* what) {
-  if (v.empty()) return std::nullopt;
-  auto p = model::version::parse(v);
-  if (!p) throw usage_error(std::string("cannot read ") + what + " version \"" + v + "\"");
-  return p;
-}
-
 // The Debian package version of the nginx `binary` runs, when dpkg owns the file: distributions
 // backport fixes (CVE-2025-23419 into Debian 12's 1.22.1-9+deb12u1) under the old upstream
 // version. Two dpkg-query runs of at most 5 s each, local only; empty on any failure.
@@ -110,47 +62,23 @@ std::string run_nginx_v(const std::string& binary) {
 }
 }  // namespace
 
-model::assumed_versions choose_versions(const std::string& nginx_flag,
-                                        const std::string& openssl_flag,
-                                        const std::optional<engine::project_config>& pc,
-                                        const std::string& nginx_binary) {
-  model::assumed_versions v;
-  std::optional<model::nginx_v_info> detected;
-  auto detect = [&]() -> const model::nginx_v_info& {
-    if (!detected) detected = model::parse_nginx_v(run_nginx_v(nginx_binary));
-    return *detected;
-  };
-  if (auto f = parse_flag(nginx_flag, "nginx")) {
-    v.nginx = *f;
-    v.nginx_source = "--nginx-version";
-    v.nginx_pinned = true;
-  } else if (pc && pc->nginx_version) {
-    v.nginx = *parse_flag(*pc->nginx_version, "nginx");
-    v.nginx_source = pc->path;
-    v.nginx_pinned = true;
-  } else if (detect().nginx) {
-    v.nginx = *detect().nginx;
-    v.nginx_source = "nginx -V";
-    v.nginx_pinned = true;
-    v.nginx_package = package_version_of(nginx_binary);
-  } else {
-    v.nginx = model::newest_known_nginx;
-    v.nginx_source = "newest known; pass --nginx-version";
-  }
-  if (auto f = parse_flag(openssl_flag, "OpenSSL")) {
-    v.openssl = *f;
-    v.openssl_source = "--openssl-version";
-  } else if (pc && pc->openssl_version) {
-    v.openssl = *parse_flag(*pc->openssl_version, "OpenSSL");
-    v.openssl_source = pc->path;
-  } else if (nginx_flag.empty() && !(pc && pc->nginx_version) && detect().openssl) {
-    v.openssl = *detect().openssl;
-    v.openssl_source = "nginx -V";
-  } else {
-    v.openssl = model::version::parse(tls::openssl_version()).value_or(model::version{3, 0, 0});
-    v.openssl_source = "linked libssl";
-  }
-  return v;
+engine::nginx_inspector nginx_inspector(const std::string& binary) {
+  engine::nginx_inspector n;
+  n.binary = binary;
+  n.version_output = run_nginx_v;
+  n.package_version = package_version_of;
+  return n;
+}
+
+void say_on_stderr(std::string_view text) {
+  std::cerr << "ngxtls: " << report::terminal_safe(std::string(text)) << "\n";
+}
+
+engine::lint_hooks lint_hooks(const std::string& binary) {
+  engine::lint_hooks h;
+  h.say = say_on_stderr;
+  h.nginx = nginx_inspector(binary);
+  return h;
 }
 
 namespace {

@@ -1,36 +1,30 @@
 #pragma once
-// Pieces shared by the subcommands that read configs: loading inputs, choosing the
-// assumed versions, writing output.
+// Pieces shared by the subcommands that read configs: what they lend the lint pipeline
+// (engine/pipeline.hpp), writing output.
 
 #include <functional>
 #include <optional>
 #include <ostream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "config/loader.hpp"
-#include "engine/project_config.hpp"
+#include "engine/pipeline.hpp"
 #include "model/version.hpp"
 
 namespace ngxtls::cli {
 
-/// Loads one input: a path (a plain config or a saved `nginx -T` dump) or "-" (stdin, either
-/// kind). Throws input_error.
-config::config load_input(const std::string& path, const config::load_options& opts);
+/// How ngxtls asks `binary` (default `nginx` on PATH; `check --sandbox` passes the nginx it
+/// runs) for its version: `binary -V`, and the Debian package version when dpkg owns the file.
+engine::nginx_inspector nginx_inspector(const std::string& binary = "nginx");
 
-/// The project's .ngxtls.toml: `explicit_path` (--config) when given, else the one
-/// engine::find_project_config() finds from the working directory. Says on stderr, one line,
-/// which file is used (`ngxtls: using config FILE`), or why a file found was ignored
-/// (`ngxtls: warning: ignoring FILE: ...`). Throws input_error for a bad file.
-std::optional<engine::project_config> load_project(const std::string& explicit_path);
+/// Prints a pipeline message on stderr as one line `ngxtls: TEXT`, made safe for a terminal.
+void say_on_stderr(std::string_view text);
 
-/// The assumed versions: flags, else .ngxtls.toml, else `NGINX -V` (`nginx_binary`, default
-/// `nginx` on PATH; `check --sandbox` passes the nginx it runs), else the newest known nginx and
-/// the linked libssl. Throws usage_error for unparseable values.
-model::assumed_versions choose_versions(const std::string& nginx_flag,
-                                        const std::string& openssl_flag,
-                                        const std::optional<engine::project_config>& pc,
-                                        const std::string& nginx_binary = "nginx");
+/// The hooks every command that runs the lint pipeline passes: stderr messages and the nginx
+/// inspector for `binary`.
+engine::lint_hooks lint_hooks(const std::string& binary = "nginx");
 
 /// Writes `text` to `path` ("" or "-" = stdout). Throws usage_error when it cannot, naming
 /// the errno (a full disk, a closed pipe): a report that was not written is never a success.

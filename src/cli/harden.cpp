@@ -9,7 +9,8 @@
 #include "base/error.hpp"
 #include "cli/commands.hpp"
 #include "cli/common.hpp"
-#include "engine/project_config.hpp"
+#include "engine/engine.hpp"
+#include "engine/pipeline.hpp"
 #include "report/harden_output.hpp"
 
 namespace ngxtls::cli {
@@ -31,8 +32,9 @@ struct harden_args {
 };
 
 int run_harden(const harden_args& a) {
-  auto pc = load_project(a.config_file);
-  auto v = choose_versions(a.nginx_version, a.openssl_version, pc);
+  // The same .ngxtls.toml and version choice as lint's (engine/pipeline.hpp).
+  auto pc = engine::load_project(a.config_file, engine::all_rules(), say_on_stderr);
+  auto v = engine::choose_versions(a.nginx_version, a.openssl_version, pc, nginx_inspector());
 
   harden::harden_options o;
   o.profile = a.profile;

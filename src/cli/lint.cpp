@@ -2,19 +2,17 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <iostream>
-#include <map>
 #include <memory>
-#include <optional>
-#include <tuple>
 
 #include "base/error.hpp"
 #include "cli/commands.hpp"
 #include "cli/common.hpp"
 #include "engine/engine.hpp"
 #include "engine/fix.hpp"
-#include "engine/project_config.hpp"
+#include "engine/pipeline.hpp"
 #include "model/model.hpp"
 #include "report/lint_output.hpp"
 #include "report/sarif_output.hpp"
@@ -59,153 +57,70 @@ std::string current_dir() {
   return ec ? std::string() : p.string();
 }
 
-void check_rule_ids(const std::vector<std::string>& ids, const char* flag) {
-  for (const auto& id : ids)
-    if (!engine::find_rule(id))
-      throw usage_error(std::string(flag) + ": unknown rule \"" + id + "\" (see `ngxtls rules`)");
-}
-
-// The findings of the same configs on the oldest measured nginx, against those of the assumed
-// (newest known) one: the report's first line names what would differ there. Only when the
-// version is neither given nor detected; it lints once more (models built for that version).
-report::version_notice older_version_notice(
-    const report::lint_report& rep, const std::vector<std::unique_ptr<config::config>>& configs,
-    const std::vector<std::string>& paths, bool fleet,
-    const std::unique_ptr<config::config>& base_cfg, const engine::lint_options& opts) {
-  report::version_notice n;
-  n.older = model::oldest_measured_nginx;
-  model::assumed_versions older = rep.assumed;
-  older.nginx = n.older;
-  std::vector<std::unique_ptr<model::model>> models;
-  for (const auto& c : configs)
-    models.push_back(std::make_unique<model::model>(model::build(*c, older)));
-  engine::lint_options o = opts;
-  o.fleet.clear();
-  std::unique_ptr<model::model> base;
-  if (base_cfg) {
-    base = std::make_unique<model::model>(model::build(*base_cfg, older));
-    o.baseline = base.get();
-  }
-  if (fleet)
-    for (std::size_t i = 0; i < models.size(); ++i) o.fleet.push_back({paths[i], models[i].get()});
-  using key = std::tuple<std::string, std::string, std::uint32_t, std::uint32_t>;
-  auto key_of = [](const engine::finding& f) {
-    return key{f.location.file, f.rule, f.location.line, f.location.column};
-  };
-  std::map<key, std::pair<std::optional<engine::severity>, std::optional<engine::severity>>> both;
-  std::map<key, source_location> where;
-  for (const auto& f : rep.findings) {
-    auto& slot = both[key_of(f)].first;
-    if (!slot || *slot > f.level) slot = f.level;
-    where.emplace(key_of(f), f.location);
-  }
-  for (const auto& m : models)
-    for (const auto& f : engine::run(*m, o)) {
-      auto& slot = both[key_of(f)].second;
-      if (!slot || *slot > f.level) slot = f.level;
-      where.emplace(key_of(f), f.location);
-    }
-  for (const auto& [k, sev] : both)
-    if (sev.first != sev.second)
-      n.differences.push_back({std::get<1>(k), where.at(k), sev.first, sev.second});
-  return n;
-}
-
 int run_lint(const lint_args& a) {
   // The diff (or the files written) is --fix's output; a --format that would be ignored is a
   // mistake in the command line, not a report in another format.
   if (a.fix && a.format != "text")
     throw usage_error("lint: --fix prints a diff or writes the files; it takes no --format " +
                       a.format);
-  auto pc = load_project(a.config_file);
-  report::lint_report rep;
-  if (pc) rep.project_config = pc->path;
-  rep.assumed = choose_versions(a.nginx_version, a.openssl_version, pc);
-
-  engine::lint_options opts;
-  opts.strict_files = a.strict_files || (pc && pc->strict_files.value_or(false));
-  check_rule_ids(a.select, "--select");
-  check_rule_ids(a.ignore, "--ignore");
-  if (!a.select.empty())
-    opts.select = std::set<std::string>(a.select.begin(), a.select.end());
-  else if (pc && pc->select)
-    opts.select = pc->select;
-  if (pc) opts.ignore = pc->ignore;
-  opts.ignore.insert(a.ignore.begin(), a.ignore.end());
-  if (pc) opts.severity_overrides = pc->severity_overrides;
-  if (pc && pc->expiry_days) opts.expiry_window_days = *pc->expiry_days;
-  if (pc) opts.new_sessions_per_second = pc->new_sessions_per_second;
-  if (pc) opts.modules = pc->modules;
-
-  std::vector<std::string> paths = a.paths;
-  bool fleet = a.fleet;
-  if (paths.empty() && pc && !pc->fleet.empty()) {
-    paths = pc->fleet;
-    fleet = true;
-  }
-  if (paths.empty()) throw usage_error("lint: name a config file, or - for stdin");
-  if (std::count(paths.begin(), paths.end(), "-") > 1)
-    throw usage_error("lint: stdin (-) can be read once");
+  engine::lint_request req;
+  req.paths = a.paths;
+  req.fleet = a.fleet;
+  req.project_config_path = a.config_file;
+  req.conf_prefix = a.conf_prefix;
+  req.nginx_version = a.nginx_version;
+  req.openssl_version = a.openssl_version;
+  req.select = a.select;
+  req.ignore = a.ignore;
+  req.baseline = a.baseline;
+  req.strict_files = a.strict_files;
+  const bool fix_write = a.fix && a.fix_mode == "write";
   // Checked before anything is read or written: a fix written to some files and then refused
   // for stdin would leave the run half done.
-  if (a.fix && a.fix_mode == "write" && std::count(paths.begin(), paths.end(), "-") > 0)
+  if (fix_write && std::count(a.paths.begin(), a.paths.end(), "-") > 0)
     throw usage_error(
         "lint: --fix=write cannot write a fix back to stdin (-): use --fix to print a diff");
-
-  config::load_options lo;
-  if (!a.conf_prefix.empty()) lo.conf_prefix = a.conf_prefix;
-  // Configs and models live side by side: models point into their configs.
-  std::vector<std::unique_ptr<config::config>> configs;
-  std::vector<std::unique_ptr<model::model>> models;
+  req.notice_older_version = !a.fix;
+  engine::lint_hooks hooks = lint_hooks();
+  hooks.after_load = [&](const engine::lint_run& run) {
+    // A dump's files are the dumped host's (and its text may not be what is at those paths
+    // here): writing fixes to them would replace files on this machine with the dump's text.
+    if (fix_write)
+      for (std::size_t i = 0; i < run.configs.size(); ++i)
+        if (run.configs[i]->from_dump)
+          throw usage_error("lint: --fix=write cannot write into an nginx -T dump (" +
+                            run.inputs[i] +
+                            "): its files are the dumped host's; use --fix to print a diff");
+    std::vector<const config::config*> read{run.baseline_config.get()};
+    for (const auto& c : run.configs) read.push_back(c.get());
+    refuse_output_over_config(a.output, read);
+  };
+  engine::lint_run run = engine::lint(req, engine::all_rules(), hooks);
   // The process exits right after: configs and models (tens of MB on a large fleet) are left
   // to it rather than freed piece by piece (not under a sanitizer, whose leak check would object).
   struct leave_to_exit {
-    std::vector<std::unique_ptr<config::config>>& configs;
-    std::vector<std::unique_ptr<model::model>>& models;
+    engine::lint_run& run;
     ~leave_to_exit() {
 #if !NGXTLS_ASAN
-      for (auto& c : configs) (void)c.release();
-      for (auto& m : models) (void)m.release();
+      for (auto& c : run.configs) (void)c.release();
+      for (auto& m : run.models) (void)m.release();
 #endif
     }
-  } leave{configs, models};
-  for (const auto& p : paths) {
-    configs.push_back(std::make_unique<config::config>(load_input(p, lo)));
-    models.push_back(std::make_unique<model::model>(model::build(*configs.back(), rep.assumed)));
-    rep.inputs.push_back(p);
-  }
-  // A dump's files are the dumped host's (and its text may not be what is at those paths
-  // here): writing fixes to them would replace files on this machine with the dump's text.
-  if (a.fix && a.fix_mode == "write")
-    for (std::size_t i = 0; i < configs.size(); ++i)
-      if (configs[i]->from_dump)
-        throw usage_error("lint: --fix=write cannot write into an nginx -T dump (" + paths[i] +
-                          "): its files are the dumped host's; use --fix to print a diff");
-  std::unique_ptr<config::config> base_cfg;
-  std::unique_ptr<model::model> base_model;
-  if (!a.baseline.empty()) {
-    base_cfg = std::make_unique<config::config>(load_input(a.baseline, lo));
-    base_model = std::make_unique<model::model>(model::build(*base_cfg, rep.assumed));
-    opts.baseline = base_model.get();
-  }
-  if (fleet)
-    for (std::size_t i = 0; i < models.size(); ++i)
-      opts.fleet.push_back({paths[i], models[i].get()});
-  {
-    std::vector<const config::config*> read{base_cfg.get()};
-    for (const auto& c : configs) read.push_back(c.get());
-    refuse_output_over_config(a.output, read);
-  }
+  } leave{run};
+  report::lint_report rep;
+  if (run.project) rep.project_config = run.project->path;
+  rep.assumed = run.assumed;
+  rep.inputs = run.inputs;
+  rep.dropped_findings = run.dropped_per_rule;
+  rep.notice = std::move(run.notice);
 
   std::string diff;
   std::size_t fixed = 0;
-  for (std::size_t i = 0; i < models.size(); ++i) {
-    engine::run_result counted = engine::run_counted(*models[i], opts);
-    for (const auto& [rule, n] : counted.dropped_per_rule) rep.dropped_findings[rule] += n;
-    std::vector<engine::finding>& found = counted.findings;
+  for (std::size_t i = 0; i < run.configs.size(); ++i) {
+    std::vector<engine::finding>& found = run.findings[i];
     if (a.fix) {
       // The diff is the output; findings without a mechanical fix still decide the exit code.
-      auto result = engine::apply_fixes(*configs[i], found);
+      auto result = engine::apply_fixes(*run.configs[i], found);
       diff += result.diff;
       fixed += result.applied;
       for (const auto& c : result.conflicts)
@@ -215,7 +130,7 @@ int run_lint(const lint_args& a) {
         std::cerr << "ngxtls: not fixed: " << report::terminal_safe(c) << '\n';
       if (a.fix_mode == "write") {
         for (const auto& [path, text] : result.files) {
-          if (path == "<stdin>" || configs[i]->files.empty())
+          if (path == "<stdin>" || run.configs[i]->files.empty())
             throw usage_error("--fix=write needs files, not stdin");
           replace_config_file(path, text);
         }
@@ -229,8 +144,6 @@ int run_lint(const lint_args& a) {
     rep.findings.insert(rep.findings.end(), std::make_move_iterator(found.begin()),
                         std::make_move_iterator(found.end()));
   }
-  if (!a.fix && !rep.assumed.nginx_pinned)
-    rep.notice = older_version_notice(rep, configs, paths, fleet, base_cfg, opts);
   if (a.fix) {
     if (a.fix_mode != "write") write_output(a.output, diff);
     std::cerr << "ngxtls: " << fixed << (fixed == 1 ? " finding" : " findings")

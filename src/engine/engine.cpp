@@ -158,7 +158,7 @@ constexpr const char* unused_suppression_id = "unused-suppression";
 
 // Suppression comments that silenced nothing: a note each, so stale ones get removed
 // (issue 7). Only rules that ran count: a comment for a deselected rule is not stale.
-void report_unused(const model::model& m, const lint_options& opts,
+void report_unused(const rule_catalog& catalog, const model::model& m, const lint_options& opts,
                    const std::set<std::string>& ran, const std::set<suppression_use>& used,
                    finding_list& out) {
   if (!m.cfg || !ran.count(unused_suppression_id)) return;
@@ -176,9 +176,10 @@ void report_unused(const model::model& m, const lint_options& opts,
           content.substr(start, nl == std::string_view::npos ? std::string_view::npos : nl - start);
       for (const auto& [id, col] : suppression_ids(line)) {
         std::string message;
-        if (!find_rule(id))
+        const rule* named = find_rule(catalog, id);
+        if (!named)
           message = "suppression names no rule \"" + id + "\" (see `ngxtls rules`)";
-        else if (ran.count(id) && !used.count({file.path, n, id}) && !find_rule(id)->probe_only)
+        else if (ran.count(id) && !used.count({file.path, n, id}) && !named->probe_only)
           message =
               "suppression of " + id + " matches no finding on this line or the next: remove it";
         else
@@ -250,11 +251,13 @@ void check_named_files(const model::model& m) {
   }
 }
 
-std::vector<finding> run(const model::model& m, const lint_options& opts, unsigned threads) {
-  return run_counted(m, opts, threads).findings;
+std::vector<finding> run(const rule_catalog& catalog, const model::model& m,
+                         const lint_options& opts, unsigned threads) {
+  return run_counted(catalog, m, opts, threads).findings;
 }
 
-run_result run_counted(const model::model& m, const lint_options& opts, unsigned threads) {
+run_result run_counted(const rule_catalog& catalog, const model::model& m, const lint_options& opts,
+                       unsigned threads) {
   check_named_files(m);
   if (opts.baseline) check_named_files(*opts.baseline);
   context ctx(m, opts);
@@ -272,7 +275,7 @@ run_result run_counted(const model::model& m, const lint_options& opts, unsigned
   std::set<suppression_use> used;
   std::map<std::size_t, line_index> lines;
   std::vector<const rule*> selected;
-  for (const auto& r : all_rules()) {
+  for (const auto& r : catalog) {
     if (opts.select && !opts.select->count(r.id)) continue;
     if (opts.ignore.count(r.id)) continue;
     selected.push_back(&r);
@@ -317,7 +320,7 @@ run_result run_counted(const model::model& m, const lint_options& opts, unsigned
   }
   {
     finding_list unused;
-    report_unused(m, opts, ran, used, unused);
+    report_unused(catalog, m, opts, ran, used, unused);
     if (unused.dropped() > 0) result.dropped_per_rule[unused_suppression_id] += unused.dropped();
     for (auto& f : unused) keep(std::move(f));
   }
@@ -351,8 +354,8 @@ run_result run_counted(const model::model& m, const lint_options& opts, unsigned
   return result;
 }
 
-const rule* find_rule(const std::string& id) {
-  for (const auto& r : all_rules())
+const rule* find_rule(const rule_catalog& catalog, std::string_view id) {
+  for (const auto& r : catalog)
     if (r.id == id) return &r;
   return nullptr;
 }

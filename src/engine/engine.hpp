@@ -9,6 +9,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "engine/finding.hpp"
@@ -30,12 +31,18 @@ struct rule {
   /// Found only by `check` from probe evidence (its lint check reports nothing): a suppression
   /// comment for it silences the probe's finding and is never reported unused by lint.
   bool probe_only = false;
+  /// The probe question that confirms its findings in `check` (a finding may name another:
+  /// finding::question).
+  probe_question confirmed_by = probe_question::none;
 };
 
-/// The catalog, in a fixed order (rules/registry.cpp).
-const std::vector<rule>& all_rules();
-/// The rule with that id, or null.
-const rule* find_rule(const std::string& id);
+/// The rules a run applies, in a fixed order. The engine only reads the catalog it is given:
+/// the rules layer builds the built-in one (rules/registry.cpp), so the engine does not link
+/// against the rules.
+using rule_catalog = std::vector<rule>;
+
+/// The rule of `catalog` with that id, or null.
+const rule* find_rule(const rule_catalog& catalog, std::string_view id);
 
 /// One configuration linted as part of a fleet (`--fleet`): its label (the path) and model.
 struct fleet_member {
@@ -127,7 +134,8 @@ void check_named_files(const model::model& m);
 /// message reached through two include sites) kept once. A suppression comment naming a rule
 /// that ran but silenced nothing, or naming no rule at all, is itself reported as an
 /// `unused-suppression` note (unless that rule is deselected).
-std::vector<finding> run(const model::model& m, const lint_options& opts, unsigned threads = 0);
+std::vector<finding> run(const rule_catalog& catalog, const model::model& m,
+                         const lint_options& opts, unsigned threads = 0);
 
 /// Whether `# ngxtls: ignore RULE-ID` on the finding's line or the line above silences `f`, as
 /// run() decides for lint findings; for findings made outside run() (check's probe findings).
@@ -143,6 +151,20 @@ struct run_result {
 };
 
 /// run(), with the count of findings dropped at the caps (finding.hpp), for the reports.
+run_result run_counted(const rule_catalog& catalog, const model::model& m, const lint_options& opts,
+                       unsigned threads = 0);
+
+// The built-in catalog and runs over it. Defined by the rules layer (rules/registry.cpp, library
+// ngxtls_rules), which links against the engine, never the other way: code of the engine
+// (src/engine) takes the catalog as an argument and calls none of these.
+
+/// The built-in catalog, in a fixed order.
+const rule_catalog& all_rules();
+/// The built-in rule with that id, or null.
+const rule* find_rule(const std::string& id);
+/// run() over the built-in catalog.
+std::vector<finding> run(const model::model& m, const lint_options& opts, unsigned threads = 0);
+/// run_counted() over the built-in catalog.
 run_result run_counted(const model::model& m, const lint_options& opts, unsigned threads = 0);
 
 }  // namespace ngxtls::engine

@@ -21,4 +21,91 @@ std::optional<severity> parse_severity(const std::string& s) {
   return std::nullopt;
 }
 
+std::string to_string(probe_question q) {
+  switch (q) {
+    case probe_question::none:
+      return "none";
+    case probe_question::nginx_t_verdict:
+      return "nginx_t_verdict";
+    case probe_question::nginx_t_warns_at_line:
+      return "nginx_t_warns_at_line";
+    case probe_question::tls13_resumes:
+      return "tls13_resumes";
+    case probe_question::key_domains:
+      return "key_domains";
+    case probe_question::saved_session_resumes:
+      return "saved_session_resumes";
+    case probe_question::staple_present:
+      return "staple_present";
+    case probe_question::staple_valid:
+      return "staple_valid";
+    case probe_question::tls13_handshake:
+      return "tls13_handshake";
+    case probe_question::protocols_per_name:
+      return "protocols_per_name";
+    case probe_question::session_id_resumption:
+      return "session_id_resumption";
+    case probe_question::session_crosses_names:
+      return "session_crosses_names";
+    case probe_question::settings_per_name:
+      return "settings_per_name";
+    case probe_question::handshake_under_name:
+      return "handshake_under_name";
+    case probe_question::socket_options_warned:
+      return "socket_options_warned";
+  }
+  return "?";
+}
+
+std::string describe(probe_question q) {
+  switch (q) {
+    case probe_question::none:
+      return "No probe answers it: `ngxtls check` reports it not testable";
+    case probe_question::nginx_t_verdict:
+      return "`ngxtls check --sandbox` confirms it when nginx -t rejects the directive it is at";
+    case probe_question::nginx_t_warns_at_line:
+      return "`ngxtls check --sandbox` confirms it when nginx -t warns at its line";
+    case probe_question::tls13_resumes:
+      return "`ngxtls check` confirms it when TLS 1.3 tickets arrive and none resumes, and "
+             "refutes it when they resume";
+    case probe_question::key_domains:
+      return "`ngxtls check` confirms it when more than one ticket key name is seen or resumption "
+             "is partial (several endpoints, `--sandbox --instances 2` or `--reload`), and "
+             "refutes it when several endpoints all resume with one key name";
+    case probe_question::saved_session_resumes:
+      return "`ngxtls check` confirms it when a session saved before the change (`--sess-in`, or "
+             "`--sandbox --baseline`) no longer resumes, and refutes it when it does";
+    case probe_question::staple_present:
+      return "`ngxtls check` confirms it when no OCSP staple arrives over the retries, and "
+             "refutes it when every staple is valid";
+    case probe_question::staple_valid:
+      return "`ngxtls check` reports it, confirmed, when a staple that arrives is not valid for "
+             "the chain that carried it";
+    case probe_question::tls13_handshake:
+      return "`ngxtls check` confirms it when a TLS 1.3 handshake is refused, and refutes it "
+             "when one completes";
+    case probe_question::protocols_per_name:
+      return "`ngxtls check` confirms it when a protocol is accepted or refused under the "
+             "server's name against its own ssl_protocols, and refutes it when every protocol "
+             "follows them";
+    case probe_question::session_id_resumption:
+      return "`ngxtls check` confirms it when TLS 1.2 session-ID resumption is partial";
+    case probe_question::session_crosses_names:
+      return "`ngxtls check` confirms it when a session taken under another name of the socket "
+             "resumes (or fails the handshake) under this one, and refutes it when it gets a "
+             "full handshake";
+    case probe_question::settings_per_name:
+      return "`ngxtls check` compares the ticket key names, ticket lifetime and session-ID "
+             "resumption under this server's name with its own settings";
+    case probe_question::handshake_under_name:
+      return "`ngxtls check` confirms it when nginx -t warns that the socket's options were "
+             "redefined, or a TLS handshake completes under the name of the server written "
+             "without ssl";
+    case probe_question::socket_options_warned:
+      return "`ngxtls check --sandbox` confirms it when nginx -t warns that the socket's "
+             "options were redefined";
+  }
+  return "?";
+}
+
 }  // namespace ngxtls::engine

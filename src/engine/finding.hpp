@@ -16,6 +16,33 @@ std::string to_string(severity s);
 /// Parses "error" / "warning" / "note"; nullopt otherwise.
 std::optional<severity> parse_severity(const std::string& s);
 
+/// The probe question whose answer confirms or refutes a finding (`ngxtls check`). A rule
+/// declares one (engine::rule::confirmed_by); a rule whose findings need different judges sets
+/// the question per finding (finding::question). src/check holds the judge of each.
+enum class probe_question {
+  none,                   ///< nothing on the wire or from nginx -t answers it
+  nginx_t_verdict,        ///< nginx -t rejects the directive the finding is at
+  nginx_t_warns_at_line,  ///< nginx -t warns (deprecated) at the finding's line
+  tls13_resumes,          ///< do TLS 1.3 tickets arrive, and resume?
+  key_domains,            ///< how many ticket key names, at what resumption rate?
+  saved_session_resumes,  ///< does a session saved before a deploy or reload still resume?
+  staple_present,         ///< does an OCSP staple arrive over the retries?
+  staple_valid,           ///< is each staple valid for the chain that carried it?
+  tls13_handshake,        ///< does a TLS 1.3 handshake complete?
+  protocols_per_name,     ///< which protocols does the server accept under this name?
+  session_id_resumption,  ///< does a TLS 1.2 session ID resume every time?
+  session_crosses_names,  ///< does a session taken under one name resume under another?
+  settings_per_name,      ///< do tickets under this name carry this server's key and lifetime,
+                          ///< and do its session IDs resume?
+  handshake_under_name,   ///< does a TLS handshake complete under a server written without ssl
+                          ///< (or nginx -t warn that the socket's options were redefined)?
+  socket_options_warned,  ///< does nginx -t warn that the socket's options were redefined?
+};
+/// "none", "nginx_t_verdict", ... (the enumerator's name).
+std::string to_string(probe_question q);
+/// One sentence for the rule docs (no final period): what `ngxtls check` measures to answer `q`.
+std::string describe(probe_question q);
+
 /// One config fact a finding rests on: a directive's effective value and where it came from.
 struct evidence {
   std::string name;    ///< directive or fact name, e.g. "ssl_session_cache"
@@ -51,6 +78,9 @@ struct finding {
   std::vector<text_edit> edits;  ///< a mechanical fix, when the rule has one (lint --fix)
   std::vector<int> ports;        ///< ports of the listen sockets it concerns (check matches
                                  ///< probe evidence by these); empty = not socket-bound
+  /// The probe question that confirms this finding when it is not its rule's
+  /// (rule::confirmed_by): set by rules whose findings need different judges.
+  std::optional<probe_question> question;
 };
 
 /// The most findings one rule keeps in one run (unused-suppression notes count as a rule):

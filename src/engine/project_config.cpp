@@ -120,8 +120,9 @@ std::vector<std::string> as_strings(const std::string& file, const toml::value& 
   return out;
 }
 
-std::string known_rule(const std::string& file, const toml::value& at, const std::string& id) {
-  if (!find_rule(id)) fail(file, at, "unknown rule \"" + id + "\"");
+std::string known_rule(const rule_catalog& catalog, const std::string& file, const toml::value& at,
+                       const std::string& id) {
+  if (!find_rule(catalog, id)) fail(file, at, "unknown rule \"" + id + "\"");
   return id;
 }
 
@@ -192,7 +193,7 @@ void check_nesting(const std::string& path, const std::string& text) {
 
 }  // namespace
 
-project_config load_project_config(const std::string& path) {
+project_config load_project_config(const std::string& path, const rule_catalog& catalog) {
   toml::value root;
   std::string text;
   try {
@@ -228,15 +229,16 @@ project_config load_project_config(const std::string& path) {
       pc.strict_files = v.as_boolean();
     } else if (key == "select") {
       std::set<std::string> s;
-      for (const auto& id : as_strings(path, v, key)) s.insert(known_rule(path, v, id));
+      for (const auto& id : as_strings(path, v, key)) s.insert(known_rule(catalog, path, v, id));
       pc.select = s;
     } else if (key == "ignore") {
-      for (const auto& id : as_strings(path, v, key)) pc.ignore.insert(known_rule(path, v, id));
+      for (const auto& id : as_strings(path, v, key))
+        pc.ignore.insert(known_rule(catalog, path, v, id));
     } else if (key == "severity") {
       if (!v.is_table())
         fail(path, v, "[severity] must be a table of rule = \"error|warning|note\"");
       for (const auto& [rid, sv] : v.as_table()) {
-        known_rule(path, sv, rid);
+        known_rule(catalog, path, sv, rid);
         auto s = parse_severity(as_string(path, sv, rid));
         if (!s) fail(path, sv, "severity must be \"error\", \"warning\" or \"note\"");
         pc.severity_overrides[rid] = *s;

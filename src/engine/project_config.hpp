@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/engine.hpp"
 #include "engine/finding.hpp"
 
 namespace ngxtls::engine {
@@ -29,10 +30,10 @@ inline constexpr std::size_t max_project_config_nesting = 32;
 /// select = ["tls13-resumption-disabled"]   # only these rules
 /// ignore = ["ticket-key-rotation"]
 /// strict_files = false
-/// [severity]
-/// ocsp-stapling-dead = "error"
 /// expiry_days = 30                         # certificate-expiry warns this many days ahead
 /// modules = ["lua", "headers-more"]         # third-party modules built in (no load_module line)
+/// [severity]
+/// ocsp-stapling-dead = "error"
 /// [fleet]
 /// configs = ["hosts/a/nginx.conf", "hosts/b/nginx.conf"]   # relative to this file
 /// [load]
@@ -72,7 +73,7 @@ project_config_search find_project_config(const std::string& start_dir,
                                           std::optional<std::string> home_dir = std::nullopt);
 
 /// Reads a .ngxtls.toml. Throws input_error at file:line:col for TOML syntax errors,
-/// unknown keys, wrong value types, unknown rule ids and bad severities.
-project_config load_project_config(const std::string& path);
+/// unknown keys, wrong value types, rule ids not in `catalog` and bad severities.
+project_config load_project_config(const std::string& path, const rule_catalog& catalog);
 
 }  // namespace ngxtls::engine

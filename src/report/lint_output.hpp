@@ -11,24 +11,15 @@
 #include <vector>
 
 #include "engine/finding.hpp"
+#include "engine/pipeline.hpp"
 #include "model/version.hpp"
 
 namespace ngxtls::report {
 
 /// A finding present, or at another severity, on one nginx version but not the other.
-struct version_difference {
-  std::string rule;
-  source_location location;
-  std::optional<engine::severity> on_assumed;  ///< its severity on the assumed version, or absent
-  std::optional<engine::severity> on_older;    ///< its severity on the older version, or absent
-};
-
-/// When the nginx version was neither given nor detected: the older measured version the
-/// findings were also computed for, and what differs there.
-struct version_notice {
-  model::version older;
-  std::vector<version_difference> differences;
-};
+using version_difference = engine::version_difference;
+/// The older measured version the findings were also computed for, and what differs there.
+using version_notice = engine::version_notice;
 
 /// Everything a lint run reports.
 struct lint_report {

@@ -7,8 +7,11 @@ namespace ngxtls::report {
 std::string rule_page(const engine::rule& r) {
   std::string out = r.doc;
   if (!out.empty() && out.back() != '\n') out += '\n';
-  out += "\n---\nDefault severity: **" + engine::to_string(r.level) +
-         "**. Suppress one finding with `# ngxtls: ignore " + r.id +
+  // What `check` answers it with, from the rule's declaration: the page cannot promise a probe
+  // that no judge answers (check::answers()).
+  out += "\n---\nProbe question: **" + engine::to_string(r.confirmed_by) + "**. " +
+         engine::describe(r.confirmed_by) + ".\n\nDefault severity: **" +
+         engine::to_string(r.level) + "**. Suppress one finding with `# ngxtls: ignore " + r.id +
          " -- reason` on its line or the line above.\n\n"
          "<!-- Generated from the rule's source by `ngxtls rules --write-docs docs/rules`; do not "
          "edit. -->\n";
