@@ -2,7 +2,6 @@
 // configuration file, basic auth against bcrypt hashes, and the exposition text.
 #include <crypt.h>
 #include <doctest/doctest.h>
-
 #include <openssl/evp.h>
 
 #include "base/error.hpp"
@@ -48,15 +47,14 @@ std::string basic(const std::string& user_password) {
 }  // namespace
 
 TEST_CASE("allow list: exact names, leading wildcards, port ranges, IPv6, case") {
-  std::vector<allow_pattern> p = {parse_allow_pattern("*.Example.com:443"),
-                                  parse_allow_pattern("127.0.0.1:8000-8010"),
-                                  parse_allow_pattern("[::1]:*"),
-                                  parse_allow_pattern("exact.org:8443")};
+  std::vector<allow_pattern> p = {
+      parse_allow_pattern("*.Example.com:443"), parse_allow_pattern("127.0.0.1:8000-8010"),
+      parse_allow_pattern("[::1]:*"), parse_allow_pattern("exact.org:8443")};
   CHECK(allowed(p, "www.example.com", 443));
   CHECK(allowed(p, "a.b.EXAMPLE.com", 443));
-  CHECK_FALSE(allowed(p, "example.com", 443));        // the wildcard needs one label more
-  CHECK_FALSE(allowed(p, "evilexample.com", 443));    // not a label boundary
-  CHECK_FALSE(allowed(p, "www.example.com", 8443));   // wrong port
+  CHECK_FALSE(allowed(p, "example.com", 443));       // the wildcard needs one label more
+  CHECK_FALSE(allowed(p, "evilexample.com", 443));   // not a label boundary
+  CHECK_FALSE(allowed(p, "www.example.com", 8443));  // wrong port
   CHECK(allowed(p, "127.0.0.1", 8000));
   CHECK(allowed(p, "127.0.0.1", 8010));
   CHECK_FALSE(allowed(p, "127.0.0.1", 8011));
@@ -128,16 +126,17 @@ connect = "127.0.0.1"
           load_serve_config((d.path() / "missing.toml").string());
         }).find("missing.toml") != std::string::npos);
   auto big = d.write("big.toml", "# " + std::string(max_serve_config_bytes, 'x') + "\n");
-  CHECK(input_error_of([&] { load_serve_config(big.string()); })
-            .find("max_serve_config_bytes") != std::string::npos);
+  CHECK(input_error_of([&] { load_serve_config(big.string()); }).find("max_serve_config_bytes") !=
+        std::string::npos);
 }
 
 TEST_CASE("web config: TLS files relative to the file, bcrypt users, unsupported keys refused") {
   test::temp_dir d;
   const std::string hash = bcrypt("s3cret");
-  auto path = d.write("web.yml", "tls_server_config:\n  cert_file: tls/cert.pem\n  key_file: "
-                                 "/abs/key.pem\nbasic_auth_users:\n  alice: " +
-                                     hash + "\n");
+  auto path = d.write("web.yml",
+                      "tls_server_config:\n  cert_file: tls/cert.pem\n  key_file: "
+                      "/abs/key.pem\nbasic_auth_users:\n  alice: " +
+                          hash + "\n");
   auto w = load_web_config(path.string());
   CHECK(w.cert_file == (d.path() / "tls/cert.pem").string());
   CHECK(w.key_file == "/abs/key.pem");
@@ -147,8 +146,10 @@ TEST_CASE("web config: TLS files relative to the file, bcrypt users, unsupported
            {"tls_server_config:\n  cert_file: a\n", "needs both cert_file and key_file"},
            {"tls_server_config:\n  client_auth_type: RequireAndVerifyClientCert\n",
             ":2:3: tls_server_config.client_auth_type is not supported"},
-           {"http_server_config:\n  http2: false\n", ":1:1: \"http_server_config\" is not supported"},
-           {"basic_auth_users:\n  bob: plaintext\n", ":2:8: the password of \"bob\" must be a bcrypt"},
+           {"http_server_config:\n  http2: false\n",
+            ":1:1: \"http_server_config\" is not supported"},
+           {"basic_auth_users:\n  bob: plaintext\n",
+            ":2:8: the password of \"bob\" must be a bcrypt"},
            {"basic_auth_users: [\n", "YAML error"},
            {std::string(40, '[') + std::string(40, ']') + "\n", "nested deeper than the limit"},
        }) {
@@ -187,7 +188,8 @@ TEST_CASE("exposition: HELP and TYPE per family, escaped labels, no target label
   f.add({{"a", "q\"uo\\te\nnl"}}, 3);
   std::string out;
   f.write(out);
-  CHECK(out == "# HELP x_total Things\n# TYPE x_total counter\nx_total{a=\"q\\\"uo\\\\te\\nnl\"} 3\n");
+  CHECK(out ==
+        "# HELP x_total Things\n# TYPE x_total counter\nx_total{a=\"q\\\"uo\\\\te\\nnl\"} 3\n");
   CHECK(sample_value(0.5) == "0.5");
   CHECK(sample_value(1.0 / 0.0) == "+Inf");
 
