@@ -57,8 +57,8 @@ int run_serve_command(const serve_args& a) {
   serve::http_server server(core, web);
   const int port = server.bind(where);
   const bool ipv6 = where.host.find(':') != std::string::npos;
-  std::cerr << "ngxtls serve: listening on " << (web && web->cert_file ? "https" : "http")
-            << "://" << (ipv6 ? "[" + where.host + "]" : where.host) << ":" << port << std::endl;
+  std::cerr << "ngxtls serve: listening on " << (web && web->cert_file ? "https" : "http") << "://"
+            << (ipv6 ? "[" + where.host + "]" : where.host) << ":" << port << std::endl;
 
   std::atomic<bool> stopping{false};
   std::thread waiter([&] {
@@ -103,10 +103,10 @@ int run_serve_command(const serve_args& a) {
 void register_serve(CLI::App& app, std::function<int()>& run) {
   auto args = std::make_shared<serve_args>();
   auto* sub = app.add_subcommand(
-      "serve", "run a Prometheus exporter: /probe?target=HOST[:PORT]&module=NAME probes one target");
+      "serve",
+      "run a Prometheus exporter: /probe?target=HOST[:PORT]&module=NAME probes one target");
   sub->add_option("--listen", args->listen,
-                  std::string("ADDRESS:PORT to listen on (default ") + serve::default_listen +
-                      ")");
+                  std::string("ADDRESS:PORT to listen on (default ") + serve::default_listen + ")");
   sub->add_option("--config", args->config,
                   "TOML file: allow list, modules and bounds (docs/prometheus.md)");
   sub->add_option("--web.config.file", args->web_config,

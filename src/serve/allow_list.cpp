@@ -75,8 +75,8 @@ bool allowed(const std::vector<allow_pattern>& patterns, const std::string& host
     if (p.host == "*" || p.host == h) return true;
     if (p.host.size() > 2 && p.host[0] == '*') {
       const std::string_view suffix = std::string_view(p.host).substr(1);  // ".example.com"
-      if (h.size() > suffix.size() && h.compare(h.size() - suffix.size(), suffix.size(),
-                                                suffix.data(), suffix.size()) == 0)
+      if (h.size() > suffix.size() &&
+          h.compare(h.size() - suffix.size(), suffix.size(), suffix.data(), suffix.size()) == 0)
         return true;
     }
   }

@@ -12,10 +12,10 @@ namespace ngxtls::serve {
 /// `*.suffix` (any name that ends in `.suffix`, one label or more) or `*` (any host); PORTS is
 /// a port, a range `A-B` or `*`. Names compare without regard to case.
 struct allow_pattern {
-  std::string text;   ///< as written in the config
-  std::string host;   ///< lower case; "*" or "*.suffix" for wildcards, IPv6 without brackets
-  int port_min = 0;   ///< first allowed port (1..65535)
-  int port_max = 0;   ///< last allowed port (inclusive)
+  std::string text;  ///< as written in the config
+  std::string host;  ///< lower case; "*" or "*.suffix" for wildcards, IPv6 without brackets
+  int port_min = 0;  ///< first allowed port (1..65535)
+  int port_max = 0;  ///< last allowed port (inclusive)
 };
 
 /// Parses one entry. Throws std::invalid_argument with a one-line reason when it is malformed

@@ -142,9 +142,9 @@ http_answer exporter::probe(const probe_request& req) {
   if (req.target.empty())
     return reject(reject_reason::bad_target, 400, "the target parameter is missing");
   if (req.target.size() > max_target_bytes)
-    return reject(reject_reason::bad_target, 400,
-                  "the target is longer than the limit of " + std::to_string(max_target_bytes) +
-                      " bytes");
+    return reject(
+        reject_reason::bad_target, 400,
+        "the target is longer than the limit of " + std::to_string(max_target_bytes) + " bytes");
   for (unsigned char c : req.target)
     if (c <= 0x20 || c >= 0x7f)
       return reject(reject_reason::bad_target, 400,
@@ -200,11 +200,10 @@ http_answer exporter::probe(const probe_request& req) {
   mine.running = true;
   mine.used = clock_type::now();
   // One probe per target (whatever the module) and at most max_probes_in_flight at once.
-  const bool got = changed_.wait_until(lock, deadline - std::chrono::milliseconds(min_probe_ms),
-                                       [&] {
-                                         return running_targets_.count(target_key) == 0 &&
-                                                in_flight_ < cfg->max_probes_in_flight;
-                                       });
+  const bool got =
+      changed_.wait_until(lock, deadline - std::chrono::milliseconds(min_probe_ms), [&] {
+        return running_targets_.count(target_key) == 0 && in_flight_ < cfg->max_probes_in_flight;
+      });
   if (!got) {
     cache_[key].running = false;
     ++rejected_[reject_reason::busy];

@@ -52,8 +52,7 @@ class exporter {
  public:
   /// Probes run through `run`; the default is probe::run_probe (tests pass no other).
   /// `log` receives one line per failed probe and per rejected reload (default: stderr).
-  explicit exporter(serve_config config,
-                    std::function<void(const std::string&)> log = nullptr);
+  explicit exporter(serve_config config, std::function<void(const std::string&)> log = nullptr);
 
   /// Replaces the config (SIGHUP). Cached results are dropped: a module's options may differ.
   void reload(serve_config config);
@@ -93,7 +92,7 @@ class exporter {
   mutable std::mutex mutex_;
   std::condition_variable changed_;
   std::shared_ptr<const serve_config> config_;
-  std::uint64_t generation_ = 0;  // bumped by reload(): results of older probes are not kept
+  std::uint64_t generation_ = 0;        // bumped by reload(): results of older probes are not kept
   std::map<std::string, entry> cache_;  // module + target -> last result
   std::set<std::string> running_targets_;
   int in_flight_ = 0;

@@ -1,11 +1,11 @@
 #include "serve/http_server.hpp"
 
 #include <arpa/inet.h>
+#include <httplib.h>
 #include <openssl/err.h>
 #include <openssl/ssl.h>
 
 #include <charconv>
-#include <httplib.h>
 #include <mutex>
 
 #include "base/error.hpp"
@@ -60,8 +60,7 @@ listen_address parse_listen_address(const std::string& text) {
   int p = -1;
   auto [end, ec] = std::from_chars(port.data(), port.data() + port.size(), p);
   if (ec != std::errc() || end != port.data() + port.size() || p < 0 || p > 65535)
-    throw usage_error("--listen: the port must be a number from 0 to 65535, not \"" + port +
-                      "\"");
+    throw usage_error("--listen: the port must be a number from 0 to 65535, not \"" + port + "\"");
   a.host = host;
   a.port = p;
   return a;
@@ -103,8 +102,8 @@ http_server::http_server(exporter& core, const std::optional<web_config>& web)
               *w.cert_file;
         return false;
       }
-      SSL_CTX_set_min_proto_version(
-          &ctx, w.min_version == "TLS13" ? TLS1_3_VERSION : TLS1_2_VERSION);
+      SSL_CTX_set_min_proto_version(&ctx,
+                                    w.min_version == "TLS13" ? TLS1_3_VERSION : TLS1_2_VERSION);
       return true;
     });
     ERR_clear_error();

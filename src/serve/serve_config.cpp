@@ -5,8 +5,8 @@
 #include <toml.hpp>
 
 #include "base/error.hpp"
-#include "probe/target.hpp"
 #include "engine/project_config.hpp"
+#include "probe/target.hpp"
 #include "tls/errors.hpp"
 #include "tls/file_read.hpp"
 

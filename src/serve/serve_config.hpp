@@ -30,17 +30,17 @@ struct probe_module {
 
 /// The whole file. Every key is optional except `allow` (without it nothing may be probed).
 struct serve_config {
-  std::string path;                          ///< file it was read from ("" = built-in defaults)
-  std::vector<allow_pattern> allow;          ///< targets that may be probed
+  std::string path;                             ///< file it was read from ("" = built-in defaults)
+  std::vector<allow_pattern> allow;             ///< targets that may be probed
   std::map<std::string, probe_module> modules;  ///< by name; "default" always exists
-  int max_probes_in_flight = 8;              ///< probes running at once, exporter-wide
-  int min_interval_seconds = 60;             ///< per target and module: newer results are reused
-  std::size_t max_cached_results = 10000;    ///< results kept (the oldest are dropped first)
-  int scrape_timeout_margin_ms = 500;        ///< taken off X-Prometheus-Scrape-Timeout-Seconds
-  int default_scrape_timeout_ms = 10000;     ///< when a request has no such header (Prometheus'
-                                             ///< own default scrape_timeout)
-  int http_read_timeout_ms = 5000;           ///< a client that sends nothing this long is dropped
-  int http_threads = 32;                     ///< HTTP requests served at once
+  int max_probes_in_flight = 8;                 ///< probes running at once, exporter-wide
+  int min_interval_seconds = 60;                ///< per target and module: newer results are reused
+  std::size_t max_cached_results = 10000;       ///< results kept (the oldest are dropped first)
+  int scrape_timeout_margin_ms = 500;           ///< taken off X-Prometheus-Scrape-Timeout-Seconds
+  int default_scrape_timeout_ms = 10000;        ///< when a request has no such header (Prometheus'
+                                                ///< own default scrape_timeout)
+  int http_read_timeout_ms = 5000;  ///< a client that sends nothing this long is dropped
+  int http_threads = 32;            ///< HTTP requests served at once
 };
 
 /// The configuration used without --config: only a "default" module, and an allow list of

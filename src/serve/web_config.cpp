@@ -3,11 +3,11 @@
 #include <crypt.h>
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
+#include <yaml-cpp/yaml.h>
 
 #include <algorithm>
 #include <cstring>
 #include <filesystem>
-#include <yaml-cpp/yaml.h>
 
 #include "base/error.hpp"
 #include "tls/errors.hpp"
@@ -25,9 +25,9 @@ constexpr int max_web_config_nesting = 32;
 
 [[noreturn]] void fail(const std::string& file, const YAML::Node& at, const std::string& msg) {
   const auto m = at.Mark();
-  throw input_error({file, static_cast<std::uint32_t>(m.line + 1),
-                     static_cast<std::uint32_t>(m.column + 1)},
-                    msg);
+  throw input_error(
+      {file, static_cast<std::uint32_t>(m.line + 1), static_cast<std::uint32_t>(m.column + 1)},
+      msg);
 }
 
 void check_nesting(const std::string& path, const std::string& text) {
@@ -45,7 +45,8 @@ void check_nesting(const std::string& path, const std::string& text) {
     if (c == '[' || c == '{') {
       if (++depth > max_web_config_nesting)
         throw input_error({path, line, col}, "YAML nested deeper than the limit of " +
-                                                 std::to_string(max_web_config_nesting) + " levels");
+                                                 std::to_string(max_web_config_nesting) +
+                                                 " levels");
     } else if ((c == ']' || c == '}') && depth > 0) {
       --depth;
     }
@@ -120,9 +121,9 @@ web_config load_web_config(const std::string& path) {
         w.basic_auth_users[user] = hash;
       }
     } else {
-      fail(path, kv.first,
-           "\"" + key +
-               "\" is not supported by ngxtls serve (tls_server_config, basic_auth_users)");
+      fail(
+          path, kv.first,
+          "\"" + key + "\" is not supported by ngxtls serve (tls_server_config, basic_auth_users)");
     }
   }
   return w;
@@ -154,8 +155,7 @@ bool basic_auth::check(const std::string& header) {
   if (user == users_.end()) return false;
   crypt_data data{};
   const char* out = ::crypt_r(password.c_str(), user->second.c_str(), &data);
-  const bool ok = out != nullptr && out[0] != '*' &&
-                  user->second.size() == std::strlen(out) &&
+  const bool ok = out != nullptr && out[0] != '*' && user->second.size() == std::strlen(out) &&
                   CRYPTO_memcmp(out, user->second.data(), user->second.size()) == 0;
   OPENSSL_cleanse(&data, sizeof data);
   if (ok) {

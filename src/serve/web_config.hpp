@@ -19,10 +19,10 @@ inline constexpr std::size_t max_web_config_bytes = std::size_t{64} << 10;
 /// What the file says. Keys ngxtls does not implement (client certificates, cipher choice,
 /// HTTP headers) are refused when the file is read, never silently ignored.
 struct web_config {
-  std::string path;                       ///< file it was read from
-  std::optional<std::string> cert_file;   ///< tls_server_config.cert_file (absolute)
-  std::optional<std::string> key_file;    ///< tls_server_config.key_file (absolute)
-  std::string min_version = "TLS12";      ///< tls_server_config.min_version: TLS12 or TLS13
+  std::string path;                      ///< file it was read from
+  std::optional<std::string> cert_file;  ///< tls_server_config.cert_file (absolute)
+  std::optional<std::string> key_file;   ///< tls_server_config.key_file (absolute)
+  std::string min_version = "TLS12";     ///< tls_server_config.min_version: TLS12 or TLS13
   std::map<std::string, std::string> basic_auth_users;  ///< user -> bcrypt hash
 };
 
