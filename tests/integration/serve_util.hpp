@@ -24,15 +24,17 @@ struct serve_process {
   serve_process(const temp_dir& dir, const std::string& config_text,
                 const std::vector<std::string>& extra = {})
       : config(dir.write("serve.toml", config_text)) {
-    std::vector<std::string> argv{ngxtls_binary(), "serve", "--listen",
-                                  "127.0.0.1:" + std::to_string(port), "--config",
-                                  config.string()};
+    std::vector<std::string> argv{ngxtls_binary(), "serve",
+                                  "--listen",      "127.0.0.1:" + std::to_string(port),
+                                  "--config",      config.string()};
     argv.insert(argv.end(), extra.begin(), extra.end());
     proc = std::make_unique<server_process>(argv, (dir.path() / "serve.log").string(), port);
   }
 
   /// True when the exporter's log (stdout and stderr) contains `text`.
-  bool log_has(const std::string& text) const { return proc->log().find(text) != std::string::npos; }
+  bool log_has(const std::string& text) const {
+    return proc->log().find(text) != std::string::npos;
+  }
 
   /// A client for the exporter, with generous timeouts (a probe may take seconds).
   httplib::Client client() const {

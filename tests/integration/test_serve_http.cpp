@@ -66,17 +66,18 @@ const std::string fast_module = "[modules.fast]\nattempts = 5\nocsp = false\n";
 
 }  // namespace
 
-TEST_CASE("serve: a healthy nginx scrapes as probe_success 1, ratio 1; a second scrape within "
-          "min_interval_seconds is the cached result") {
+TEST_CASE(
+    "serve: a healthy nginx scrapes as probe_success 1, ratio 1; a second scrape within "
+    "min_interval_seconds is the cached result") {
   site s;
   const int port = free_port();
   nginx_options no;
   no.wait_ports = {port};
-  nginx_instance ngx(
-      nginx_conf(1, tls_server(port, s.pki, "ssl_session_cache shared:SSL:1m;")), no);
+  nginx_instance ngx(nginx_conf(1, tls_server(port, s.pki, "ssl_session_cache shared:SSL:1m;")),
+                     no);
   temp_dir d;
-  serve_process srv(d, "allow = [\"" + target_of(port) + "\"]\nmin_interval_seconds = 60\n" +
-                           fast_module);
+  serve_process srv(
+      d, "allow = [\"" + target_of(port) + "\"]\nmin_interval_seconds = 60\n" + fast_module);
   auto c = srv.client();
   auto index = c.Get("/");
   REQUIRE(index);
@@ -166,8 +167,9 @@ TEST_CASE("serve: bad requests get a clear HTTP error and the exporter keeps ser
   CHECK(sample(m, "ngxtls_serve_probes_total{module=\"fast\",result=\"failure\"}") == 0);
 }
 
-TEST_CASE("serve: slowloris clients are dropped after http_read_timeout_ms and do not block "
-          "others") {
+TEST_CASE(
+    "serve: slowloris clients are dropped after http_read_timeout_ms and do not block "
+    "others") {
   temp_dir d;
   serve_process srv(d, "allow = []\nhttp_threads = 4\nhttp_read_timeout_ms = 1000\n");
   std::vector<int> slow;
@@ -208,16 +210,18 @@ TEST_CASE("serve: slowloris clients are dropped after http_read_timeout_ms and d
   CHECK(after->status == 200);
 }
 
-TEST_CASE("serve: a probe ends within the scrape timeout minus the margin and reports what it "
-          "measured; a scrape that cannot start a probe in time gets 503") {
+TEST_CASE(
+    "serve: a probe ends within the scrape timeout minus the margin and reports what it "
+    "measured; a scrape that cannot start a probe in time gets 503") {
   silent_listener a, b;
   temp_dir d;
-  serve_process srv(d, "allow = [\"127.0.0.1:*\"]\nmax_probes_in_flight = 1\n"
-                       "scrape_timeout_margin_ms = 500\n[modules.slow]\ntimeout_ms = 60000\n");
+  serve_process srv(d,
+                    "allow = [\"127.0.0.1:*\"]\nmax_probes_in_flight = 1\n"
+                    "scrape_timeout_margin_ms = 500\n[modules.slow]\ntimeout_ms = 60000\n");
   // The silent target would hold a connection for the module's 60 s: the scrape's 2 s win.
   const auto t0 = clock_type::now();
-  auto slow = std::async(std::launch::async,
-                         [&] { return srv.probe(target_of(a.port), "slow", "2"); });
+  auto slow =
+      std::async(std::launch::async, [&] { return srv.probe(target_of(a.port), "slow", "2"); });
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
   // The one slot is taken for about 1.5 s more; this scrape's 1 s (minus 0.5) cannot wait.
   const auto t1 = clock_type::now();
@@ -244,8 +248,9 @@ TEST_CASE("serve: a probe ends within the scrape timeout minus the margin and re
 TEST_CASE("serve: concurrent scrapes of one target share one probe") {
   silent_listener a;
   temp_dir d;
-  serve_process srv(d, "allow = [\"127.0.0.1:*\"]\nmin_interval_seconds = 60\n"
-                       "[modules.slow]\ntimeout_ms = 60000\n");
+  serve_process srv(d,
+                    "allow = [\"127.0.0.1:*\"]\nmin_interval_seconds = 60\n"
+                    "[modules.slow]\ntimeout_ms = 60000\n");
   std::vector<std::future<httplib::Result>> scrapes;
   for (int i = 0; i < 3; ++i) {
     scrapes.push_back(std::async(std::launch::async,
@@ -264,8 +269,9 @@ TEST_CASE("serve: concurrent scrapes of one target share one probe") {
   CHECK(sample(m, "ngxtls_serve_cache_hits_total") == 2);
 }
 
-TEST_CASE("serve: SIGHUP reloads the config (a broken one is refused and the old one kept); "
-          "SIGTERM answers the probe in flight and exits 0") {
+TEST_CASE(
+    "serve: SIGHUP reloads the config (a broken one is refused and the old one kept); "
+    "SIGTERM answers the probe in flight and exits 0") {
   silent_listener a;
   temp_dir d;
   serve_process srv(d, "allow = [\"127.0.0.1:*\"]\n");
@@ -289,8 +295,8 @@ TEST_CASE("serve: SIGHUP reloads the config (a broken one is refused and the old
   CHECK(srv.log_has("serve.toml:2:1: TOML syntax error"));
   CHECK(sample(metrics_of(srv), "ngxtls_serve_config_reloads_total{result=\"failure\"}") == 1);
 
-  auto in_flight = std::async(std::launch::async,
-                              [&] { return srv.probe(target_of(a.port), "extra", "3"); });
+  auto in_flight =
+      std::async(std::launch::async, [&] { return srv.probe(target_of(a.port), "extra", "3"); });
   std::this_thread::sleep_for(std::chrono::milliseconds(500));
   ::kill(srv.proc->pid(), SIGTERM);
   auto r = in_flight.get();
@@ -344,8 +350,7 @@ TEST_CASE("serve: input errors at start exit 2 with file:line:col") {
   CHECK(r.exit_code == 2);
   CHECK(r.err.find("bad.toml:1:10: allow: \"x\": an entry is HOST:PORTS") != std::string::npos);
   auto web = d.write("web.yml", "basic_auth_users:\n  u: plain\n");
-  r = run({ngxtls_binary(), "serve", "--listen", "127.0.0.1:0", "--web.config.file",
-           web.string()});
+  r = run({ngxtls_binary(), "serve", "--listen", "127.0.0.1:0", "--web.config.file", web.string()});
   CHECK(r.exit_code == 2);
   CHECK(r.err.find("web.yml:2:6: the password of \"u\" must be a bcrypt hash") !=
         std::string::npos);

@@ -81,18 +81,18 @@ TEST_CASE("promtool: the documented rules are valid and their unit tests pass") 
     skip_test("promtool is not installed (Debian package prometheus; scripts/install-deps.sh)");
     return;
   }
-  auto check = run({"promtool", "check", "rules", (docs_dir() / "ngxtls-rules.yml").string()}, "",
-                   60);
+  auto check =
+      run({"promtool", "check", "rules", (docs_dir() / "ngxtls-rules.yml").string()}, "", 60);
   INFO(check.out << check.err);
   CHECK(check.exit_code == 0);
-  auto t = run({"promtool", "test", "rules", (docs_dir() / "ngxtls-rules.test.yml").string()}, "",
-               60);
+  auto t =
+      run({"promtool", "test", "rules", (docs_dir() / "ngxtls-rules.test.yml").string()}, "", 60);
   INFO(t.out << t.err);
   CHECK(t.exit_code == 0);
   CHECK(t.out.find("SUCCESS") != std::string::npos);
-  auto cfg = run({"promtool", "check", "config", "--syntax-only",
-                  (docs_dir() / "prometheus.yml").string()},
-                 "", 60);
+  auto cfg = run(
+      {"promtool", "check", "config", "--syntax-only", (docs_dir() / "prometheus.yml").string()},
+      "", 60);
   INFO(cfg.out << cfg.err);
   CHECK(cfg.exit_code == 0);
   // The documented exporter config loads.
@@ -103,8 +103,9 @@ TEST_CASE("promtool: the documented rules are valid and their unit tests pass") 
   CHECK(serve_check.err.find("--listen: the port must be") != std::string::npos);
 }
 
-TEST_CASE("prometheus scrapes ngxtls serve: healthy ratio 1, two masters about 1/2 with two key "
-          "names, tickets off without cache 0; the alerts fire for the broken ones only") {
+TEST_CASE(
+    "prometheus scrapes ngxtls serve: healthy ratio 1, two masters about 1/2 with two key "
+    "names, tickets off without cache 0; the alerts fire for the broken ones only") {
   if (!have("prometheus")) {
     skip_test("prometheus is not installed (Debian package prometheus; scripts/install-deps.sh)");
     return;
@@ -141,9 +142,9 @@ TEST_CASE("prometheus scrapes ngxtls serve: healthy ratio 1, two masters about 1
   conf = replaced(conf, "scrape_timeout: 10s", "scrape_timeout: 3s");
   conf = replaced(conf, "evaluation_interval: 60s", "evaluation_interval: 1s");
   conf = replaced(conf, "  - ngxtls-rules.yml", "  - " + rules_path.string());
-  conf = replaced(conf, "          - www.example.com:443\n          - api.example.com:443\n",
-                  "          - " + healthy_t + "\n          - " + masters_t + "\n          - " +
-                      off_t + "\n");
+  conf = replaced(
+      conf, "          - www.example.com:443\n          - api.example.com:443\n",
+      "          - " + healthy_t + "\n          - " + masters_t + "\n          - " + off_t + "\n");
   conf = replaced_all(conf, "127.0.0.1:10924", "127.0.0.1:" + std::to_string(srv.port));
   auto conf_path = d.write("prometheus.yml", conf);
   const int prom_port = free_port();
@@ -154,7 +155,8 @@ TEST_CASE("prometheus scrapes ngxtls serve: healthy ratio 1, two masters about 1
 
   // Wait for both broken endpoints' alerts to fire (a few scrapes and 6 s of `for`).
   const std::pair<std::string, std::string> masters_low{"NgxtlsResumptionRatioLow", masters_t},
-      off_low{"NgxtlsResumptionRatioLow", off_t}, masters_keys{"NgxtlsSeveralTicketKeys", masters_t};
+      off_low{"NgxtlsResumptionRatioLow", off_t},
+      masters_keys{"NgxtlsSeveralTicketKeys", masters_t};
   std::set<std::pair<std::string, std::string>> firing;
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
   while (std::chrono::steady_clock::now() < deadline) {
