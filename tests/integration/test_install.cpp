@@ -47,7 +47,7 @@ TEST_CASE("cmake --install puts the binary, man page, completions and rule docs 
   const std::string man = test::read_file(usr / "share/man/man1/ngxtls.1");
   const std::string bash = test::read_file(usr / "share/bash-completion/completions/ngxtls");
   const std::string zsh = test::read_file(usr / "share/zsh/vendor-completions/_ngxtls");
-  for (const std::string sub : {"lint", "parse", "probe", "rules", "harden", "check"}) {
+  for (const std::string sub : {"lint", "parse", "probe", "rules", "harden", "check", "serve"}) {
     CAPTURE(sub);
     CHECK(man.find(".SS " + sub + "\n") != std::string::npos);
     for (const auto& o : long_options(sub)) {
