@@ -27,7 +27,8 @@ std::vector<std::string> words(const std::string& line) {
 
 }  // namespace
 
-TEST_CASE("cpack's .deb installs with dpkg -i; ngxtls --version and the unit's command run") {
+TEST_CASE(
+    "cpack's .deb installs with dpkg -i and then ngxtls --version and the unit's command run") {
   if (::geteuid() != 0 || std::getenv("CI") == nullptr)
     return skip_test("installs a package into the system: only as root in CI (CI=1)");
   if (run({"dpkg", "-s", "ngxtls"}, "", 30).exit_code == 0)

@@ -67,7 +67,7 @@ const std::string fast_module = "[modules.fast]\nattempts = 5\nocsp = false\n";
 }  // namespace
 
 TEST_CASE(
-    "serve: a healthy nginx scrapes as probe_success 1, ratio 1; a second scrape within "
+    "serve: a healthy nginx scrapes as probe_success 1 with ratio 1 and a second scrape within "
     "min_interval_seconds is the cached result") {
   site s;
   const int port = free_port();
@@ -212,7 +212,7 @@ TEST_CASE(
 
 TEST_CASE(
     "serve: a probe ends within the scrape timeout minus the margin and reports what it "
-    "measured; a scrape that cannot start a probe in time gets 503") {
+    "measured while a scrape that cannot start a probe in time gets 503") {
   silent_listener a, b;
   temp_dir d;
   serve_process srv(d,
@@ -270,7 +270,7 @@ TEST_CASE("serve: concurrent scrapes of one target share one probe") {
 }
 
 TEST_CASE(
-    "serve: SIGHUP reloads the config (a broken one is refused and the old one kept); "
+    "serve: SIGHUP reloads the config (a broken one is refused and the old one kept) and "
     "SIGTERM answers the probe in flight and exits 0") {
   silent_listener a;
   temp_dir d;
@@ -307,7 +307,7 @@ TEST_CASE(
   CHECK_FALSE(port_accepts(srv.port));
 }
 
-TEST_CASE("serve: --web.config.file serves TLS and asks for basic auth; secrets are not logged") {
+TEST_CASE("serve: --web.config.file serves TLS and asks for basic auth without logging secrets") {
   temp_dir d;
   auto pki = tls::make_pki((d.path() / "pki").string(), {});
   char salt[CRYPT_GENSALT_OUTPUT_SIZE];

@@ -84,10 +84,11 @@ TEST_CASE("load: 1000 targets behind one nginx scraped every 15 s by Prometheus 
       access_log.string() + " sni;\n  location / { return 200 \"ok\\n\"; }\n}\n";
   nginx_instance ngx(nginx_conf(2, server), no);
 
-  serve_process srv(d, "allow = [\"*.load.test:" + std::to_string(port) +
-                           "\"]\nmin_interval_seconds = " + std::to_string(min_interval_s) +
-                           "\nmax_probes_in_flight = 8\n[modules.default]\nconnect = "
-                           "\"127.0.0.1\"\nprotocols = [\"TLSv1.3\"]\nattempts = 2\nocsp = false\n");
+  serve_process srv(d,
+                    "allow = [\"*.load.test:" + std::to_string(port) +
+                        "\"]\nmin_interval_seconds = " + std::to_string(min_interval_s) +
+                        "\nmax_probes_in_flight = 8\n[modules.default]\nconnect = "
+                        "\"127.0.0.1\"\nprotocols = [\"TLSv1.3\"]\nattempts = 2\nocsp = false\n");
   // Connections per probe, from nginx's log for one probe of a name outside the scraped set.
   {
     auto r = srv.probe("calibrate.load.test:" + std::to_string(port));
@@ -126,11 +127,11 @@ TEST_CASE("load: 1000 targets behind one nginx scraped every 15 s by Prometheus 
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   const std::string window = "[" + std::to_string(run_s + 60) + "s]";
 
-  INFO("exporter log (tail):\n" << srv.proc->log().substr(srv.proc->log().size() > 4000
-                                                               ? srv.proc->log().size() - 4000
-                                                               : 0));
-  const double scrapes = scalar_query(prom_port, "sum(count_over_time(up{job=\"ngxtls\"}" +
-                                                     window + "))");
+  INFO(
+      "exporter log (tail):\n"
+      << srv.proc->log().substr(srv.proc->log().size() > 4000 ? srv.proc->log().size() - 4000 : 0));
+  const double scrapes =
+      scalar_query(prom_port, "sum(count_over_time(up{job=\"ngxtls\"}" + window + "))");
   // Samples of up == 0: all samples minus the sum of their values (each 0 or 1).
   const double failed =
       scrapes - scalar_query(prom_port, "sum(sum_over_time(up{job=\"ngxtls\"}" + window + "))");
@@ -139,13 +140,14 @@ TEST_CASE("load: 1000 targets behind one nginx scraped every 15 s by Prometheus 
   const double scraped_targets =
       scalar_query(prom_port, "count(count_over_time(up{job=\"ngxtls\"}" + window + "))");
   const double rss_max = scalar_query(
-      prom_port, "max_over_time(process_resident_memory_bytes{job=\"ngxtls_exporter\"}" + window +
-                     ")");
+      prom_port,
+      "max_over_time(process_resident_memory_bytes{job=\"ngxtls_exporter\"}" + window + ")");
   // Straight from the exporter, after Prometheus's counts: every scrape Prometheus recorded
   // was answered by a probe or from the cache before this.
   const std::string own = metrics_of(srv);
-  const double probes = sample(own, "ngxtls_serve_probes_total{module=\"default\",result=\"success\"}") +
-                        sample(own, "ngxtls_serve_probes_total{module=\"default\",result=\"failure\"}");
+  const double probes =
+      sample(own, "ngxtls_serve_probes_total{module=\"default\",result=\"success\"}") +
+      sample(own, "ngxtls_serve_probes_total{module=\"default\",result=\"failure\"}");
   const double hits = sample(own, "ngxtls_serve_cache_hits_total");
   const long hwm_kb = status_kb(srv.proc->pid(), "VmHWM");
   const long rss_kb = status_kb(srv.proc->pid(), "VmRSS");
@@ -164,9 +166,8 @@ TEST_CASE("load: 1000 targets behind one nginx scraped every 15 s by Prometheus 
                    << failed << " failed), slowest scrape " << slowest << " s, probes run "
                    << probes << ", cache hits " << hits << ", exporter RSS max (Prometheus) "
                    << rss_max / 1048576 << " MiB, VmHWM " << hwm_kb / 1024 << " MiB, VmRSS now "
-                   << rss_kb / 1024 << " MiB; most connections to one name " << most_lines
-                   << " (" << per_probe << " per probe, at most " << allowed_probes
-                   << " probes allowed)");
+                   << rss_kb / 1024 << " MiB; most connections to one name " << most_lines << " ("
+                   << per_probe << " per probe, at most " << allowed_probes << " probes allowed)");
   CHECK(scraped_targets == targets);
   // Every target scraped about run_s / 15 times (Prometheus spreads the first scrapes over
   // one interval).

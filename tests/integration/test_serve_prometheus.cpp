@@ -104,8 +104,8 @@ TEST_CASE("promtool: the documented rules are valid and their unit tests pass") 
 }
 
 TEST_CASE(
-    "prometheus scrapes ngxtls serve: healthy ratio 1, two masters about 1/2 with two key "
-    "names, tickets off without cache 0; the alerts fire for the broken ones only") {
+    "prometheus scrapes ngxtls serve: healthy ratio 1 and two masters about 1/2 with two key "
+    "names and tickets off without cache 0 and the alerts fire for the broken ones only") {
   if (!have("prometheus")) {
     skip_test("prometheus is not installed (Debian package prometheus; scripts/install-deps.sh)");
     return;

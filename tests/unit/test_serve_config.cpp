@@ -46,7 +46,9 @@ std::string basic(const std::string& user_password) {
 
 }  // namespace
 
-TEST_CASE("allow list: exact names, leading wildcards, port ranges, IPv6, case") {
+TEST_CASE(
+    "allow list: exact names and leading wildcards with port ranges and IPv6 without regard to "
+    "case") {
   std::vector<allow_pattern> p = {
       parse_allow_pattern("*.Example.com:443"), parse_allow_pattern("127.0.0.1:8000-8010"),
       parse_allow_pattern("[::1]:*"), parse_allow_pattern("exact.org:8443")};
@@ -70,7 +72,7 @@ TEST_CASE("allow list: exact names, leading wildcards, port ranges, IPv6, case")
   }
 }
 
-TEST_CASE("serve config: modules start from the prober's defaults, keys are checked") {
+TEST_CASE("serve config: modules start from the prober's defaults and every key is checked") {
   test::temp_dir d;
   auto path = d.write("serve.toml", R"(allow = ["*.example.com:443"]
 min_interval_seconds = 30
@@ -130,7 +132,9 @@ connect = "127.0.0.1"
         std::string::npos);
 }
 
-TEST_CASE("web config: TLS files relative to the file, bcrypt users, unsupported keys refused") {
+TEST_CASE(
+    "web config: TLS files relative to the file and bcrypt users while unsupported keys are "
+    "refused") {
   test::temp_dir d;
   const std::string hash = bcrypt("s3cret");
   auto path = d.write("web.yml",
@@ -159,7 +163,8 @@ TEST_CASE("web config: TLS files relative to the file, bcrypt users, unsupported
   }
 }
 
-TEST_CASE("basic auth: right password passes, wrong password, unknown user and junk fail") {
+TEST_CASE(
+    "basic auth: the right password passes while a wrong password or unknown user or junk fails") {
   basic_auth auth({{"alice", bcrypt("s3cret")}});
   CHECK_FALSE(auth.disabled());
   CHECK(auth.check(basic("alice:s3cret")));
@@ -173,7 +178,7 @@ TEST_CASE("basic auth: right password passes, wrong password, unknown user and j
   CHECK(basic_auth({}).disabled());
 }
 
-TEST_CASE("--listen: numeric IPv4 and [IPv6] with a port; names and junk refused") {
+TEST_CASE("--listen: numeric IPv4 and [IPv6] with a port while names and junk are refused") {
   CHECK(parse_listen_address("127.0.0.1:10924").port == 10924);
   CHECK(parse_listen_address("[::1]:0").host == "::1");
   CHECK(parse_listen_address(default_listen).host == "127.0.0.1");
@@ -183,7 +188,7 @@ TEST_CASE("--listen: numeric IPv4 and [IPv6] with a port; names and junk refused
   }
 }
 
-TEST_CASE("exposition: HELP and TYPE per family, escaped labels, no target label in /probe") {
+TEST_CASE("exposition: HELP and TYPE per family and escaped labels and no target label in /probe") {
   metric_family f("x_total", metric_type::counter, "Things");
   f.add({{"a", "q\"uo\\te\nnl"}}, 3);
   std::string out;
