@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <sstream>
 
+#include "report/prometheus_text.hpp"
 #include "report/terminal_text.hpp"
 
 namespace ngxtls::report {
@@ -304,21 +305,6 @@ nlohmann::json probe_json(const std::vector<probe::target_result>& results) {
 
 namespace {
 
-std::string label_value(const std::string& v) {
-  std::string out;
-  for (char ch : v) {
-    if (ch == '\\')
-      out += "\\\\";
-    else if (ch == '"')
-      out += "\\\"";
-    else if (ch == '\n')
-      out += "\\n";
-    else
-      out += ch;
-  }
-  return out;
-}
-
 std::string number(double v) {
   if (std::isnan(v)) return "NaN";
   char buf[64];
@@ -358,7 +344,7 @@ std::string probe_prometheus(const std::vector<probe::target_result>& results) {
     m[i].lines.push_back(m[i].name + "{" + labels + "} " + number(v));
   };
   for (const auto& t : results) {
-    std::string tl = "target=\"" + label_value(t.target) + "\"";
+    std::string tl = "target=\"" + prometheus_label_value(t.target) + "\"";
     add(0, tl, t.error ? 0 : 1);
     for (const auto& r : t.protocols) {
       if (r.connections == 0) continue;
@@ -388,7 +374,7 @@ std::string probe_prometheus(const std::vector<probe::target_result>& results) {
           t.ocsp.status == ocsp_status::invalid)
         add(9, tl, t.ocsp.status == ocsp_status::working ? 1 : 0);
       if (t.ocsp.staple_status)
-        add(11, tl + ",status=\"" + label_value(*t.ocsp.staple_status) + "\"",
+        add(11, tl + ",status=\"" + prometheus_label_value(*t.ocsp.staple_status) + "\"",
             t.ocsp.status == ocsp_status::working ? 1 : 0);
     }
     if (t.certificate) add(10, tl, t.certificate->days_to_expiry);

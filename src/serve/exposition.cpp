@@ -4,25 +4,11 @@
 #include <cmath>
 #include <ctime>
 
+#include "report/prometheus_text.hpp"
+
 namespace ngxtls::serve {
 
 namespace {
-
-std::string escape_label(const std::string& v) {
-  std::string out;
-  out.reserve(v.size());
-  for (char ch : v) {
-    if (ch == '\\')
-      out += "\\\\";
-    else if (ch == '"')
-      out += "\\\"";
-    else if (ch == '\n')
-      out += "\\n";
-    else
-      out += ch;
-  }
-  return out;
-}
 
 std::string_view type_name(metric_type t) {
   switch (t) {
@@ -56,7 +42,7 @@ void metric_family::add(const label_set& labels, double value, std::string_view 
     line += '{';
     for (std::size_t i = 0; i < labels.size(); ++i) {
       if (i) line += ',';
-      line += labels[i].first + "=\"" + escape_label(labels[i].second) + "\"";
+      line += labels[i].first + "=\"" + report::prometheus_label_value(labels[i].second) + "\"";
     }
     line += '}';
   }
