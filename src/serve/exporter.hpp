@@ -50,8 +50,8 @@ struct http_answer {
 /// every HTTP worker thread.
 class exporter {
  public:
-  /// Probes run through `run`; the default is probe::run_probe (tests pass no other).
-  /// `log` receives one line per failed probe and per rejected reload (default: stderr).
+  /// Probes run through probe::run_probe. `log` receives one line per failed probe
+  /// (default: stderr).
   explicit exporter(serve_config config, std::function<void(const std::string&)> log = nullptr);
 
   /// Replaces the config (SIGHUP). Cached results are dropped: a module's options may differ.
@@ -69,7 +69,8 @@ class exporter {
   /// The exporter's own metrics (/metrics).
   std::string metrics() const;
 
-  /// Counts a failed config reload (for ngxtls_serve_config_reloads_total).
+  /// Counts a reload that failed (`ok` false) for ngxtls_serve_config_reloads_total;
+  /// reload() counts the successful ones itself.
   void count_reload(bool ok);
 
  private:
