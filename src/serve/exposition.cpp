@@ -4,7 +4,7 @@
 #include <cmath>
 #include <ctime>
 
-#include "report/prometheus_text.hpp"
+#include "probe/measurement.hpp"
 
 namespace ngxtls::serve {
 
@@ -42,7 +42,7 @@ void metric_family::add(const label_set& labels, double value, std::string_view 
     line += '{';
     for (std::size_t i = 0; i < labels.size(); ++i) {
       if (i) line += ',';
-      line += labels[i].first + "=\"" + report::prometheus_label_value(labels[i].second) + "\"";
+      line += labels[i].first + "=\"" + probe::label_value(labels[i].second) + "\"";
     }
     line += '}';
   }
@@ -96,7 +96,9 @@ std::string probe_exposition(const probe::target_result& t, double duration_seco
   age.add({}, age_seconds);
   for (const auto& r : t.protocols) {
     if (r.connections == 0) continue;
-    const label_set l = {{"protocol", r.protocol}, {"mechanism", r.mechanism}, {"mode", r.mode}};
+    const label_set l = {{"protocol", probe::to_string(r.protocol)},
+                         {"mechanism", probe::to_string(r.mechanism)},
+                         {"mode", probe::to_string(r.mode)}};
     if (r.session_offered) {
       ratio.add(l, r.rate);
       attempts.add(l, r.attempts);

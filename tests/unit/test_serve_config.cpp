@@ -201,9 +201,9 @@ TEST_CASE("exposition: HELP and TYPE per family and escaped labels and no target
   probe::target_result r;
   r.target = "a.example.com:443";
   probe::run_result run;
-  run.protocol = "TLSv1.3";
-  run.mechanism = "ticket";
-  run.mode = "same_session";
+  run.protocol = probe::tls_protocol::tls1_3;
+  run.mechanism = probe::resumption_mechanism::ticket;
+  run.mode = probe::offer_mode::same_session;
   run.connections = 11;
   run.attempts = 10;
   run.resumed = 5;
