@@ -15,6 +15,7 @@ enum exit_code : int { exit_ok = 0, exit_findings = 1, exit_input = 2, exit_targ
 void register_lint(CLI::App& app, std::function<int()>& run);
 void register_parse(CLI::App& app, std::function<int()>& run);
 void register_probe(CLI::App& app, std::function<int()>& run);
+void register_serve(CLI::App& app, std::function<int()>& run);
 void register_rules(CLI::App& app, std::function<int()>& run);
 void register_harden(CLI::App& app, std::function<int()>& run);
 void register_check(CLI::App& app, std::function<int()>& run);

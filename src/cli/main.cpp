@@ -38,6 +38,7 @@ int main(int argc, char** argv) {
   ngxtls::cli::register_rules(app, run);
   ngxtls::cli::register_harden(app, run);
   ngxtls::cli::register_check(app, run);
+  ngxtls::cli::register_serve(app, run);
   // CLI11 says only "A subcommand is required" for `ngxtls frobnicate`: name the word.
   if (argc > 1 && argv[1][0] != '-') {
     bool known = false;

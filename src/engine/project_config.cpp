@@ -128,12 +128,8 @@ std::string known_rule(const rule_catalog& catalog, const std::string& file, con
 
 }  // namespace
 
-namespace {
-
-// Checks the nesting of arrays and inline tables and the parts of dotted keys and table
-// headers before the TOML parser sees the text (it recurses on both). Strings and comments
-// are skipped as TOML reads them; a deeper file is an input error at the place it got too deep.
-void check_nesting(const std::string& path, const std::string& text) {
+// Strings and comments are skipped as TOML reads them.
+void check_toml_nesting(const std::string& path, const std::string& text) {
   std::uint32_t line = 1, col = 0;
   std::size_t depth = 0, parts = 1;
   std::vector<char> open;  // '[' or '{' for each open array or inline table
@@ -191,8 +187,6 @@ void check_nesting(const std::string& path, const std::string& text) {
   }
 }
 
-}  // namespace
-
 project_config load_project_config(const std::string& path, const rule_catalog& catalog) {
   toml::value root;
   std::string text;
@@ -204,7 +198,7 @@ project_config load_project_config(const std::string& path, const rule_catalog& 
     if (why.rfind("larger than", 0) == 0) why += " (max_project_config_bytes)";
     throw input_error({path, 0, 0}, why);
   }
-  check_nesting(path, text);
+  check_toml_nesting(path, text);
   try {
     std::istringstream in(text);
     root = toml::parse(in, path);

@@ -23,6 +23,12 @@ inline constexpr std::size_t max_project_config_bytes = std::size_t{64} << 10;
 /// per part (a[[[[... or a.a.a.... a hundred thousand deep overflowed the stack).
 inline constexpr std::size_t max_project_config_nesting = 32;
 
+/// Throws ngxtls::input_error at the place where `text` (a TOML file read from `path`) nests
+/// arrays and inline tables, or parts of a dotted key or table header, deeper than
+/// max_project_config_nesting: the TOML parser recurses on both, so this runs before it.
+/// Every TOML file ngxtls reads (.ngxtls.toml, the `serve` config) goes through it.
+void check_toml_nesting(const std::string& path, const std::string& text);
+
 /// What a .ngxtls.toml says. Every field is optional.
 /// ```toml
 /// nginx_version = "1.22.1"

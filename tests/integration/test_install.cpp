@@ -44,10 +44,15 @@ TEST_CASE("cmake --install puts the binary, man page, completions and rule docs 
   CHECK(fs::exists(usr / "bin/ngxtls"));
   auto v = test::run({(usr / "bin/ngxtls").string(), "--version"}, "", 30);
   CHECK(v.exit_code == 0);
+  // ngxtls serve's unit names the binary and the config where this prefix puts them.
+  const std::string unit = test::read_file(usr / "lib/systemd/system/ngxtls-serve.service");
+  CHECK(unit.find("\nExecStart=/usr/bin/ngxtls serve --config /etc/ngxtls/serve.toml\n") !=
+        std::string::npos);
+  CHECK(fs::exists(dest.path() / "etc/ngxtls/serve.toml"));
   const std::string man = test::read_file(usr / "share/man/man1/ngxtls.1");
   const std::string bash = test::read_file(usr / "share/bash-completion/completions/ngxtls");
   const std::string zsh = test::read_file(usr / "share/zsh/vendor-completions/_ngxtls");
-  for (const std::string sub : {"lint", "parse", "probe", "rules", "harden", "check"}) {
+  for (const std::string sub : {"lint", "parse", "probe", "rules", "harden", "check", "serve"}) {
     CAPTURE(sub);
     CHECK(man.find(".SS " + sub + "\n") != std::string::npos);
     for (const auto& o : long_options(sub)) {

@@ -68,6 +68,20 @@ std::string server_process::log() const {
   }
 }
 
+int server_process::wait_exit(int timeout_ms) {
+  if (pid_ <= 0) return -1;
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+  for (;;) {
+    int status = 0;
+    if (::waitpid(pid_, &status, WNOHANG) == pid_) {
+      pid_ = -1;
+      return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    }
+    if (std::chrono::steady_clock::now() > deadline) return -1;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+}
+
 void server_process::stop() {
   if (pid_ <= 0) return;
   ::kill(pid_, SIGTERM);

@@ -27,6 +27,9 @@ class server_process {
   std::string log() const;
   /// Stops it now (idempotent).
   void stop();
+  /// Waits up to `timeout_ms` for the process to exit by itself (after a signal the test
+  /// sent) and reaps it: its exit code, 128+N when killed by signal N, -1 when it still runs.
+  int wait_exit(int timeout_ms);
 
  private:
   pid_t pid_ = -1;

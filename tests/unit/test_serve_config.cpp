@@ -1,0 +1,224 @@
+// ngxtls serve's inputs without a network: the allow list, the TOML config, Prometheus's web
+// configuration file, basic auth against bcrypt hashes, and the exposition text.
+#include <crypt.h>
+#include <doctest/doctest.h>
+#include <openssl/evp.h>
+
+#include "base/error.hpp"
+#include "serve/allow_list.hpp"
+#include "serve/exposition.hpp"
+#include "serve/http_server.hpp"
+#include "serve/serve_config.hpp"
+#include "serve/web_config.hpp"
+#include "support/process.hpp"
+
+using namespace ngxtls;
+using namespace ngxtls::serve;
+
+namespace {
+
+std::string input_error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const input_error& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+std::string bcrypt(const std::string& password) {
+  char salt[CRYPT_GENSALT_OUTPUT_SIZE];
+  REQUIRE(::crypt_gensalt_rn("$2b$", 5, nullptr, 0, salt, sizeof salt) != nullptr);
+  crypt_data data{};
+  const char* h = ::crypt_r(password.c_str(), salt, &data);
+  REQUIRE(h != nullptr);
+  return h;
+}
+
+std::string basic(const std::string& user_password) {
+  std::string out(4 * ((user_password.size() + 2) / 3) + 1, '\0');
+  int n = EVP_EncodeBlock(reinterpret_cast<unsigned char*>(out.data()),
+                          reinterpret_cast<const unsigned char*>(user_password.data()),
+                          static_cast<int>(user_password.size()));
+  out.resize(static_cast<std::size_t>(n));
+  return "Basic " + out;
+}
+
+}  // namespace
+
+TEST_CASE(
+    "allow list: exact names and leading wildcards with port ranges and IPv6 without regard to "
+    "case") {
+  std::vector<allow_pattern> p = {
+      parse_allow_pattern("*.Example.com:443"), parse_allow_pattern("127.0.0.1:8000-8010"),
+      parse_allow_pattern("[::1]:*"), parse_allow_pattern("exact.org:8443")};
+  CHECK(allowed(p, "www.example.com", 443));
+  CHECK(allowed(p, "a.b.EXAMPLE.com", 443));
+  CHECK_FALSE(allowed(p, "example.com", 443));       // the wildcard needs one label more
+  CHECK_FALSE(allowed(p, "evilexample.com", 443));   // not a label boundary
+  CHECK_FALSE(allowed(p, "www.example.com", 8443));  // wrong port
+  CHECK(allowed(p, "127.0.0.1", 8000));
+  CHECK(allowed(p, "127.0.0.1", 8010));
+  CHECK_FALSE(allowed(p, "127.0.0.1", 8011));
+  CHECK_FALSE(allowed(p, "127.0.0.2", 8005));
+  CHECK(allowed(p, "::1", 1));
+  CHECK(allowed(p, "exact.org", 8443));
+  CHECK_FALSE(allowed(p, "www.exact.org", 8443));
+  CHECK_FALSE(allowed({}, "anything", 443));
+  for (const char* bad : {"example.com", "a*.example.com:443", "*.*.com:443", "x:0", "x:65536",
+                          "x:10-5", ":443", "[::1:443", "x:abc", "*example.com:443"}) {
+    CAPTURE(bad);
+    CHECK_THROWS_AS(parse_allow_pattern(bad), std::invalid_argument);
+  }
+}
+
+TEST_CASE("serve config: modules start from the prober's defaults and every key is checked") {
+  test::temp_dir d;
+  auto path = d.write("serve.toml", R"(allow = ["*.example.com:443"]
+min_interval_seconds = 30
+max_probes_in_flight = 4
+
+[modules.tls13]
+protocols = ["TLSv1.3"]
+attempts = 5
+ocsp = false
+connect = "127.0.0.1"
+
+[modules.plain]
+)");
+  auto c = load_serve_config(path.string());
+  CHECK(c.allow.size() == 1);
+  CHECK(c.min_interval_seconds == 30);
+  CHECK(c.max_probes_in_flight == 4);
+  REQUIRE(c.modules.count("default") == 1);
+  REQUIRE(c.modules.count("tls13") == 1);
+  const auto& m = c.modules.at("tls13");
+  CHECK(m.options.tls13);
+  CHECK_FALSE(m.options.tls12);
+  CHECK(m.options.attempts == 5);
+  CHECK_FALSE(m.options.ocsp);
+  CHECK(m.connect == "127.0.0.1");
+  const probe::probe_options defaults;
+  CHECK(c.modules.at("plain").options.attempts == defaults.attempts);
+  CHECK(c.modules.at("plain").options.per_target == defaults.per_target);
+  CHECK(c.modules.at("plain").options.timeout_ms == defaults.timeout_ms);
+
+  struct bad_case {
+    const char* text;
+    const char* message;
+  };
+  for (const auto& b : std::vector<bad_case>{
+           {"allow = [\"nope\"]\n", ":1:10: allow: \"nope\": an entry is HOST:PORTS"},
+           {"x = 1\n", ":1:5: unknown key \"x\""},
+           {"[modules.a]\nattempts = -1\n", ":2:12: \"attempts\" must be a whole number from 0"},
+           {"[modules.a]\nprotocols = [\"SSLv3\"]\n", "unknown protocol \"SSLv3\""},
+           {"[modules.a]\ntimeout = 5\n", "unknown key \"timeout\" in [modules.a]"},
+           {"[modules.\"a b\"]\n", "module name \"a b\" must be"},
+           {"[modules.a]\nconnect = \"h:99999\"\n", "[modules.a]:"},
+           {"allow = [\n", ":2:1: TOML syntax error"},
+           {"a = [[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]\n",
+            "deeper than the limit"},
+       }) {
+    CAPTURE(b.text);
+    auto p = d.write("bad.toml", b.text);
+    CHECK(input_error_of([&] { load_serve_config(p.string()); }).find(b.message) !=
+          std::string::npos);
+  }
+  CHECK(input_error_of([&] {
+          load_serve_config((d.path() / "missing.toml").string());
+        }).find("missing.toml") != std::string::npos);
+  auto big = d.write("big.toml", "# " + std::string(max_serve_config_bytes, 'x') + "\n");
+  CHECK(input_error_of([&] { load_serve_config(big.string()); }).find("max_serve_config_bytes") !=
+        std::string::npos);
+}
+
+TEST_CASE(
+    "web config: TLS files relative to the file and bcrypt users while unsupported keys are "
+    "refused") {
+  test::temp_dir d;
+  const std::string hash = bcrypt("s3cret");
+  auto path = d.write("web.yml",
+                      "tls_server_config:\n  cert_file: tls/cert.pem\n  key_file: "
+                      "/abs/key.pem\nbasic_auth_users:\n  alice: " +
+                          hash + "\n");
+  auto w = load_web_config(path.string());
+  CHECK(w.cert_file == (d.path() / "tls/cert.pem").string());
+  CHECK(w.key_file == "/abs/key.pem");
+  CHECK(w.basic_auth_users.at("alice") == hash);
+
+  for (const auto& [text, message] : std::vector<std::pair<std::string, std::string>>{
+           {"tls_server_config:\n  cert_file: a\n", "needs both cert_file and key_file"},
+           {"tls_server_config:\n  client_auth_type: RequireAndVerifyClientCert\n",
+            ":2:3: tls_server_config.client_auth_type is not supported"},
+           {"http_server_config:\n  http2: false\n",
+            ":1:1: \"http_server_config\" is not supported"},
+           {"basic_auth_users:\n  bob: plaintext\n",
+            ":2:8: the password of \"bob\" must be a bcrypt"},
+           {"basic_auth_users: [\n", "YAML error"},
+           {std::string(40, '[') + std::string(40, ']') + "\n", "nested deeper than the limit"},
+       }) {
+    CAPTURE(text);
+    auto p = d.write("bad.yml", text);
+    CHECK(input_error_of([&] { load_web_config(p.string()); }).find(message) != std::string::npos);
+  }
+}
+
+TEST_CASE(
+    "basic auth: the right password passes while a wrong password or unknown user or junk fails") {
+  basic_auth auth({{"alice", bcrypt("s3cret")}});
+  CHECK_FALSE(auth.disabled());
+  CHECK(auth.check(basic("alice:s3cret")));
+  CHECK(auth.check(basic("alice:s3cret")));  // remembered
+  CHECK_FALSE(auth.check(basic("alice:s3cret2")));
+  CHECK_FALSE(auth.check(basic("alice:")));
+  CHECK_FALSE(auth.check(basic("mallory:s3cret")));
+  CHECK_FALSE(auth.check("Basic !!!"));
+  CHECK_FALSE(auth.check("Bearer x"));
+  CHECK_FALSE(auth.check(""));
+  CHECK(basic_auth({}).disabled());
+}
+
+TEST_CASE("--listen: numeric IPv4 and [IPv6] with a port while names and junk are refused") {
+  CHECK(parse_listen_address("127.0.0.1:10924").port == 10924);
+  CHECK(parse_listen_address("[::1]:0").host == "::1");
+  CHECK(parse_listen_address(default_listen).host == "127.0.0.1");
+  for (const char* bad : {"localhost:80", "127.0.0.1", "127.0.0.1:70000", "[::1:80", "::1:80"}) {
+    CAPTURE(bad);
+    CHECK_THROWS_AS(parse_listen_address(bad), usage_error);
+  }
+}
+
+TEST_CASE("exposition: HELP and TYPE per family and escaped labels and no target label in /probe") {
+  metric_family f("x_total", metric_type::counter, "Things");
+  f.add({{"a", "q\"uo\\te\nnl"}}, 3);
+  std::string out;
+  f.write(out);
+  CHECK(out ==
+        "# HELP x_total Things\n# TYPE x_total counter\nx_total{a=\"q\\\"uo\\\\te\\nnl\"} 3\n");
+  CHECK(sample_value(0.5) == "0.5");
+  CHECK(sample_value(1.0 / 0.0) == "+Inf");
+
+  probe::target_result r;
+  r.target = "a.example.com:443";
+  probe::run_result run;
+  run.protocol = probe::tls_protocol::tls1_3;
+  run.mechanism = probe::resumption_mechanism::ticket;
+  run.mode = probe::offer_mode::same_session;
+  run.connections = 11;
+  run.attempts = 10;
+  run.resumed = 5;
+  run.rate = 0.5;
+  run.ticket_key_names = {{"aa", 3}, {"bb", 4}};
+  r.protocols.push_back(run);
+  auto text = probe_exposition(r, 0.25, 12);
+  CHECK(text.find("# TYPE probe_success gauge\nprobe_success 1\n") != std::string::npos);
+  CHECK(text.find("probe_duration_seconds 0.25\n") != std::string::npos);
+  CHECK(text.find("ngxtls_probe_result_age_seconds 12\n") != std::string::npos);
+  CHECK(text.find("ngxtls_resumption_ratio{protocol=\"TLSv1.3\",mechanism=\"ticket\",mode=\"same_"
+                  "session\"} 0.5\n") != std::string::npos);
+  CHECK(text.find("ngxtls_ticket_key_names{protocol=\"TLSv1.3\",mechanism=\"ticket\",mode=\"same_"
+                  "session\"} 2\n") != std::string::npos);
+  CHECK(text.find("target=") == std::string::npos);
+  r.error = "refused";
+  CHECK(probe_exposition(r, 0.1, 0).find("probe_success 0\n") != std::string::npos);
+}
