@@ -19,12 +19,12 @@ inline constexpr int max_load_duration_s = 120;
 
 /// How to load an endpoint.
 struct load_options {
-  int duration_s = 10;              ///< --duration: per phase, 1..max_load_duration_s
-  int concurrency = 16;             ///< -c: connections in flight, over all threads
-  std::optional<double> max_rate;   ///< --max-rate: connections/s over all threads
-  bool request = false;             ///< --request: one `HEAD /` per connection
-  int threads = 0;                  ///< event loops; 0 = one per client core
-  int timeout_ms = 5000;            ///< per connection (connect + handshake + response), ms
+  int duration_s = 10;             ///< --duration: per phase, 1..max_load_duration_s
+  int concurrency = 16;            ///< -c: connections in flight, over all threads
+  std::optional<double> max_rate;  ///< --max-rate: connections/s over all threads
+  bool request = false;            ///< --request: one `HEAD /` per connection
+  int threads = 0;                 ///< event loops; 0 = one per client core
+  int timeout_ms = 5000;           ///< per connection (connect + handshake + response), ms
   long max_cert_list_bytes = probe_options{}.max_cert_list_bytes;  ///< as the prober's
   /// Set (from a signal handler) to stop at once; the phases measured so far are kept.
   const std::atomic<bool>* stop = nullptr;

@@ -1,8 +1,9 @@
 // The load module: renders the load driver's figures (probe/load.hpp) as text, verdicts, JSON
 // and Prometheus metrics. It folds no probe connection: the driver fills its part.
+#include "probe/load.hpp"
+
 #include <cstdio>
 
-#include "probe/load.hpp"
 #include "probe/measurement.hpp"
 
 namespace ngxtls::probe {
@@ -30,8 +31,7 @@ std::string percent(double fraction) {
 }
 
 nlohmann::json quantiles_json(const timing_ms& t) {
-  if (t.count == 0)
-    return {{"count", 0}, {"median", nullptr}, {"p90", nullptr}, {"p99", nullptr}};
+  if (t.count == 0) return {{"count", 0}, {"median", nullptr}, {"p90", nullptr}, {"p99", nullptr}};
   return {{"count", t.count}, {"median", t.median}, {"p90", t.p90}, {"p99", t.p99}};
 }
 
@@ -49,14 +49,12 @@ std::string resumption_sentence(const resumption_price& p) {
 
 std::string certificate_sentence(const certificate_price& c) {
   std::string head = "full-handshake capacity by certificate (" + phase_label(c.phase) +
-                     "): ECDSA " + per_s(c.ecdsa_per_s) + "/s, RSA " + per_s(c.rsa_per_s) +
-                     "/s: ";
+                     "): ECDSA " + per_s(c.ecdsa_per_s) + "/s, RSA " + per_s(c.rsa_per_s) + "/s: ";
   if (c.gain > 0) return head + "an ECDSA certificate raises it by " + percent(c.gain);
   return head + "ECDSA measured no faster here (" + percent(c.gain) + ")";
 }
 
-void quantile_metrics(metric_set& m, const char* family, const std::string& l,
-                      const timing_ms& t) {
+void quantile_metrics(metric_set& m, const char* family, const std::string& l, const timing_ms& t) {
   if (t.count == 0) return;
   m.add(family, l + ",quantile=\"0.5\"", t.median / 1000.0);
   m.add(family, l + ",quantile=\"0.9\"", t.p90 / 1000.0);
@@ -93,20 +91,21 @@ class load final : public measurement {
     s.out << "\n";
     for (const auto& p : l.phases) {
       s.out << "    " << phase_label(p.kind, p.key) << ": " << per_s(p.connections_per_s)
-            << " connections/s (" << p.connections << " in " << fixed(p.elapsed_s, "%.1f")
-            << " s";
+            << " connections/s (" << p.connections << " in " << fixed(p.elapsed_s, "%.1f") << " s";
       if (is_resumed(p.kind)) s.out << ", " << p.resumed << " resumed";
       s.out << ", " << p.failures << (p.failures == 1 ? " failure" : " failures") << ")";
       if (p.handshake_ms.count > 0) {
         s.out << "; " << quantiles_text("connect", p.connect_ms) << ", "
               << quantiles_text("handshake", p.handshake_ms);
-        if (p.first_byte_ms.count > 0) s.out << ", " << quantiles_text("first byte", p.first_byte_ms);
+        if (p.first_byte_ms.count > 0)
+          s.out << ", " << quantiles_text("first byte", p.first_byte_ms);
         s.out << " (median/p90/p99)";
       }
       s.out << "; client CPU " << fixed(p.client_cpu_share * 100.0, "%.0f") << "%";
       if (p.client_bound) s.out << " (the client was the limit)";
       s.out << "\n";
-      if (p.failures > 0 && p.last_error) s.out << "      last failure: " << s.safe(*p.last_error) << "\n";
+      if (p.failures > 0 && p.last_error)
+        s.out << "      last failure: " << s.safe(*p.last_error) << "\n";
     }
     for (const auto& p : l.prices) {
       s.out << "    ratio " << phase_label(p.resumed) << " / " << phase_label(p.full) << ": "
@@ -127,20 +126,19 @@ class load final : public measurement {
                         {"interrupted", l.interrupted}};
     j["phases"] = nlohmann::json::array();
     for (const auto& p : l.phases)
-      j["phases"].push_back(
-          {{"phase", to_string(p.kind)},
-           {"certificate_key", to_string(p.key)},
-           {"elapsed_s", p.elapsed_s},
-           {"connections", p.connections},
-           {"resumed", p.resumed},
-           {"failures", p.failures},
-           {"last_error", p.last_error ? nlohmann::json(*p.last_error) : nullptr},
-           {"connections_per_s", p.connections_per_s},
-           {"connect_ms", quantiles_json(p.connect_ms)},
-           {"handshake_ms", quantiles_json(p.handshake_ms)},
-           {"first_byte_ms", quantiles_json(p.first_byte_ms)},
-           {"client_cpu_share", p.client_cpu_share},
-           {"client_bound", p.client_bound}});
+      j["phases"].push_back({{"phase", to_string(p.kind)},
+                             {"certificate_key", to_string(p.key)},
+                             {"elapsed_s", p.elapsed_s},
+                             {"connections", p.connections},
+                             {"resumed", p.resumed},
+                             {"failures", p.failures},
+                             {"last_error", p.last_error ? nlohmann::json(*p.last_error) : nullptr},
+                             {"connections_per_s", p.connections_per_s},
+                             {"connect_ms", quantiles_json(p.connect_ms)},
+                             {"handshake_ms", quantiles_json(p.handshake_ms)},
+                             {"first_byte_ms", quantiles_json(p.first_byte_ms)},
+                             {"client_cpu_share", p.client_cpu_share},
+                             {"client_bound", p.client_bound}});
     j["prices"] = nlohmann::json::array();
     for (const auto& p : l.prices)
       j["prices"].push_back({{"full_phase", to_string(p.full)},

@@ -38,15 +38,15 @@ std::string to_string(certificate_key k);
 struct load_phase_result {
   load_phase_kind kind = load_phase_kind::full_tls13;
   certificate_key key = certificate_key::any;
-  double elapsed_s = 0;         ///< time connections were launched, s
-  int connections = 0;          ///< connections that completed (handshake, and the request)
-  int resumed = 0;              ///< of those, SSL_session_reused() == 1
-  int failures = 0;             ///< connections that ended in an error (timeouts included)
+  double elapsed_s = 0;  ///< time connections were launched, s
+  int connections = 0;   ///< connections that completed (handshake, and the request)
+  int resumed = 0;       ///< of those, SSL_session_reused() == 1
+  int failures = 0;      ///< connections that ended in an error (timeouts included)
   std::optional<std::string> last_error;  ///< text of the last failure
   double connections_per_s = 0;           ///< connections / elapsed_s
   timing_ms connect_ms;                   ///< connect() until TCP connected
   timing_ms handshake_ms;                 ///< TCP connected until the TLS handshake completed
-  timing_ms first_byte_ms;  ///< request written until the first byte (count 0 without request)
+  timing_ms first_byte_ms;      ///< request written until the first byte (count 0 without request)
   double client_cpu_share = 0;  ///< client CPU time / (elapsed time * client threads), 0..1
   bool client_bound = false;    ///< the client's threads were busy: the client was the limit
 };
@@ -54,14 +54,14 @@ struct load_phase_result {
 /// What resumption is worth for one protocol: capacity at the measured resumption rate and
 /// at full resumption, 1 / ((1 - r) / F + r / R).
 struct resumption_price {
-  load_phase_kind full = load_phase_kind::full_tls13;     ///< the phase giving F
+  load_phase_kind full = load_phase_kind::full_tls13;    ///< the phase giving F
   load_phase_kind resumed = load_phase_kind::psk_tls13;  ///< the phase giving R
-  double resumption_rate = 0;                             ///< r, from the ordinary probe
-  double full_per_s = 0;                                  ///< F
-  double resumed_per_s = 0;                               ///< R
-  double today_per_s = 0;           ///< at rate r
-  double full_resumption_per_s = 0;  ///< at rate 1 (= R)
-  double gain = 0;                  ///< full_resumption_per_s / today_per_s - 1
+  double resumption_rate = 0;                            ///< r, from the ordinary probe
+  double full_per_s = 0;                                 ///< F
+  double resumed_per_s = 0;                              ///< R
+  double today_per_s = 0;                                ///< at rate r
+  double full_resumption_per_s = 0;                      ///< at rate 1 (= R)
+  double gain = 0;  ///< full_resumption_per_s / today_per_s - 1
 };
 
 /// What the certificate choice is worth: full-handshake capacity with each key type.
@@ -74,14 +74,14 @@ struct certificate_price {
 
 /// The load module's part of a target (present only with --load).
 struct load_result {
-  double duration_s = 0;              ///< per phase, as asked
-  int concurrency = 0;                ///< connections in flight
-  std::optional<double> max_rate;     ///< connections/s cap, when asked
-  bool request = false;               ///< one HTTP request per connection
-  int client_threads = 0;             ///< event loops, one per client core
-  bool interrupted = false;           ///< stopped early (SIGINT): the figures are partial
+  double duration_s = 0;           ///< per phase, as asked
+  int concurrency = 0;             ///< connections in flight
+  std::optional<double> max_rate;  ///< connections/s cap, when asked
+  bool request = false;            ///< one HTTP request per connection
+  int client_threads = 0;          ///< event loops, one per client core
+  bool interrupted = false;        ///< stopped early (SIGINT): the figures are partial
   std::vector<load_phase_result> phases;
-  std::vector<resumption_price> prices;       ///< per protocol where both F and R were measured
+  std::vector<resumption_price> prices;          ///< per protocol where both F and R were measured
   std::optional<certificate_price> certificate;  ///< when the server offers RSA and ECDSA
 };
 
