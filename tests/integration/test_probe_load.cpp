@@ -127,16 +127,17 @@ TEST_CASE("RSA-2048 and P-256 on one server: the RSA full handshake is costlier"
         phase_of(l, probe::load_phase_kind::full_tls13, rsa).handshake_ms.median);
   CHECK(l.certificate->gain > 0);
   auto text = report::probe_text({[&] {
-                                    auto r = probed;
-                                    r.load = l;
-                                    return r;
-                                  }()},
+                                   auto r = probed;
+                                   r.load = l;
+                                   return r;
+                                 }()},
                                  false);
   CHECK(text.find("full-handshake capacity by certificate") != std::string::npos);
 }
 
-TEST_CASE("two masters with unshared ticket keys: capacity priced between all-full and "
-          "all-resumed") {
+TEST_CASE(
+    "two masters with unshared ticket keys: capacity priced between all-full and "
+    "all-resumed") {
   site s;
   nginx_options no;
   no.wait_ports = {s.port};
@@ -150,14 +151,14 @@ TEST_CASE("two masters with unshared ticket keys: capacity priced between all-fu
   REQUIRE(l.prices.size() >= 1);
   for (const auto& p : l.prices) {
     CAPTURE(probe::to_string(p.resumed));
-    MESSAGE(probe::to_string(p.resumed) << ": r " << p.resumption_rate << ", F " << p.full_per_s
-                                        << ", R " << p.resumed_per_s << ", today "
-                                        << p.today_per_s);
+    MESSAGE(probe::to_string(p.resumed)
+            << ": r " << p.resumption_rate << ", F " << p.full_per_s << ", R " << p.resumed_per_s
+            << ", today " << p.today_per_s);
     // Binomial(40, 1/2) in [5, 35] (test_probe_nginx): r strictly between 0 and 1.
     CHECK(p.resumption_rate > 0);
     CHECK(p.resumption_rate < 1);
-    CHECK(p.today_per_s == doctest::Approx(probe::capacity_at(p.resumption_rate, p.full_per_s,
-                                                              p.resumed_per_s)));
+    CHECK(p.today_per_s ==
+          doctest::Approx(probe::capacity_at(p.resumption_rate, p.full_per_s, p.resumed_per_s)));
     // The resumed phase offers one session, so about half its connections resume: its rate
     // is itself a mix; the price holds whatever F and R are.
     CHECK(p.today_per_s >= std::min(p.full_per_s, p.resumed_per_s));
@@ -293,13 +294,12 @@ TEST_CASE("Ctrl-C stops a load at once with the partial report and a non-zero ex
 }
 
 TEST_CASE("load settings without --load, and --load out of bounds, are usage errors") {
-  for (const auto& extra : std::vector<std::vector<std::string>>{
-           {"--duration", "5"},
-           {"--request"},
-           {"--load", "--duration", "121"},
-           {"--load", "--duration", "0"},
-           {"--load", "--max-rate", "0"},
-           {"--load", "127.0.0.2:1"}}) {
+  for (const auto& extra : std::vector<std::vector<std::string>>{{"--duration", "5"},
+                                                                 {"--request"},
+                                                                 {"--load", "--duration", "121"},
+                                                                 {"--load", "--duration", "0"},
+                                                                 {"--load", "--max-rate", "0"},
+                                                                 {"--load", "127.0.0.2:1"}}) {
     std::vector<std::string> argv{ngxtls_binary(), "probe", "127.0.0.1:1"};
     argv.insert(argv.end(), extra.begin(), extra.end());
     auto r = run(argv, "", 20);
