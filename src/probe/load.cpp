@@ -366,6 +366,17 @@ const load_phase_result* measured(const load_result& l, load_phase_kind k,
   return nullptr;
 }
 
+// R from a resumed phase in which only a share s of the connections resumed (the session is
+// known to one of several servers): the phase's cost per connection is s / R + (1 - s) / F, so
+// 1 / R = (1 / rate - (1 - s) / F) / s. The phase's own rate when every connection resumed, or
+// when noise makes the estimate meaningless.
+double resumed_capacity(const load_phase_result& r, double full_per_s) {
+  double s = r.connections > 0 ? static_cast<double>(r.resumed) / r.connections : 0;
+  if (s >= 1.0 || s <= 0 || full_per_s <= 0 || r.connections_per_s <= 0) return r.connections_per_s;
+  double cost = (1.0 / r.connections_per_s - (1.0 - s) / full_per_s) / s;
+  return cost > 0 ? 1.0 / cost : r.connections_per_s;
+}
+
 void price(load_result& l, const target_result& probed) {
   using enum load_phase_kind;
   auto add = [&](load_phase_kind full, load_phase_kind resumed) {
@@ -378,7 +389,7 @@ void price(load_result& l, const target_result& probed) {
     p.resumed = resumed;
     p.resumption_rate = run->rate;
     p.full_per_s = f->connections_per_s;
-    p.resumed_per_s = r->connections_per_s;
+    p.resumed_per_s = resumed_capacity(*r, p.full_per_s);
     p.today_per_s = capacity_at(p.resumption_rate, p.full_per_s, p.resumed_per_s);
     p.full_resumption_per_s = capacity_at(1.0, p.full_per_s, p.resumed_per_s);
     p.gain = p.today_per_s > 0 ? p.full_resumption_per_s / p.today_per_s - 1 : 0;

@@ -63,9 +63,21 @@ double ab(const std::string& url, const char* cipher, int n, int c) {
 }
 
 nlohmann::json ngxtls_load(const std::string& target, int seconds, int c, bool request) {
-  std::vector<std::string> argv{ngxtls_binary(), "probe", target, "--sni", "localhost", "--tls1.2",
-                                "--no-ocsp", "-n", "5", "--load", "--duration",
-                                std::to_string(seconds), "-c", std::to_string(c), "--format",
+  std::vector<std::string> argv{ngxtls_binary(),
+                                "probe",
+                                target,
+                                "--sni",
+                                "localhost",
+                                "--tls1.2",
+                                "--no-ocsp",
+                                "-n",
+                                "5",
+                                "--load",
+                                "--duration",
+                                std::to_string(seconds),
+                                "-c",
+                                std::to_string(c),
+                                "--format",
                                 "json"};
   if (request) argv.push_back("--request");
   auto r = run(argv, "", 60 + 10 * seconds);
@@ -81,7 +93,8 @@ double phase_rate(const nlohmann::json& load, const std::string& phase, const st
 
 double client_cpu(const nlohmann::json& load) {
   double most = 0;
-  for (const auto& p : load.at("phases")) most = std::max(most, p.at("client_cpu_share").get<double>());
+  for (const auto& p : load.at("phases"))
+    most = std::max(most, p.at("client_cpu_share").get<double>());
   return most;
 }
 
@@ -167,8 +180,8 @@ int main(int argc, char** argv) {
               verdict(g1));
   std::printf("goal: resumed %.0f/s >= s_time -reuse %.0f/s (%.2fx): %s\n", resumed, st_reuse,
               st_reuse > 0 ? resumed / st_reuse : 0, verdict(g2));
-  std::printf("goal: RSA/ECDSA with --request %.2f within 15%% of ab's %.2f: %s\n",
-              req_rsa_ratio, ab_rsa_ratio, verdict(g3a));
+  std::printf("goal: RSA/ECDSA with --request %.2f within 15%% of ab's %.2f: %s\n", req_rsa_ratio,
+              ab_rsa_ratio, verdict(g3a));
   std::printf("goal: RSA/ECDSA at -c 1 %.2f within 15%% of s_time's %.2f: %s\n", one_rsa_ratio,
               st_rsa_ratio, verdict(g3b));
   std::printf("goal: resumed/full at -c 1 %.2f within 15%% of s_time's %.2f: %s\n",
