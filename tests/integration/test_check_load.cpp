@@ -62,9 +62,8 @@ TEST_CASE("check --sandbox --load prices ticket keys not shared between two inst
 }
 
 TEST_CASE("check --load needs --sandbox") {
-  auto r = test::run({test::ngxtls_binary(), "check", "/dev/null", "--endpoint", "127.0.0.1:1",
-                      "--load"},
-                     "", 30);
+  auto r = test::run(
+      {test::ngxtls_binary(), "check", "/dev/null", "--endpoint", "127.0.0.1:1", "--load"}, "", 30);
   CHECK(r.exit_code == 2);
   CHECK(r.err.find("--load needs --sandbox") != std::string::npos);
 }
