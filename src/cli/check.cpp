@@ -15,11 +15,13 @@
 #include <set>
 
 #include "base/error.hpp"
+#include "cli/check_load.hpp"
 #include "cli/commands.hpp"
 #include "cli/common.hpp"
 #include "engine/engine.hpp"
 #include "engine/pipeline.hpp"
 #include "model/model.hpp"
+#include "probe/load.hpp"
 #include "probe/prober.hpp"
 #include "probe/target.hpp"
 #include "report/check_output.hpp"
@@ -52,6 +54,9 @@ struct check_args {
   bool only12 = false, only13 = false, no_ocsp = false;
   std::string sess_in;
   int max_names = 16;
+  // --load (with --sandbox): the load phases per finding about resumption.
+  bool load = false;
+  int load_duration_s = probe::load_options{}.duration_s;
 };
 
 // Server names worth an SNI probe: literal names of ssl servers (no wildcard, regex or "_").
@@ -77,6 +82,11 @@ int run_check(const check_args& a) {
         "--sandbox");
   if (!a.sandbox && (a.instances != 1 || a.reload || !a.nginx.empty()))
     throw usage_error("check: --nginx, --instances and --reload need --sandbox");
+  if (a.load && !a.sandbox)
+    throw usage_error("check: --load needs --sandbox (a load runs only against the sandbox nginx)");
+  if (a.load_duration_s < 1 || a.load_duration_s > probe::max_load_duration_s)
+    throw usage_error("check: --duration must be 1.." + std::to_string(probe::max_load_duration_s) +
+                      " s");
   if (a.reload && !a.sess_in.empty())
     throw usage_error("check: --reload takes its own sessions: drop --sess-in");
   // Before any thread exists (the namespace is per thread; later threads inherit it): ngxtls,
@@ -380,6 +390,12 @@ int run_check(const check_args& a) {
     rep.lint.findings.push_back(c.finding);
     rep.checked.push_back(std::move(c));
   }
+  if (a.load && sb) {
+    probe::load_options lo;
+    lo.duration_s = a.load_duration_s;
+    lo.timeout_ms = a.timeout_ms;
+    load_resumption_findings(rep.checked, targets, rep.probes, jo.port_map, lo, rep.notes);
+  }
   auto keys = check::configured_keys(ctx);
   // Unreadable key files ran as stand-ins: their key names are the stand-ins'.
   if (sb)
@@ -505,6 +521,12 @@ void register_check(CLI::App& app, std::function<int()>& run) {
   sub->add_option("--instances", a->instances,
                   "--sandbox: masters on each port with reuseport, standing for N hosts")
       ->check(CLI::Range(1, 16));
+  sub->add_flag("--load", a->load,
+                "--sandbox: per finding about resumption, measure handshake capacity at the "
+                "measured resumption rate and at full resumption (a load on the sandbox nginx)");
+  sub->add_option("--duration", a->load_duration_s,
+                  "--load: seconds per load phase (default " +
+                      std::to_string(probe::load_options{}.duration_s) + ")");
   sub->add_flag("--reload", a->reload,
                 "--sandbox: reload nginx between taking a session and offering it");
   sub->add_option("--conf-prefix", a->conf_prefix, "nginx's conf prefix");

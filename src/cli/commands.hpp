@@ -7,8 +7,15 @@
 namespace ngxtls::cli {
 
 /// Exit codes (DESIGN, Command line): 0 clean, 1 findings at or above --fail-on,
-/// 2 usage or input error, 3 a target could not be probed.
-enum exit_code : int { exit_ok = 0, exit_findings = 1, exit_input = 2, exit_target = 3 };
+/// 2 usage or input error, 3 a target could not be probed, 130 a load stopped by Ctrl-C (its
+/// partial report is written).
+enum exit_code : int {
+  exit_ok = 0,
+  exit_findings = 1,
+  exit_input = 2,
+  exit_target = 3,
+  exit_interrupted = 130
+};
 
 /// Each register_* adds its subcommand to `app`; when that subcommand is chosen,
 /// `run` is set to a function returning the process exit code.

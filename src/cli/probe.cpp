@@ -1,8 +1,10 @@
 // `ngxtls probe TARGET...`: measure session resumption, ticket keys, staples and handshake
 // times on live endpoints (issue 3; DESIGN, Prober). Exit code 3 when a target cannot be probed.
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -14,6 +16,7 @@
 #include "base/error.hpp"
 #include "cli/commands.hpp"
 #include "cli/common.hpp"
+#include "probe/load.hpp"
 #include "probe/prober.hpp"
 #include "report/probe_output.hpp"
 
@@ -29,7 +32,67 @@ struct probe_args {
       total_timeout_ms = probe::probe_options{}.total_timeout_ms;
   bool tls12 = false, tls13 = false, no_http = false, fresh = false, no_ocsp = false;
   std::string format = "text";
+  // --load and its settings (probe::load_options holds the defaults).
+  bool load = false, request = false, concurrency_given = false;
+  int duration_s = probe::load_options{}.duration_s;
+  std::optional<double> max_rate;
 };
+
+// Set by SIGINT while a load runs: the load driver stops at once and the partial report is
+// written.
+std::atomic<bool> load_stop{false};
+
+void on_sigint(int) {
+  load_stop.store(true);
+}
+
+// SIGINT sets load_stop while it lives; the previous handler comes back after.
+class sigint_guard {
+ public:
+  sigint_guard() {
+    struct sigaction sa {};
+    sa.sa_handler = on_sigint;
+    sigemptyset(&sa.sa_mask);
+    ::sigaction(SIGINT, &sa, &old_);
+  }
+  ~sigint_guard() { ::sigaction(SIGINT, &old_, nullptr); }
+  sigint_guard(const sigint_guard&) = delete;
+  sigint_guard& operator=(const sigint_guard&) = delete;
+
+ private:
+  struct sigaction old_ {};
+};
+
+std::string rate_text(const std::optional<double>& r) {
+  if (!r) return "no rate cap";
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "at most %.0f connections/s", *r);
+  return buf;
+}
+
+// Runs the load phases against the one probed target and stores them in its result; true
+// when Ctrl-C stopped it.
+bool run_load_phase(const probe_args& a, const probe::target& t, probe::target_result& r) {
+  if (r.error) return false;
+  probe::load_options o;
+  o.duration_s = a.duration_s;
+  if (a.concurrency_given) o.concurrency = a.per_target;
+  o.max_rate = a.max_rate;
+  o.request = a.request;
+  o.timeout_ms = a.timeout_ms;
+  o.stop = &load_stop;
+  auto phases = probe::planned_load_phases(r);
+  std::cerr << "ngxtls: load on " << r.target << " (" << r.address << "): " << phases.size()
+            << " phases of " << o.duration_s << " s (";
+  for (std::size_t i = 0; i < phases.size(); ++i) std::cerr << (i ? "; " : "") << phases[i];
+  std::cerr << "), " << o.concurrency << " connections in flight, " << rate_text(o.max_rate)
+            << (o.request ? ", one HEAD / per connection" : "") << "; Ctrl-C stops\n";
+  o.on_phase = [](const std::string& name) { std::cerr << "ngxtls: load: " << name << "\n"; };
+  sigint_guard guard;
+  load_stop.store(false);
+  r.load = probe::run_load(t, r, o);
+  return r.load->interrupted;
+}
 
 // A one-line progress bar on stderr, redrawn at most every 100 ms; only when stderr is a TTY.
 class progress_bar {
@@ -109,6 +172,17 @@ int run_probe_command(const probe_args& a) {
   // Bounds that keep the plan's counters and the descriptors in flight sane.
   if (a.attempts > 1000000 || a.per_target > 1024 || a.parallel > 65536)
     throw usage_error("probe: -n must be <= 1000000, -c <= 1024, --parallel <= 65536");
+  bool load_settings = a.request || a.max_rate || a.duration_s != probe::load_options{}.duration_s;
+  if (load_settings && !a.load)
+    throw usage_error("probe: --duration, --max-rate and --request need --load");
+  if (a.load) {
+    if (texts.size() != 1) throw usage_error("probe: --load needs exactly one target");
+    if (a.duration_s < 1 || a.duration_s > probe::max_load_duration_s)
+      throw usage_error("probe: --duration must be 1.." +
+                        std::to_string(probe::max_load_duration_s) + " s");
+    if (a.max_rate && !(*a.max_rate > 0 && *a.max_rate <= 1e6))
+      throw usage_error("probe: --max-rate must be > 0 and <= 1000000 connections/s");
+  }
   std::vector<probe::target> targets;
   for (const auto& t : texts) targets.push_back(probe::parse_target(t, a.sni, a.connect));
 
@@ -134,6 +208,8 @@ int run_probe_command(const probe_args& a) {
   }
   auto results = probe::run_probe(targets, o);
   bar.reset();
+  bool interrupted =
+      a.load && !results.empty() && run_load_phase(a, targets.front(), results.front());
 
   if (a.format == "json")
     write_output("", report::probe_json(results).dump(2, ' ', false,
@@ -153,6 +229,10 @@ int run_probe_command(const probe_args& a) {
   }
   if (a.sess_out && !results.empty() && results.front().error)
     std::cerr << "ngxtls: error: no session written to " << *a.sess_out << "\n";
+  if (interrupted) {
+    std::cerr << "ngxtls: load interrupted: the report is partial\n";
+    return exit_interrupted;
+  }
   return rc;
 }
 
@@ -170,9 +250,11 @@ void register_probe(CLI::App& app, std::function<int()>& run) {
   sub->add_option(
       "-n", args->attempts,
       "resumption attempts per protocol run (default " + std::to_string(defaults.attempts) + ")");
-  sub->add_option(
-      "-c", args->per_target,
-      "connections in flight per target (default " + std::to_string(defaults.per_target) + ")");
+  sub->add_option("-c", args->per_target,
+                  "connections in flight per target (default " +
+                      std::to_string(defaults.per_target) + "; with --load " +
+                      std::to_string(probe::load_options{}.concurrency) + ")")
+      ->each([args](const std::string&) { args->concurrency_given = true; });
   sub->add_option("--parallel", args->parallel,
                   "targets probed at once (default " + std::to_string(defaults.parallel) + ")");
   sub->add_flag("--tls1.2", args->tls12, "probe TLS 1.2 (tickets and session IDs)");
@@ -191,6 +273,15 @@ void register_probe(CLI::App& app, std::function<int()>& run) {
   sub->add_flag("--fresh-tickets", args->fresh,
                 "offer the newest ticket on every attempt (as browsers do)");
   sub->add_flag("--no-ocsp", args->no_ocsp, "do not ask for OCSP staples");
+  sub->add_flag("--load", args->load,
+                "after the probe, measure handshake capacity with fresh connections (a load "
+                "on the server: one target only)");
+  sub->add_option("--duration", args->duration_s,
+                  "--load: seconds per phase (default " +
+                      std::to_string(probe::load_options{}.duration_s) + ", at most " +
+                      std::to_string(probe::max_load_duration_s) + ")");
+  sub->add_option("--max-rate", args->max_rate, "--load: at most this many connections/s");
+  sub->add_flag("--request", args->request, "--load: send HEAD / on every connection");
   sub->add_option("--targets", args->targets_file, "file with one target a line");
   sub->add_option("--format", args->format, "text, json or prometheus")
       ->check(CLI::IsMember({"text", "json", "prometheus"}));

@@ -95,7 +95,7 @@ void on_handshake(connection& c) {
   c.stapled = SSL_get_tlsext_status_ocsp_resp(s, &staple) > 0 && staple != nullptr;
   if (c.limits->http) {
     c.phase = connection_phase::writing;
-  } else if (c.tls13) {
+  } else if (c.tls13 && !c.limits->stop_after_handshake) {
     c.phase = connection_phase::reading;  // TLS 1.3 tickets come after the handshake: read them
   } else {
     finish(c);

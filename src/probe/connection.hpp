@@ -35,6 +35,8 @@ struct connection_limits {
   std::size_t max_response_bytes = 0;  ///< bytes read after the handshake
   std::size_t max_tickets = 0;         ///< session tickets kept; more fail the connection
   bool http = false;                   ///< send the request after the handshake
+  /// Without `http`: end at the handshake, not reading TLS 1.3 tickets (the load driver).
+  bool stop_after_handshake = false;
 };
 
 /// A client SSL_CTX for exactly one protocol `version` (TLS1_2_VERSION or TLS1_3_VERSION),

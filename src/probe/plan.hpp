@@ -43,6 +43,13 @@ struct run_state {
 /// Where a target is in its plan.
 enum class target_stage { waiting, runs, retries, finished };
 
+/// The request sent after each handshake: `HEAD /` with the name the server is asked for.
+std::string http_request(const target& t);
+
+/// Resolves where `t` is dialled into `addr`; the error text when it cannot be resolved.
+std::optional<std::string> resolve_target(const target& t, sockaddr_storage& addr,
+                                          socklen_t& addr_len);
+
 /// One target being probed.
 struct target_state {
   const probe_options* options = nullptr;

@@ -42,16 +42,6 @@ bool unsupported_protocol(const std::string& reason) {
          reason.find("alert handshake failure") != std::string::npos;
 }
 
-// The request sent after each handshake: HEAD / with the name the server is asked for.
-std::string http_request(const target& t) {
-  std::string host = !t.sni.empty()
-                         ? t.sni
-                         : (t.host.find(':') != std::string::npos ? "[" + t.host + "]" : t.host);
-  if (t.port != 443) host += ":" + std::to_string(t.port);
-  return "HEAD / HTTP/1.1\r\nHost: " + host +
-         "\r\nUser-Agent: ngxtls/" NGXTLS_VERSION "\r\nConnection: close\r\n\r\n";
-}
-
 // One protocol/mechanism run to plan.
 struct run_spec {
   tls_protocol protocol;
@@ -168,15 +158,8 @@ class prober {
     // Module states exist while the target is probed: memory follows --parallel, not the
     // length of the target list.
     for (const auto* m : measurements()) t.module_states.push_back(m->start_target(t));
-    addrinfo hints{};
-    hints.ai_family = AF_UNSPEC;
-    hints.ai_socktype = SOCK_STREAM;
-    hints.ai_flags = AI_NUMERICSERV;
-    addrinfo* found = nullptr;
-    std::string port = std::to_string(t.t.connect_port);
-    int rc = getaddrinfo(t.t.connect_host.c_str(), port.c_str(), &hints, &found);
-    if (rc != 0 || found == nullptr) {
-      t.res.error = "cannot resolve \"" + t.t.connect_host + "\": " + gai_strerror(rc);
+    if (auto err = resolve_target(t.t, t.addr, t.addr_len)) {
+      t.res.error = *err;
       t.stage = target_stage::finished;
       t.res.protocols.clear();
       progress_.done += static_cast<int>(t.runs.size()) * (1 + opt_.attempts);
@@ -184,9 +167,6 @@ class prober {
       t.module_states.clear();
       return;
     }
-    std::memcpy(&t.addr, found->ai_addr, found->ai_addrlen);
-    t.addr_len = found->ai_addrlen;
-    freeaddrinfo(found);
     t.res.address = address_text(t.addr);
   }
 
@@ -527,6 +507,32 @@ std::vector<target_result> run_probe(const std::vector<target>& targets,
   ::signal(SIGPIPE, SIG_IGN);
   prober p(targets, options);
   return p.run();
+}
+
+std::string http_request(const target& t) {
+  std::string host = !t.sni.empty()
+                         ? t.sni
+                         : (t.host.find(':') != std::string::npos ? "[" + t.host + "]" : t.host);
+  if (t.port != 443) host += ":" + std::to_string(t.port);
+  return "HEAD / HTTP/1.1\r\nHost: " + host +
+         "\r\nUser-Agent: ngxtls/" NGXTLS_VERSION "\r\nConnection: close\r\n\r\n";
+}
+
+std::optional<std::string> resolve_target(const target& t, sockaddr_storage& addr,
+                                          socklen_t& addr_len) {
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = AI_NUMERICSERV;
+  addrinfo* found = nullptr;
+  std::string port = std::to_string(t.connect_port);
+  int rc = getaddrinfo(t.connect_host.c_str(), port.c_str(), &hints, &found);
+  if (rc != 0 || found == nullptr)
+    return "cannot resolve \"" + t.connect_host + "\": " + gai_strerror(rc);
+  std::memcpy(&addr, found->ai_addr, found->ai_addrlen);
+  addr_len = found->ai_addrlen;
+  freeaddrinfo(found);
+  return std::nullopt;
 }
 
 }  // namespace ngxtls::probe

@@ -57,6 +57,7 @@ timing_ms summarize_ms(std::vector<double> samples_ms) {
   };
   t.median = rank(0.5);
   t.p90 = rank(0.9);
+  t.p99 = rank(0.99);
   return t;
 }
 

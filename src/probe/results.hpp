@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "probe/modules/certificate.hpp"
+#include "probe/modules/load.hpp"
 #include "probe/modules/ocsp.hpp"
 #include "probe/modules/resumption.hpp"
 #include "probe/modules/tickets.hpp"
@@ -84,6 +85,7 @@ struct target_result {
   std::vector<run_result> protocols;
   std::optional<certificate_facts> certificate;  ///< the certificate module's part
   ocsp_result ocsp;                              ///< the OCSP module's part
+  std::optional<load_result> load;               ///< the load driver's part (only with --load)
   double elapsed_ms = 0;
 };
 

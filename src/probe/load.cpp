@@ -1,0 +1,474 @@
+#include "probe/load.hpp"
+
+#include <openssl/evp.h>
+#include <openssl/x509.h>
+#include <poll.h>
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <cmath>
+#include <memory>
+#include <thread>
+
+#include "probe/connection.hpp"
+#include "probe/plan.hpp"
+
+namespace ngxtls::probe {
+
+std::string to_string(load_phase_kind k) {
+  switch (k) {
+    case load_phase_kind::full_tls13:
+      return "full_tls13";
+    case load_phase_kind::full_tls12:
+      return "full_tls12";
+    case load_phase_kind::psk_tls13:
+      return "psk_tls13";
+    case load_phase_kind::ticket_tls12:
+      return "ticket_tls12";
+    case load_phase_kind::session_id_tls12:
+      return "session_id_tls12";
+  }
+  return "?";
+}
+
+bool is_resumed(load_phase_kind k) {
+  return k == load_phase_kind::psk_tls13 || k == load_phase_kind::ticket_tls12 ||
+         k == load_phase_kind::session_id_tls12;
+}
+
+std::string to_string(certificate_key k) {
+  switch (k) {
+    case certificate_key::any:
+      return "any";
+    case certificate_key::ecdsa:
+      return "ecdsa";
+    case certificate_key::rsa:
+      return "rsa";
+  }
+  return "?";
+}
+
+std::string phase_label(load_phase_kind k, certificate_key key) {
+  std::string s;
+  switch (k) {
+    case load_phase_kind::full_tls13:
+      s = "full TLS 1.3";
+      break;
+    case load_phase_kind::full_tls12:
+      s = "full TLS 1.2";
+      break;
+    case load_phase_kind::psk_tls13:
+      s = "TLS 1.3 PSK";
+      break;
+    case load_phase_kind::ticket_tls12:
+      s = "TLS 1.2 ticket";
+      break;
+    case load_phase_kind::session_id_tls12:
+      s = "TLS 1.2 session ID";
+      break;
+  }
+  if (key == certificate_key::ecdsa) s += ", ECDSA";
+  if (key == certificate_key::rsa) s += ", RSA";
+  return s;
+}
+
+double capacity_at(double r, double full_per_s, double resumed_per_s) {
+  if (full_per_s <= 0 || resumed_per_s <= 0) return 0;
+  r = std::clamp(r, 0.0, 1.0);
+  return 1.0 / ((1.0 - r) / full_per_s + r / resumed_per_s);
+}
+
+namespace {
+
+// A phase to run.
+struct phase_spec {
+  load_phase_kind kind;
+  certificate_key key;
+};
+
+bool is_tls13(load_phase_kind k) {
+  return k == load_phase_kind::full_tls13 || k == load_phase_kind::psk_tls13;
+}
+
+const run_result* find_run(const target_result& p, tls_protocol proto, resumption_mechanism m) {
+  for (const auto& r : p.protocols)
+    if (r.protocol == proto && r.mechanism == m) return &r;
+  return nullptr;
+}
+
+// The server completed handshakes in `proto` during the ordinary probe.
+bool speaks(const target_result& p, tls_protocol proto) {
+  for (const auto& r : p.protocols)
+    if (r.protocol == proto && r.supported && r.connections > 0) return true;
+  return false;
+}
+
+// The ordinary probe's run of this resumed phase resumed at least once.
+const run_result* resuming_run(const target_result& p, load_phase_kind k) {
+  const run_result* r = nullptr;
+  if (k == load_phase_kind::psk_tls13)
+    r = find_run(p, tls_protocol::tls1_3, resumption_mechanism::ticket);
+  else if (k == load_phase_kind::ticket_tls12)
+    r = find_run(p, tls_protocol::tls1_2, resumption_mechanism::ticket);
+  else if (k == load_phase_kind::session_id_tls12)
+    r = find_run(p, tls_protocol::tls1_2, resumption_mechanism::session_id);
+  return r != nullptr && r->resumed > 0 ? r : nullptr;
+}
+
+std::vector<phase_spec> base_phases(const target_result& p) {
+  std::vector<phase_spec> out;
+  using enum load_phase_kind;
+  if (speaks(p, tls_protocol::tls1_3)) {
+    out.push_back({full_tls13, certificate_key::any});
+    if (resuming_run(p, psk_tls13)) out.push_back({psk_tls13, certificate_key::any});
+  }
+  if (speaks(p, tls_protocol::tls1_2)) {
+    out.push_back({full_tls12, certificate_key::any});
+    if (resuming_run(p, ticket_tls12)) out.push_back({ticket_tls12, certificate_key::any});
+    if (resuming_run(p, session_id_tls12)) out.push_back({session_id_tls12, certificate_key::any});
+  }
+  return out;
+}
+
+// Signature algorithms that admit only one key type (RFC 8446 section 4.2.3 names).
+constexpr const char* ecdsa_sigalgs =
+    "ecdsa_secp256r1_sha256:ecdsa_secp384r1_sha384:ecdsa_secp521r1_sha512";
+constexpr const char* rsa_sigalgs =
+    "rsa_pss_rsae_sha256:rsa_pss_rsae_sha384:rsa_pss_rsae_sha512:rsa_pkcs1_sha256:"
+    "rsa_pkcs1_sha384:rsa_pkcs1_sha512";
+
+tls::ssl_ctx_ptr phase_context(const phase_spec& s, bool request, long max_cert_list_bytes) {
+  auto ctx = make_client_context(is_tls13(s.kind) ? TLS1_3_VERSION : TLS1_2_VERSION,
+                                 s.kind == load_phase_kind::session_id_tls12, request,
+                                 max_cert_list_bytes);
+  if (s.key != certificate_key::any &&
+      SSL_CTX_set1_sigalgs_list(ctx.get(),
+                                s.key == certificate_key::ecdsa ? ecdsa_sigalgs : rsa_sigalgs) != 1)
+    tls::throw_openssl("SSL_CTX_set1_sigalgs_list");
+  return ctx;
+}
+
+// Where the endpoint is and how connections to it are set up.
+struct endpoint {
+  sockaddr_storage addr{};
+  socklen_t addr_len = 0;
+  std::string address, sni, request;
+};
+
+// One handshake, waited for: the session to offer in a resumed phase, or the leaf's key type.
+struct single_handshake {
+  bool ok = false;
+  session_ptr session;  // newest session received
+  int leaf_key_type = EVP_PKEY_NONE;
+  std::string error;
+};
+
+single_handshake one_handshake(const endpoint& e, SSL_CTX* ctx, bool tls13, int timeout_ms) {
+  connection_limits lim;
+  lim.timeout_ms = timeout_ms;
+  lim.idle_ms = probe_options{}.idle_ms;
+  lim.max_response_bytes = probe_options{}.max_response_bytes;
+  lim.max_tickets = probe_options{}.max_tickets_per_connection;
+  connection c;
+  c.limits = &lim;
+  c.address = e.address;
+  c.tls13 = tls13;
+  open_connection(c, e.addr, e.addr_len, ctx, e.sni, false, nullptr, clock_type::now());
+  single_handshake out;
+  while (c.phase != connection_phase::done) {
+    auto now = clock_type::now();
+    auto wait = std::chrono::duration_cast<std::chrono::milliseconds>(wake_time(c) - now);
+    pollfd pfd{c.fd, poll_events(c), 0};
+    ::poll(&pfd, 1, static_cast<int>(std::clamp<long long>(wait.count() + 1, 0, 1000)));
+    if (pfd.revents != 0) step(c);
+    check_time(c, clock_type::now());
+  }
+  out.ok = c.handshake_ok && !c.error;
+  if (c.error) out.error = *c.error;
+  if (!c.sessions.empty()) out.session = share_session(c.sessions.back().get());
+  if (c.handshake_ok && c.ssl) {
+    if (X509* leaf = SSL_get0_peer_certificate(c.ssl.get()))
+      if (EVP_PKEY* key = X509_get0_pubkey(leaf)) out.leaf_key_type = EVP_PKEY_get_base_id(key);
+  }
+  return out;
+}
+
+// What one thread saw in a phase.
+struct tally {
+  std::vector<double> connect_ms, handshake_ms, first_byte_ms;
+  int ok = 0, resumed = 0, failures = 0;
+  std::optional<std::string> last_error;
+};
+
+// Everything a phase's threads share (read-only while they run).
+struct phase_run {
+  const endpoint* e = nullptr;
+  SSL_CTX* ctx = nullptr;
+  SSL_SESSION* offer = nullptr;
+  bool tls13 = false;
+  connection_limits limits;
+  time_point start, end;
+  const std::atomic<bool>* stop = nullptr;
+};
+
+void record(const connection& c, time_point end, tally& t) {
+  if (c.error) {
+    ++t.failures;
+    t.last_error = *c.error;
+    return;
+  }
+  if (!c.handshake_ok || clock_type::now() > end) return;  // finished after the phase
+  ++t.ok;
+  if (c.reused) ++t.resumed;
+  if (c.connected_at) t.connect_ms.push_back(ms_between(c.started, *c.connected_at));
+  if (c.connected_at && c.handshake_at)
+    t.handshake_ms.push_back(ms_between(*c.connected_at, *c.handshake_at));
+  if (c.request_sent_at && c.first_byte_at)
+    t.first_byte_ms.push_back(ms_between(*c.request_sent_at, *c.first_byte_at));
+}
+
+// One event loop: keeps `slots` connections in flight until the phase ends, launching at most
+// `rate_per_s` a second (0: no cap).
+void event_loop(const phase_run& p, int slots, double rate_per_s, tally& out) {
+  std::vector<std::unique_ptr<connection>> conns(static_cast<std::size_t>(slots));
+  auto interval = rate_per_s > 0 ? std::chrono::duration_cast<clock_type::duration>(
+                                       std::chrono::duration<double>(1.0 / rate_per_s))
+                                 : clock_type::duration::zero();
+  time_point next_launch = p.start;
+  std::vector<pollfd> pfds;
+  std::vector<connection*> polled;
+  auto finish_done = [&](std::unique_ptr<connection>& c) {
+    if (c && c->phase == connection_phase::done) {
+      record(*c, p.end, out);
+      c.reset();
+    }
+  };
+  for (;;) {
+    if (p.stop != nullptr && p.stop->load()) return;  // at once: in-flight connections dropped
+    auto now = clock_type::now();
+    bool launching = now < p.end;
+    if (launching) {
+      for (auto& c : conns) {
+        if (c) continue;
+        if (rate_per_s > 0 && now < next_launch) break;
+        c = std::make_unique<connection>();
+        c->limits = &p.limits;
+        c->address = p.e->address;
+        c->request = p.e->request;
+        c->tls13 = p.tls13;
+        c->role = p.offer ? connection_role::attempt : connection_role::first;
+        open_connection(*c, p.e->addr, p.e->addr_len, p.ctx, p.e->sni, false, p.offer, now);
+        if (rate_per_s > 0) next_launch = std::max(next_launch + interval, now - interval);
+        finish_done(c);
+      }
+    }
+    pfds.clear();
+    polled.clear();
+    time_point wake = launching ? p.end : now + std::chrono::seconds(3600);
+    bool free_slot = false;
+    for (auto& c : conns) {
+      if (!c) {
+        free_slot = true;
+        continue;
+      }
+      pfds.push_back({c->fd, poll_events(*c), 0});
+      polled.push_back(c.get());
+      wake = std::min(wake, wake_time(*c));
+    }
+    if (!launching && polled.empty()) return;
+    if (launching && free_slot && rate_per_s > 0) wake = std::min(wake, next_launch);
+    auto wait_ms = std::chrono::duration_cast<std::chrono::milliseconds>(wake - now).count() + 1;
+    // At most 100 ms between looks at the stop flag.
+    ::poll(pfds.data(), pfds.size(), static_cast<int>(std::clamp<long long>(wait_ms, 0, 100)));
+    now = clock_type::now();
+    for (std::size_t i = 0; i < polled.size(); ++i) {
+      if (pfds[i].revents != 0) step(*polled[i]);
+      check_time(*polled[i], now);
+    }
+    for (auto& c : conns) finish_done(c);
+  }
+}
+
+double cpu_seconds() {
+  rusage u{};
+  ::getrusage(RUSAGE_SELF, &u);
+  auto s = [](const timeval& t) { return static_cast<double>(t.tv_sec) + t.tv_usec / 1e6; };
+  return s(u.ru_utime) + s(u.ru_stime);
+}
+
+// Client threads busier than this share of their time mean the client limited the rate.
+constexpr double client_bound_share = 0.9;
+
+load_phase_result run_phase(const endpoint& e, const phase_spec& s, SSL_SESSION* offer,
+                            const load_options& o, int threads) {
+  auto ctx = phase_context(s, o.request, o.max_cert_list_bytes);
+  phase_run p;
+  p.e = &e;
+  p.ctx = ctx.get();
+  p.offer = offer;
+  p.tls13 = is_tls13(s.kind);
+  p.limits.timeout_ms = o.timeout_ms;
+  p.limits.idle_ms = probe_options{}.idle_ms;
+  p.limits.max_response_bytes = probe_options{}.max_response_bytes;
+  p.limits.max_tickets = probe_options{}.max_tickets_per_connection;
+  p.limits.http = o.request;
+  p.limits.stop_after_handshake = true;
+  p.stop = o.stop;
+  double cpu_before = cpu_seconds();
+  p.start = clock_type::now();
+  p.end = p.start + std::chrono::seconds(o.duration_s);
+  int n = std::max(1, std::min(threads, o.concurrency));
+  std::vector<tally> tallies(static_cast<std::size_t>(n));
+  {
+    std::vector<std::jthread> pool;
+    for (int i = 0; i < n; ++i) {
+      int slots = o.concurrency / n + (i < o.concurrency % n ? 1 : 0);
+      double rate = o.max_rate ? *o.max_rate * slots / o.concurrency : 0;
+      pool.emplace_back([&p, &tallies, i, slots, rate] {
+        event_loop(p, slots, rate, tallies[static_cast<std::size_t>(i)]);
+      });
+    }
+  }
+  auto done = clock_type::now();
+  double wall_s = std::chrono::duration<double>(done - p.start).count();
+  load_phase_result r;
+  r.kind = s.kind;
+  r.key = s.key;
+  r.elapsed_s = std::chrono::duration<double>(std::min(done, p.end) - p.start).count();
+  tally all;
+  for (auto& t : tallies) {
+    all.ok += t.ok;
+    all.resumed += t.resumed;
+    all.failures += t.failures;
+    if (t.last_error) all.last_error = t.last_error;
+    all.connect_ms.insert(all.connect_ms.end(), t.connect_ms.begin(), t.connect_ms.end());
+    all.handshake_ms.insert(all.handshake_ms.end(), t.handshake_ms.begin(), t.handshake_ms.end());
+    all.first_byte_ms.insert(all.first_byte_ms.end(), t.first_byte_ms.begin(),
+                             t.first_byte_ms.end());
+  }
+  r.connections = all.ok;
+  r.resumed = all.resumed;
+  r.failures = all.failures;
+  r.last_error = all.last_error;
+  r.connections_per_s = r.elapsed_s > 0 ? all.ok / r.elapsed_s : 0;
+  r.connect_ms = summarize_ms(std::move(all.connect_ms));
+  r.handshake_ms = summarize_ms(std::move(all.handshake_ms));
+  r.first_byte_ms = summarize_ms(std::move(all.first_byte_ms));
+  if (wall_s > 0) r.client_cpu_share = std::min(1.0, (cpu_seconds() - cpu_before) / (wall_s * n));
+  r.client_bound = r.client_cpu_share >= client_bound_share;
+  return r;
+}
+
+const load_phase_result* measured(const load_result& l, load_phase_kind k,
+                                  certificate_key key = certificate_key::any) {
+  for (const auto& p : l.phases)
+    if (p.kind == k && p.key == key && p.connections > 0) return &p;
+  return nullptr;
+}
+
+// R from a resumed phase in which only a share s of the connections resumed (the session is
+// known to one of several servers): the phase's cost per connection is s / R + (1 - s) / F, so
+// 1 / R = (1 / rate - (1 - s) / F) / s. The phase's own rate when every connection resumed, or
+// when noise makes the estimate meaningless.
+double resumed_capacity(const load_phase_result& r, double full_per_s) {
+  double s = r.connections > 0 ? static_cast<double>(r.resumed) / r.connections : 0;
+  if (s >= 1.0 || s <= 0 || full_per_s <= 0 || r.connections_per_s <= 0) return r.connections_per_s;
+  double cost = (1.0 / r.connections_per_s - (1.0 - s) / full_per_s) / s;
+  return cost > 0 ? 1.0 / cost : r.connections_per_s;
+}
+
+void price(load_result& l, const target_result& probed) {
+  using enum load_phase_kind;
+  auto add = [&](load_phase_kind full, load_phase_kind resumed) {
+    const auto* f = measured(l, full);
+    const auto* r = measured(l, resumed);
+    const run_result* run = resuming_run(probed, resumed);
+    if (f == nullptr || r == nullptr || run == nullptr) return;
+    resumption_price p;
+    p.full = full;
+    p.resumed = resumed;
+    p.resumption_rate = run->rate;
+    p.full_per_s = f->connections_per_s;
+    p.resumed_per_s = resumed_capacity(*r, p.full_per_s);
+    p.today_per_s = capacity_at(p.resumption_rate, p.full_per_s, p.resumed_per_s);
+    p.full_resumption_per_s = capacity_at(1.0, p.full_per_s, p.resumed_per_s);
+    p.gain = p.today_per_s > 0 ? p.full_resumption_per_s / p.today_per_s - 1 : 0;
+    l.prices.push_back(p);
+  };
+  add(full_tls13, psk_tls13);
+  // TLS 1.2: the mechanism that resumes best in the ordinary probe is what clients get.
+  const run_result* t = resuming_run(probed, ticket_tls12);
+  const run_result* i = resuming_run(probed, session_id_tls12);
+  if (t != nullptr && (i == nullptr || t->rate >= i->rate))
+    add(full_tls12, ticket_tls12);
+  else if (i != nullptr)
+    add(full_tls12, session_id_tls12);
+}
+
+}  // namespace
+
+std::vector<std::string> planned_load_phases(const target_result& probed) {
+  std::vector<std::string> out;
+  for (const auto& s : base_phases(probed)) out.push_back(phase_label(s.kind, s.key));
+  if (!out.empty()) out.push_back("full handshakes with ECDSA and with RSA (if both are offered)");
+  return out;
+}
+
+load_result run_load(const target& t, const target_result& probed, const load_options& o) {
+  load_result l;
+  l.duration_s = o.duration_s;
+  l.concurrency = o.concurrency;
+  l.max_rate = o.max_rate;
+  l.request = o.request;
+  int threads = o.threads > 0 ? o.threads : static_cast<int>(std::thread::hardware_concurrency());
+  l.client_threads = std::max(1, std::min(threads, o.concurrency));
+  endpoint e;
+  if (auto err = resolve_target(t, e.addr, e.addr_len)) return l;
+  e.address = probed.address;
+  e.sni = t.sni;
+  if (o.request) e.request = http_request(t);
+  auto stopped = [&] { return o.stop != nullptr && o.stop->load(); };
+  auto run = [&](const phase_spec& s) {
+    if (stopped()) return;
+    session_ptr offer;
+    if (is_resumed(s.kind)) {
+      auto ctx = phase_context(s, false, o.max_cert_list_bytes);
+      auto first = one_handshake(e, ctx.get(), is_tls13(s.kind), o.timeout_ms);
+      if (!first.session) return;  // nothing to offer: the phase cannot run
+      offer = std::move(first.session);
+    }
+    if (o.on_phase) o.on_phase(phase_label(s.kind, s.key));
+    l.phases.push_back(run_phase(e, s, offer.get(), o, l.client_threads));
+  };
+  auto phases = base_phases(probed);
+  for (const auto& s : phases) run(s);
+  // Both key types offered: a handshake restricted to each gets a leaf of that type.
+  if (!phases.empty() && !stopped()) {
+    phase_spec full = phases.front();  // TLS 1.3 when spoken
+    auto probe_key = [&](certificate_key key) {
+      auto ctx = phase_context({full.kind, key}, false, o.max_cert_list_bytes);
+      return one_handshake(e, ctx.get(), is_tls13(full.kind), o.timeout_ms).leaf_key_type;
+    };
+    int ec = probe_key(certificate_key::ecdsa);
+    int rsa = probe_key(certificate_key::rsa);
+    if (ec == EVP_PKEY_EC && (rsa == EVP_PKEY_RSA || rsa == EVP_PKEY_RSA_PSS)) {
+      run({full.kind, certificate_key::ecdsa});
+      run({full.kind, certificate_key::rsa});
+      const auto* pe = measured(l, full.kind, certificate_key::ecdsa);
+      const auto* pr = measured(l, full.kind, certificate_key::rsa);
+      if (pe != nullptr && pr != nullptr) {
+        certificate_price c;
+        c.phase = full.kind;
+        c.ecdsa_per_s = pe->connections_per_s;
+        c.rsa_per_s = pr->connections_per_s;
+        c.gain = c.rsa_per_s > 0 ? c.ecdsa_per_s / c.rsa_per_s - 1 : 0;
+        l.certificate = c;
+      }
+    }
+  }
+  l.interrupted = stopped();
+  price(l, probed);
+  return l;
+}
+
+}  // namespace ngxtls::probe

@@ -1,0 +1,54 @@
+#pragma once
+// The load driver: handshake capacity of one endpoint. Fresh TCP connections, one kind per
+// phase, for a bounded time, on the prober's connection code (connection.hpp), one poll() loop
+// per client thread. Which phases run follows the ordinary probe's result of the same target:
+// a resumed phase only where that run resumed at all. The figures are the load module's part
+// of the target (modules/load.hpp); the module renders them.
+
+#include <atomic>
+#include <functional>
+#include <optional>
+#include <string>
+
+#include "probe/prober.hpp"
+
+namespace ngxtls::probe {
+
+/// Longest phase a load may ask for, s.
+inline constexpr int max_load_duration_s = 120;
+
+/// How to load an endpoint.
+struct load_options {
+  int duration_s = 10;             ///< --duration: per phase, 1..max_load_duration_s
+  int concurrency = 16;            ///< -c: connections in flight, over all threads
+  std::optional<double> max_rate;  ///< --max-rate: connections/s over all threads
+  bool request = false;            ///< --request: one `HEAD /` per connection
+  int threads = 0;                 ///< event loops; 0 = one per client core
+  int timeout_ms = 5000;           ///< per connection (connect + handshake + response), ms
+  long max_cert_list_bytes = probe_options{}.max_cert_list_bytes;  ///< as the prober's
+  /// Set (from a signal handler) to stop at once; the phases measured so far are kept.
+  const std::atomic<bool>* stop = nullptr;
+  /// Told the name of each phase as it starts (may be empty).
+  std::function<void(const std::string&)> on_phase;
+};
+
+/// The phases `run_load` will run for `probed` (the ordinary probe's result of the target),
+/// as report names ("full TLS 1.3", ...), for the announcement before a load starts.
+std::vector<std::string> planned_load_phases(const target_result& probed);
+
+/// Loads `t` after its ordinary probe `probed`: full handshakes per protocol the server
+/// speaks, each resumption mechanism that resumed in `probed`, and, where the server offers
+/// both RSA and ECDSA certificates, full handshakes restricted to each; then prices
+/// resumption and the certificate choice. Each phase ends `duration_s` after it started
+/// (connections still in flight then are given their timeout and counted as failures when
+/// they fail), or at once when `*stop` is set (`interrupted`).
+load_result run_load(const target& t, const target_result& probed, const load_options& o);
+
+/// Capacity at resumption rate `r` (0..1) with full capacity `full_per_s` and resumed
+/// capacity `resumed_per_s`: 1 / ((1 - r) / F + r / R). 0 when either capacity is 0.
+double capacity_at(double r, double full_per_s, double resumed_per_s);
+
+/// Human name of a phase: "full TLS 1.3", "TLS 1.2 session ID", "full TLS 1.3, RSA".
+std::string phase_label(load_phase_kind k, certificate_key key = certificate_key::any);
+
+}  // namespace ngxtls::probe

@@ -1,0 +1,69 @@
+// check --sandbox --load: each finding about resumption is priced with the load phases against
+// the sandbox nginx, in handshakes per second at the measured rate and at full resumption.
+#include <doctest/doctest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "support/fixture_env.hpp"
+#include "support/process.hpp"
+
+using json = nlohmann::json;
+using namespace ngxtls;
+
+namespace {
+
+json check_json(const std::string& conf, const std::vector<std::string>& extra, int& rc) {
+  std::vector<std::string> argv = {
+      test::ngxtls_binary(), "check", conf, "--sandbox", "--format", "json", "--fail-on", "never"};
+  argv.insert(argv.end(), extra.begin(), extra.end());
+  auto r = test::run(argv, "", 120);
+  rc = r.exit_code;
+  INFO("stderr: " << r.err);
+  REQUIRE(!r.out.empty());
+  return json::parse(r.out);
+}
+
+}  // namespace
+
+TEST_CASE("check --sandbox --load prices ticket keys not shared between two instances") {
+  test::temp_dir dir;
+  test::make_fixture_material(dir.path());
+  auto conf = dir.write("nginx.conf", test::read_file(test::source_dir() / "fixtures/rules" /
+                                                      "ticket-keys-not-shared/no-key-file.conf"))
+                  .string();
+  int rc = -1;
+  auto doc = check_json(conf, {"--instances", "2", "--load", "--duration", "1"}, rc);
+  CHECK(rc == 0);
+  std::string notes;
+  for (const auto& n : doc["notes"]) notes += n.get<std::string>() + "\n";
+  CHECK(notes.find("load: ticket-keys-not-shared at example.com") != std::string::npos);
+  CHECK(notes.find("at full resumption") != std::string::npos);
+  int priced = 0;
+  for (const auto& t : doc["probe"]["targets"]) {
+    if (!t.contains("load")) continue;
+    for (const auto& p : t["load"]["prices"]) {
+      ++priced;
+      double r = p["resumption_rate"], f = p["full_per_s"], res = p["resumed_per_s"],
+             today = p["today_per_s"];
+      CAPTURE(p.dump());
+      // Two masters with their own keys: about half the attempts resume (test_probe_nginx).
+      CHECK(r > 0);
+      CHECK(r < 1);
+      CHECK(today == doctest::Approx(1.0 / ((1 - r) / f + r / res)));
+      CHECK(p["full_resumption_per_s"].get<double>() == doctest::Approx(res));
+    }
+  }
+  CHECK(priced >= 1);
+
+  SUBCASE("without --load nothing is loaded") {
+    auto plain = check_json(conf, {"--instances", "2"}, rc);
+    for (const auto& t : plain["probe"]["targets"]) CHECK_FALSE(t.contains("load"));
+  }
+}
+
+TEST_CASE("check --load needs --sandbox") {
+  auto r = test::run(
+      {test::ngxtls_binary(), "check", "/dev/null", "--endpoint", "127.0.0.1:1", "--load"}, "", 30);
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("--load needs --sandbox") != std::string::npos);
+}
