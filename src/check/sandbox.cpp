@@ -21,6 +21,7 @@
 #include <thread>
 #include <tuple>
 
+#include "config/paths.hpp"
 #include "tls/certificate.hpp"
 #include "tls/pki.hpp"
 #include "tls/ticket_key.hpp"
@@ -120,9 +121,9 @@ std::string server_label(const model::model& m, const model::server& s) {
 }
 
 std::string resolve(const model::model& m, const std::string& path) {
-  if (path.empty() || path[0] == '/' || !m.cfg) return path;
+  if (path.empty() || !m.cfg) return path;
   // Absolute: the sandbox nginx runs with another prefix.
-  return fs::absolute(fs::path(m.cfg->conf_prefix) / path).lexically_normal().string();
+  return fs::absolute(config::resolve_file(m.cfg->conf_prefix, path)).lexically_normal().string();
 }
 
 bool readable_file(const std::string& path) {

@@ -41,4 +41,8 @@ std::size_t parallel_splices();
 /// the backslash, `\t` `\r` `\n` become control characters, other pairs are kept.
 std::string unescape(std::string_view raw);
 
+/// The error text of the max_directives limit (docs/limits.md), the same whether the parser or
+/// the loader's include expansion reaches it.
+std::string too_many_directives(std::size_t max_directives);
+
 }  // namespace ngxtls::config::detail

@@ -257,9 +257,7 @@ struct parse_state {
     }
     if (++directives > max_directives) {
       // Before the records pile up: a file of ten million `a;` must fail, not fill memory.
-      fail(name_line, name_column,
-           "more than " + std::to_string(max_directives) +
-               " directives after expanding includes (max_directives)");
+      fail(name_line, name_column, detail::too_many_directives(max_directives));
     }
     directive d;
     if (detach) {
@@ -637,6 +635,11 @@ namespace detail {
 
 std::size_t parallel_splices() {
   return splices.load(std::memory_order_relaxed);
+}
+
+std::string too_many_directives(std::size_t max_directives) {
+  return "more than " + std::to_string(max_directives) +
+         " directives after expanding includes (max_directives)";
 }
 
 std::string unescape(std::string_view raw) {
