@@ -64,7 +64,7 @@ it sees; two names and a partial rate mean two key domains. `ngxtls check --sand
 a saved ticket failing after a reload.
 
 ## Source
-DESIGN facts 3 and 4 (nginx 1.22.1: 0/10 after a reload and across two masters without a
+docs/nginx-facts.md#workers-share-ticket-keys and docs/nginx-facts.md#ticket-keys-per-instance (nginx 1.22.1: 0/10 after a reload and across two masters without a
 key file; 10/10 with one shared key file; 40/40 for 4 workers with reuseport). nginx 1.23.2
 CHANGES: "ticket keys are now stored in shared memory" with `ssl_session_cache shared:`.
 Measured on Debian 12's 1.22.1, upstream 1.26.3 and Debian sid's 1.30.6 by

@@ -63,7 +63,7 @@ the host shows whether a weak suite is accepted.
 
 ## Source
 The installed libssl (`openssl ciphers -v` equivalent: SSL_CTX_set_cipher_list, then
-SSL_CTX_get_ciphers); nginx default `HIGH:!aNULL:!MD5` (DESIGN fact 7); nginx
+SSL_CTX_get_ciphers); nginx default `HIGH:!aNULL:!MD5` (docs/nginx-facts.md#builtin-defaults); nginx
 ngx_ssl_ciphers (src/event/ngx_event_openssl.c) fails the config when no cipher matches;
 RFC 7465 (no RC4), Sweet32 (CVE-2016-2183), Mozilla Server Side TLS.
 )";

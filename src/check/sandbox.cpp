@@ -1106,8 +1106,8 @@ void sandbox::generate(const model::model& m) {
       throw target_error("sandbox: nginx -t rejects the sandbox config: " +
                          shown(t.err.empty() ? t.out : t.err));
     // Blame: a directive whose argument the message quotes (nginx reports some errors with no
-    // line, or at a block's end: DESIGN fact 5), else the line nginx names.
-    // Several directives can quote the same argument (one file named as the certificate key
+    // line, or at a block's end: docs/nginx-facts.md#ticket-key-rotation), else the line nginx
+    // names. Several directives can quote the same argument (one file named as the certificate key
     // and as the ticket key, an error nginx reports at the block's end): then the line nginx
     // names decides if it is one of them, else the search below finds the directive whose
     // removal makes the server pass.

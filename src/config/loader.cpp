@@ -501,7 +501,8 @@ class loader {
       }
       indices.push_back(index);
       if (std::find(active_.begin(), active_.end(), index) != active_.end()) {
-        // nginx has no guard here (1.22 segfaults, DESIGN fact 10); name the active chain.
+        // nginx has no guard here (1.22 segfaults, docs/nginx-facts.md#parsing); name the active
+        // chain.
         std::string message = "include cycle: ";
         for (const auto& f : site_chain()) message += to_string(f) + " -> ";
         message += to_string(site) + " includes \"" + cfg_.files[index].path +

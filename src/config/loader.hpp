@@ -71,7 +71,7 @@ struct load_options {
   std::optional<std::string> conf_prefix;
   /// Do not follow includes (crossplane's --single-file).
   bool single_file = false;
-  /// Limits (DESIGN / issue 6): each hit is an input_error that names the limit.
+  /// Limits (docs/limits.md): each hit is an input_error that names the limit.
   std::size_t max_file_bytes = 256u << 20;
   std::size_t max_depth = 256;  ///< block nesting, in one file and across includes
   std::size_t max_include_depth = 64;
@@ -131,8 +131,9 @@ std::string read_stream_bounded(int fd, const std::string& name, std::size_t max
 config load_file(const std::string& main_path, const load_options& options = {});
 
 /// Loads an `nginx -T` dump: split at `# configuration file PATH:` markers, main file first;
-/// includes are expanded from that path -> content map (DESIGN fact 10). `dump_name` names the
-/// dump in errors that precede the first marker. Throws input_error when no marker is found.
+/// includes are expanded from that path -> content map (docs/nginx-facts.md#parsing). `dump_name`
+/// names the dump in errors that precede the first marker. Throws input_error when no marker is
+/// found.
 config load_dump(std::string_view dump, const std::string& dump_name,
                  const load_options& options = {});
 

@@ -1,6 +1,6 @@
 #pragma once
 // The syntax tree: what src/config produces from nginx configuration text and what
-// src/model reads. Input is bytes, never decoded (DESIGN, Syntax tree).
+// src/model reads. Input is bytes, never decoded.
 //
 // The tree is compact for large fleets (issue 6: a 20 MB config): names and arguments
 // are views into the file's bytes, unescaped copies exist only for the few tokens whose
@@ -176,7 +176,7 @@ struct directive {
                                    ///< to copy)
 
   /// `*_by_lua_block` bodies are not nginx syntax: the body between the braces is kept
-  /// verbatim (DESIGN, Syntax tree), `block` stays empty and `has_block` is false.
+  /// verbatim, `block` stays empty and `has_block` is false.
   /// Returns the body, or nullopt for other directives.
   std::optional<std::string_view> lua_body() const {
     if (!lua) return std::nullopt;

@@ -260,8 +260,8 @@ struct server {
 };
 
 /// One listen socket: an address:port in one context, with its default server.
-/// DESIGN fact 6: the session cache, timeout and ticket keys of every handshake on the
-/// socket come from its default server.
+/// docs/nginx-facts.md#default-server-rules: the session cache, timeout and ticket keys of every
+/// handshake on the socket come from its default server.
 struct listen_socket {
   context_kind context = context_kind::http;
   std::string address;
@@ -287,9 +287,9 @@ struct model {
 };
 
 /// Built-in default arguments of a directive for an nginx version, or nullopt when nginx
-/// has none (e.g. ssl_certificate). DESIGN fact 7; ssl_protocols per version:
-/// < 1.23.4 "TLSv1 TLSv1.1 TLSv1.2"; 1.23.4 - 1.27.2 adds TLSv1.3; from 1.27.3 "TLSv1.2 TLSv1.3"
-/// (nginx CHANGES).
+/// has none (e.g. ssl_certificate). docs/nginx-facts.md#builtin-defaults; ssl_protocols per
+/// version: < 1.23.4 "TLSv1 TLSv1.1 TLSv1.2"; 1.23.4 - 1.27.2 adds TLSv1.3; from 1.27.3 "TLSv1.2
+/// TLSv1.3" (nginx CHANGES).
 std::optional<std::vector<std::string>> nginx_default(const std::string& directive,
                                                       const version& nginx);
 

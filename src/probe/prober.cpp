@@ -69,7 +69,8 @@ double ms_between(time_point a, time_point b) {
 }
 
 // Tickets of at most this many bytes carry only a session ID (OpenSSL's stateful TLS 1.3
-// tickets are 32 bytes, DESIGN fact 1); longer ones hold the sealed session.
+// tickets are 32 bytes, docs/nginx-facts.md#tickets-off-tls13); longer ones hold the sealed
+// session.
 constexpr std::size_t stateful_ticket_max_bytes = 48;
 // How long to keep reading for TLS 1.3 tickets after the last one arrived (--no-http), ms.
 constexpr int ticket_quiet_ms = 50;

@@ -22,7 +22,7 @@ struct progress {
   int targets = 0;
 };
 
-/// How to probe. Defaults follow DESIGN (Prober) and issue 3.
+/// How to probe.
 struct probe_options {
   int attempts = 20;              ///< -n: resumption attempts per run
   int per_target = 4;             ///< -c: connections in flight per target
@@ -57,8 +57,8 @@ struct probe_options {
 /// after another, each: one full handshake, then `attempts` resumption attempts on fresh TCP
 /// connections with `per_target` in flight, then (ticket runs) up to 24 extra full handshakes
 /// while a ticket key name was seen only once. What this measures on nginx is asserted in
-/// tests/integration/test_probe_nginx.cpp: DESIGN fact 2 (builtin cache per worker), fact 3
-/// (one master's workers share ticket keys) and fact 4 (two masters: about 1/N).
+/// tests/integration/test_probe_nginx.cpp: docs/nginx-facts.md#session-id-cache (builtin cache per
+/// worker), fact 3 (one master's workers share ticket keys) and fact 4 (two masters: about 1/N).
 /// Sets SIGPIPE to SIG_IGN for the process (a peer reset while writing must not kill it).
 /// Returns one result per target in input order. A target that cannot be probed (no address,
 /// TCP refused, no TLS handshake in any protocol, a hostile peer, the total deadline) has

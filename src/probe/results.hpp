@@ -48,16 +48,18 @@ struct run_result {
                                     ///< >= 3 (tickets look single-use, RFC 8446 section 8.1)
 
   // Tickets (and TLS 1.2 session IDs) received on every connection of the run.
-  int tickets = 0;            ///< NewSessionTicket messages (sessions with a ticket) received
-  int stateful_tickets = 0;   ///< tickets of <= 48 bytes: a session ID, needs the server cache
-                              ///< (DESIGN fact 1: nginx with tickets off sends 32-byte TLS 1.3
-                              ///< tickets; test_probe_nginx "tickets off without a session cache")
+  int tickets = 0;  ///< NewSessionTicket messages (sessions with a ticket) received
+  int stateful_tickets =
+      0;  ///< tickets of <= 48 bytes: a session ID, needs the server cache
+          ///< (docs/nginx-facts.md#tickets-off-tls13: nginx with tickets off sends 32-byte TLS 1.3
+          ///< tickets; test_probe_nginx "tickets off without a session cache")
   int stateless_tickets = 0;  ///< longer tickets: the session sealed under a ticket key
   std::size_t ticket_min_bytes = 0, ticket_max_bytes = 0;  ///< sizes seen, bytes
   std::map<std::string, int> ticket_key_names;  ///< first 16 bytes (hex) -> tickets, only
                                                 ///< prefixes that repeat across tickets; equals the
                                                 ///< ssl_session_ticket_key file's first 16 bytes
-                                                ///< (DESIGN fact 5; test_probe_keys "key rotation")
+                                                ///< (docs/nginx-facts.md#ticket-key-rotation;
+                                                ///< test_probe_keys "key rotation")
   int opaque_tickets = 0;  ///< stateless tickets whose first 16 bytes never repeat
   std::optional<std::string> offered_key_name;   ///< first 16 bytes (hex) of the offered ticket
   std::optional<std::uint32_t> lifetime_hint_s;  ///< ticket lifetime hint, seconds (last seen)
@@ -102,10 +104,10 @@ enum class ocsp_status {
 /// "working", "invalid", "absent", "not_applicable", "skipped".
 std::string to_string(ocsp_status s);
 
-/// OCSP stapling as seen over several connections (DESIGN fact 9: nginx fetches staples
-/// lazily per worker, so the first connections may carry none; test_probe_ocsp "stapling from
-/// a local OCSP responder"). Only full handshakes count: resumed ones carry no certificate.
-/// Every staple is checked against the certificate chain of its own handshake
+/// OCSP stapling as seen over several connections (docs/nginx-facts.md#ocsp-stapling-quiet: nginx
+/// fetches staples lazily per worker, so the first connections may carry none; test_probe_ocsp
+/// "stapling from a local OCSP responder"). Only full handshakes count: resumed ones carry no
+/// certificate. Every staple is checked against the certificate chain of its own handshake
 /// (tls::check_ocsp_staple); the staple fields below describe the first invalid staple when
 /// there is one, else the last staple.
 struct ocsp_result {

@@ -37,7 +37,8 @@ void check_session_output(const std::string& path);
 session_ptr read_session_pem(const std::string& path);
 
 /// First 16 bytes of the session's ticket, lowercase hex ("" without a ticket or when shorter
-/// than 16 bytes): the key name in OpenSSL's and nginx's stateless ticket layout (DESIGN fact 5).
+/// than 16 bytes): the key name in OpenSSL's and nginx's stateless ticket layout
+/// (docs/nginx-facts.md#ticket-key-rotation).
 std::string ticket_prefix_hex(const SSL_SESSION* session);
 
 }  // namespace ngxtls::probe
