@@ -510,7 +510,7 @@ class loader {
         throw input_error(site, message, site_chain());
       }
       // Each expansion is counted like a directive: files of nothing but includes (or
-      // empty ones) add no directives yet grow the chains exponentially (a fuzzer finding).
+      // empty ones) add no directives yet grow the chains exponentially.
       if (++directives_ > options_.max_directives) {
         throw input_error(site, detail::too_many_directives(options_.max_directives), site_chain());
       }

@@ -157,8 +157,8 @@ bool suppressed(const model::model& m, const finding& f, std::set<suppression_us
 
 constexpr const char* unused_suppression_id = "unused-suppression";
 
-// Suppression comments that silenced nothing: a note each, so stale ones get removed
-// (issue 7). Only rules that ran count: a comment for a deselected rule is not stale.
+// Suppression comments that silenced nothing: a note each, so stale ones get removed.
+// Only rules that ran count: a comment for a deselected rule is not stale.
 void report_unused(const model::model& m, const lint_options& opts,
                    const std::set<std::string>& ran, const std::set<suppression_use>& used,
                    finding_list& out) {

@@ -102,7 +102,7 @@ struct occurrence {
 };
 
 /// The occurrences of one setting, in config order. Nearly every setting has exactly one,
-/// kept inline: a std::vector cost a heap block per setting (issue 6: 15,000 servers).
+/// kept inline: a std::vector cost a heap block per setting (15,000 servers).
 /// The part of std::vector's interface the rules use; `occurrence` is trivially copyable.
 class occurrence_list {
  public:
@@ -214,7 +214,7 @@ struct named_setting {
 using setting_list = std::vector<named_setting>;
 
 /// What the servers of one `http` or `stream` block share: the block's own settings and the
-/// built-in defaults. Shared, not copied per server (issue 6: 15,000 servers).
+/// built-in defaults. Shared, not copied per server (15,000 servers).
 struct context_settings {
   setting_list inherited;  ///< set in the http/stream block (origin::inherited)
   setting_list defaults;   ///< built-in defaults not set there (origin::nginx_default)

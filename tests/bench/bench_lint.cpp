@@ -1,4 +1,4 @@
-// Bench for issue 6, "speed and scale" (figures, not a timed test). On configs from
+// Lint speed and scale (figures, not a timed test). On configs from
 // tests/bench/gen_config.hpp of 1, 5 and 20 MB (about 750 TLS servers per MB):
 //  1. parse throughput: config::parse_buffer on the bytes in memory (best of several runs), MB/s
 //     of thread CPU time (the machine is shared; wall time under load measures the neighbours);
@@ -7,7 +7,7 @@
 //     CPU time per MB to show that lint time is linear; then in-process phases (load, model,
 //     rules; BENCH_LINT_RULES=1 adds a line per rule);
 //  3. `nginx -t` on the 20 MB file in the same run: wall time, peak RSS, and the ratio.
-// Goals (issue 6): lint of 20 MB < 0.2 s wall and < 60 MB peak RSS; parse > 150 MB/s.
+// Goals: lint of 20 MB < 0.2 s wall and < 60 MB peak RSS; parse > 150 MB/s.
 //
 // Usage: bench_lint [--sizes 1,5,20] [--no-nginx] [--keep DIR]
 //        bench_lint --write FILE MB [CERT KEY]   (just write a generated config; without

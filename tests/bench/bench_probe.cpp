@@ -1,4 +1,4 @@
-// Bench for issue 3 (not a timed test): against one local nginx,
+// Prober speed (figures, not a timed test): against one local nginx,
 //  1. 40 TLS 1.3 resumption attempts: `ngxtls probe --tls1.3 --no-ocsp -n 40` vs the
 //     40x `openssl s_client -sess_in` shell-style loop (goal: >= 20x faster);
 //  2. full-handshake rate: the prober's vs `openssl s_time -new` on the same endpoint

@@ -1,7 +1,6 @@
-// Facts that used to be written in several places, each now defined once: the conf-prefix path
-// resolution (config/paths.hpp), the max_directives error text and the model's built-in
-// defaults. Each case pins the one definition against values worked out by hand, or against
-// every place that uses it.
+// Facts with one definition that several layers use: the conf-prefix path resolution
+// (config/paths.hpp), the max_directives error text and the model's built-in defaults. Each case
+// pins the one definition against values worked out by hand, or against every place that uses it.
 
 #include <doctest/doctest.h>
 
