@@ -23,11 +23,5 @@ std::string_view embedded_tsv() {
 
 }  // namespace ngxtls::rules::directives
 ")
-# Rewrite only on change, so dependants do not rebuild needlessly.
-if(EXISTS ${OUT})
-  file(READ ${OUT} old)
-  if(old STREQUAL source)
-    return()
-  endif()
-endif()
-file(WRITE ${OUT} "${source}")
+include(${CMAKE_CURRENT_LIST_DIR}/write_if_changed.cmake)
+ngxtls_write_if_changed(${OUT} "${source}")
