@@ -145,22 +145,8 @@ struct block_open : one<'{'> {};
 struct block_close : one<'}'> {};
 
 struct statement;
-/// Where a statement may start (in a block or at a file's top level), the parser's state may take
-/// over a run of statements already parsed on other threads (src/config/parser.cpp splits large
-/// files); it decides through `splice_here(in, state)`, found by argument-dependent lookup.
-/// Otherwise it matches nothing and consumes nothing.
-struct statement_splice {
-  using rule_t = statement_splice;
-  using subs_t = pegtl::empty_list;
-
-  template <pegtl::apply_mode A, pegtl::rewind_mode M, template <typename...> class Action,
-            template <typename...> class Control, typename ParseInput, typename... States>
-  static bool match(ParseInput& in, States&&... st) {
-    return (false || ... || splice_here(in, st));
-  }
-};
 /// The directives of a block, each followed by optional separators.
-struct block_body : seq<separators, star<sor<statement_splice, statement>, separators>> {};
+struct block_body : seq<separators, star<statement, separators>> {};
 /// `{ ... }`; end of file before the `}` is `unexpected end of file, expecting "}"`.
 struct block : seq<block_open, block_body, must<block_close>> {};
 /// A directive ends with `;` or with a block; `}` or end of file here is an error.
@@ -336,8 +322,7 @@ struct statement : sor<seq<at<lua_head>, lua_statement>, plain_statement> {};
 /// A `}`, `;` or `{` where a directive should start is `unexpected "X"`.
 struct end_of_file : eof {};
 /// A whole configuration file.
-struct config_file
-    : seq<separators, star<sor<statement_splice, statement>, separators>, must<end_of_file>> {};
+struct config_file : seq<separators, star<statement, separators>, must<end_of_file>> {};
 
 // ---------------------------------------------------------------------------
 // Messages at each must<> point, in nginx's words (ngx_conf_file.c; lua-nginx-module).

@@ -98,7 +98,8 @@ namespace {
 const probe::run_result* find_run(const probe::target_result& r, const std::string& protocol,
                                   const std::string& mechanism) {
   for (const auto& run : r.protocols)
-    if (run.protocol == protocol && run.mechanism == mechanism && !run.error && run.supported)
+    if (probe::to_string(run.protocol) == protocol &&
+        probe::to_string(run.mechanism) == mechanism && !run.error && run.supported)
       return &run;
   return nullptr;
 }
@@ -232,23 +233,25 @@ void judge_keys(checked_finding& c, const std::vector<const probe::target_result
   int attempts = 0, resumed = 0;
   for (const auto* r : rs)
     for (const auto& run : r->protocols) {
-      if (run.mechanism != "ticket" || run.error || !run.supported) continue;
+      if (run.mechanism != probe::resumption_mechanism::ticket || run.error || !run.supported)
+        continue;
       for (const auto& [n, count] : run.ticket_key_names) names.insert(n);
       attempts += run.attempts;
       resumed += run.resumed;
-      c.evidence.push_back(
-          {run.protocol + " ticket resumed", frac(run.resumed, run.attempts), label(*r)});
+      c.evidence.push_back({probe::to_string(run.protocol) + " ticket resumed",
+                            frac(run.resumed, run.attempts), label(*r)});
     }
   c.evidence.push_back({"ticket key names seen", std::to_string(names.size()), ""});
   if (o.reload) {
     int saved = 0, saved_resumed = 0;
     for (const auto* r : rs)
       for (const auto& run : r->protocols)
-        if (run.session_source == "sess_in" && !run.error) {
+        if (run.session_source == probe::session_origin::sess_in && !run.error) {
           saved += run.attempts;
           saved_resumed += run.resumed;
-          c.evidence.push_back({run.protocol + " session from before the reload resumed",
-                                frac(run.resumed, run.attempts), label(*r)});
+          c.evidence.push_back(
+              {probe::to_string(run.protocol) + " session from before the reload resumed",
+               frac(run.resumed, run.attempts), label(*r)});
         }
     if (saved > 0 && saved_resumed == 0) {
       c.result = verdict::confirmed;
@@ -292,11 +295,11 @@ void judge_rotation(checked_finding& c, const std::vector<const probe::target_re
   int attempts = 0, resumed = 0;
   for (const auto* r : rs)
     for (const auto& run : r->protocols)
-      if (run.session_source == "sess_in" && !run.error) {
+      if (run.session_source == probe::session_origin::sess_in && !run.error) {
         attempts += run.attempts;
         resumed += run.resumed;
-        c.evidence.push_back(
-            {run.protocol + " saved session resumed", frac(run.resumed, run.attempts), label(*r)});
+        c.evidence.push_back({probe::to_string(run.protocol) + " saved session resumed",
+                              frac(run.resumed, run.attempts), label(*r)});
       }
   if (attempts == 0) {
     c.reason = "the saved session was not offered";
@@ -343,12 +346,12 @@ std::map<std::string, bool> accepted(const std::vector<const probe::target_resul
   std::map<std::string, bool> out;
   for (const auto* r : rs)
     for (const auto& run : r->protocols) {
-      if (run.mechanism != "ticket" || (run.error && run.supported))
+      if (run.mechanism != probe::resumption_mechanism::ticket || (run.error && run.supported))
         continue;  // failed for another reason
-      if (out.count(run.protocol)) continue;
-      out[run.protocol] = run.supported;
-      evidence.push_back(
-          {run.protocol + " handshake", run.supported ? "accepted" : "refused", label(*r)});
+      if (out.count(probe::to_string(run.protocol))) continue;
+      out[probe::to_string(run.protocol)] = run.supported;
+      evidence.push_back({probe::to_string(run.protocol) + " handshake",
+                          run.supported ? "accepted" : "refused", label(*r)});
     }
   return out;
 }
@@ -412,7 +415,7 @@ void judge_stapling(checked_finding& c, const std::vector<const probe::target_re
         if (!bad) bad = r;
         c.evidence.push_back(
             {"OCSP staple",
-             r->ocsp.staple_status.value_or("?") + ": " + r->ocsp.staple_reason.value_or(""),
+             probe::staple_status_text(r->ocsp) + ": " + r->ocsp.staple_reason.value_or(""),
              label(*r)});
       }
     }
@@ -426,7 +429,7 @@ void judge_stapling(checked_finding& c, const std::vector<const probe::target_re
     // its own finding (probe_findings).
     c.reason = "a staple arrives on " + frac(stapled, asked) + " connections but " +
                std::to_string(stapled - valid) + " are not valid (" +
-               (bad ? bad->ocsp.staple_status.value_or("?") : std::string("?")) +
+               (bad ? probe::staple_status_text(bad->ocsp) : std::string("?")) +
                "): see ocsp-staple-invalid";
   } else {
     c.result = verdict::refuted;
@@ -485,18 +488,18 @@ void judge_setting(checked_finding& c, const std::vector<const probe::target_res
   for (const auto* r : rs)
     for (const auto& run : r->protocols) {
       if (run.error || !run.supported) continue;
-      if (run.mechanism == "ticket") {
+      if (run.mechanism == probe::resumption_mechanism::ticket) {
         for (const auto& [k, n] : run.ticket_key_names) here.insert(k);
         if (run.lifetime_hint_s) hint_here.insert(*run.lifetime_hint_s);
         c.evidence.push_back(
-            {run.protocol + " ticket key names",
+            {probe::to_string(run.protocol) + " ticket key names",
              std::to_string(run.ticket_key_names.size()) +
                  (run.ticket_key_names.empty() ? "" : ": " + run.ticket_key_names.begin()->first),
              label(*r)});
         if (run.lifetime_hint_s)
-          c.evidence.push_back({run.protocol + " ticket lifetime",
+          c.evidence.push_back({probe::to_string(run.protocol) + " ticket lifetime",
                                 std::to_string(*run.lifetime_hint_s) + " s", label(*r)});
-      } else if (run.mechanism == "session_id") {
+      } else if (run.mechanism == probe::resumption_mechanism::session_id) {
         id_attempts += run.attempts;
         id_resumed += run.resumed;
         c.evidence.push_back(
@@ -509,7 +512,7 @@ void judge_setting(checked_finding& c, const std::vector<const probe::target_res
     if (!f.ports.empty() && std::find(f.ports.begin(), f.ports.end(), port) == f.ports.end())
       continue;
     for (const auto& run : r.protocols)
-      if (!run.error && run.supported && run.mechanism == "ticket") {
+      if (!run.error && run.supported && run.mechanism == probe::resumption_mechanism::ticket) {
         for (const auto& [k, n] : run.ticket_key_names) there.insert(k);
         if (run.lifetime_hint_s) hint_there.insert(*run.lifetime_hint_s);
       }
@@ -778,7 +781,7 @@ std::vector<checked_finding> probe_findings(const engine::context& ctx,
     const auto& o = r.ocsp;
     auto f = ctx.make(rule, level,
                       "the OCSP staple served for " + label(r) + " is not valid (" +
-                          o.staple_status.value_or("?") + "): " + o.staple_reason.value_or("") +
+                          probe::staple_status_text(o) + "): " + o.staple_reason.value_or("") +
                           "; clients must reject it",
                       where);
     if (server) {
@@ -791,7 +794,7 @@ std::vector<checked_finding> probe_findings(const engine::context& ctx,
       f.facts.push_back({"ssl_stapling_file",
                          std::string(server->get("ssl_stapling_file")->first()), "server",
                          ctx.where(server->get("ssl_stapling_file")->where())});
-    f.fix = o.staple_status == "revoked"
+    f.fix = o.staple_status == tls::staple_verdict::revoked
                 ? "# the certificate is revoked: replace it"
                 : "ssl_stapling on;\nssl_stapling_verify on;\n# drop an outdated "
                   "ssl_stapling_file, or refresh it before its nextUpdate";
@@ -800,7 +803,7 @@ std::vector<checked_finding> probe_findings(const engine::context& ctx,
     c.result = verdict::confirmed;
     c.reason = "the probe got " + frac(o.stapled - o.valid_staples, o.stapled) +
                " staples that are not valid: " + o.staple_reason.value_or("");
-    c.evidence.push_back({"OCSP staple", o.staple_status.value_or("?"), label(r)});
+    c.evidence.push_back({"OCSP staple", probe::staple_status_text(o), label(r)});
     c.evidence.push_back({"valid OCSP staples", frac(o.valid_staples, o.stapled), label(r)});
     if (o.response_status) c.evidence.push_back({"responseStatus", *o.response_status, label(r)});
     if (o.cert_status) c.evidence.push_back({"certStatus", *o.cert_status, label(r)});

@@ -45,7 +45,9 @@ struct check_args {
   std::vector<std::string> select, ignore;
   std::string baseline;
   bool strict_files = false;
-  int attempts = 20, per_target = 4, timeout_ms = 5000;
+  // The prober's defaults (probe_options), the only place they are set.
+  int attempts = probe::probe_options{}.attempts, per_target = probe::probe_options{}.per_target,
+      timeout_ms = probe::probe_options{}.timeout_ms;
   bool only12 = false, only13 = false, no_ocsp = false;
   std::string sess_in;
   int max_names = 16;
@@ -316,7 +318,8 @@ int run_check(const check_args& a) {
             }
             if (!r2.empty())
               for (const auto& run : r2.front().protocols)
-                if (run.protocol == proto && run.mechanism == "ticket") {
+                if (probe::to_string(run.protocol) == proto &&
+                    run.mechanism == probe::resumption_mechanism::ticket) {
                   x.attempts = run.attempts;
                   x.resumed = run.resumed;
                   x.failed = run.failed_connections;

@@ -25,11 +25,13 @@ namespace ngxtls::cli {
 config::config load_input(const std::string& path, const config::load_options& opts) {
   if (path == "-") {
     // Bounded while it is read: a 3 GB stream must not fill memory before any check.
-    std::string text = config::read_stream_bounded(STDIN_FILENO, "<stdin>", opts.max_file_bytes);
+    config::stored_text text =
+        config::read_stream_bounded(STDIN_FILENO, "<stdin>", opts.max_file_bytes);
     // An empty stdin is most often a failed `nginx -T`: never report it as a clean config.
-    if (text.find_first_not_of(" \t\r\n") == std::string::npos)
+    if (text.bytes.find_first_not_of(" \t\r\n") == std::string_view::npos)
       throw input_error({"<stdin>", 0, 0}, "empty input: nothing to lint (did `nginx -T` fail?)");
-    if (config::looks_like_dump(text)) return config::load_dump(text, "<stdin>", opts);
+    if (config::looks_like_dump(text.bytes))
+      return config::load_dump(std::move(text), "<stdin>", opts);
     // A plain config on stdin: includes still come from disk, relative to the prefix.
     config::load_options o = opts;
     if (!o.conf_prefix) {

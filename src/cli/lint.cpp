@@ -154,9 +154,6 @@ int run_lint(const lint_args& a) {
 
   config::load_options lo;
   if (!a.conf_prefix.empty()) lo.conf_prefix = a.conf_prefix;
-  // Large files are mapped and their pages dropped after the parse (peak memory, issue 6);
-  // not when --fix=write rewrites them in place while they are still read.
-  if (!(a.fix && a.fix_mode == "write")) lo.map_min_bytes = config::lint_map_min_bytes;
   // Configs and models live side by side: models point into their configs.
   std::vector<std::unique_ptr<config::config>> configs;
   std::vector<std::unique_ptr<model::model>> models;
@@ -232,11 +229,6 @@ int run_lint(const lint_args& a) {
     rep.findings.insert(rep.findings.end(), std::make_move_iterator(found.begin()),
                         std::make_move_iterator(found.end()));
   }
-  // A mapped file edited in place during the run would mix two versions in the results
-  // (files of 1 MiB or more are mapped, see load_options::map_min_bytes).
-  for (const auto& c : configs)
-    if (auto changed = c->changed_file())
-      throw input_error({*changed, 0, 0}, "the file changed while it was being read; run again");
   if (!a.fix && !rep.assumed.nginx_pinned)
     rep.notice = older_version_notice(rep, configs, paths, fleet, base_cfg, opts);
   if (a.fix) {

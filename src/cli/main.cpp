@@ -1,6 +1,3 @@
-#include <unistd.h>
-
-#include <atomic>
 #include <csignal>
 #include <cstdio>
 #include <cstring>
@@ -14,20 +11,6 @@
 
 namespace {
 
-// lint maps large config files (load_options::map_min_bytes): a file that shrinks while
-// mapped raises SIGBUS on the pages past its new end. Report it as the input error it is.
-extern "C" void on_sigbus(int) {
-  // Parse threads can fault at once: one reports, the others wait for the exit.
-  static std::atomic_flag reported = ATOMIC_FLAG_INIT;
-  if (reported.test_and_set()) {
-    for (;;) ::pause();
-  }
-  static const char msg[] =
-      "ngxtls: error: a configuration file shrank while it was being read; run again\n";
-  (void)!::write(2, msg, sizeof msg - 1);
-  ::_exit(ngxtls::cli::exit_input);
-}
-
 std::string safe(const char* text) {
   return ngxtls::report::terminal_safe(text);
 }
@@ -38,9 +21,6 @@ std::string safe(const std::string& text) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  struct sigaction sa {};
-  sa.sa_handler = on_sigbus;
-  ::sigaction(SIGBUS, &sa, nullptr);
   // A reader that closes the pipe early (`ngxtls lint ... | head`) must not end the run with
   // an exit status that reads as a result: with SIGPIPE ignored the write fails with EPIPE,
   // and that is an error (exit 2, `cannot write to stdout: Broken pipe`) like a full disk.

@@ -31,8 +31,8 @@ config::config load_parse_input(const parse_args& a) {
   if (!a.conf_prefix.empty()) o.conf_prefix = a.conf_prefix;
   if (a.path != "-") return config::load_file(a.path, o);
   // Bounded while it is read: a 3 GB stream must not fill memory before any check.
-  std::string text = config::read_stream_bounded(STDIN_FILENO, "<stdin>", o.max_file_bytes);
-  if (config::looks_like_dump(text)) return config::load_dump(text, "<stdin>", o);
+  config::stored_text text = config::read_stream_bounded(STDIN_FILENO, "<stdin>", o.max_file_bytes);
+  if (config::looks_like_dump(text.bytes)) return config::load_dump(std::move(text), "<stdin>", o);
   auto disk = config::make_disk_source();
   return config::load_buffer(std::move(text), "<stdin>", *disk, o);
 }

@@ -23,7 +23,10 @@ namespace {
 struct probe_args {
   std::vector<std::string> targets;
   std::optional<std::string> sni, connect, targets_file, sess_in, sess_out;
-  int attempts = 20, per_target = 4, parallel = 16, timeout_ms = 5000, total_timeout_ms = 120000;
+  // The prober's defaults (probe_options), the only place they are set.
+  int attempts = probe::probe_options{}.attempts, per_target = probe::probe_options{}.per_target,
+      parallel = probe::probe_options{}.parallel, timeout_ms = probe::probe_options{}.timeout_ms,
+      total_timeout_ms = probe::probe_options{}.total_timeout_ms;
   bool tls12 = false, tls13 = false, no_http = false, fresh = false, no_ocsp = false;
   std::string format = "text";
 };
@@ -157,20 +160,29 @@ int run_probe_command(const probe_args& a) {
 
 void register_probe(CLI::App& app, std::function<int()>& run) {
   auto args = std::make_shared<probe_args>();
+  const probe::probe_options defaults;
   auto* sub = app.add_subcommand(
       "probe", "measure TLS session resumption, ticket keys and OCSP staples of live endpoints");
   sub->add_option("TARGET", args->targets, "host, host:port, [v6]:port or https://host[:port]/");
   sub->add_option("--sni", args->sni, "server name to send (default: the target's host)");
   sub->add_option("--connect", args->connect,
                   "dial this address (addr[:port]) but send the target's SNI");
-  sub->add_option("-n", args->attempts, "resumption attempts per protocol run (default 20)");
-  sub->add_option("-c", args->per_target, "connections in flight per target (default 4)");
-  sub->add_option("--parallel", args->parallel, "targets probed at once (default 16)");
+  sub->add_option(
+      "-n", args->attempts,
+      "resumption attempts per protocol run (default " + std::to_string(defaults.attempts) + ")");
+  sub->add_option(
+      "-c", args->per_target,
+      "connections in flight per target (default " + std::to_string(defaults.per_target) + ")");
+  sub->add_option("--parallel", args->parallel,
+                  "targets probed at once (default " + std::to_string(defaults.parallel) + ")");
   sub->add_flag("--tls1.2", args->tls12, "probe TLS 1.2 (tickets and session IDs)");
   sub->add_flag("--tls1.3", args->tls13, "probe TLS 1.3");
-  sub->add_option("--timeout", args->timeout_ms, "per connection timeout, ms (default 5000)");
-  sub->add_option("--total-timeout", args->total_timeout_ms,
-                  "per target deadline, ms (default 120000)");
+  sub->add_option(
+      "--timeout", args->timeout_ms,
+      "per connection timeout, ms (default " + std::to_string(defaults.timeout_ms) + ")");
+  sub->add_option(
+      "--total-timeout", args->total_timeout_ms,
+      "per target deadline, ms (default " + std::to_string(defaults.total_timeout_ms) + ")");
   sub->add_option("--sess-in", args->sess_in,
                   "offer the session in this PEM file (openssl s_client format)");
   sub->add_option("--sess-out", args->sess_out,

@@ -46,16 +46,6 @@ directive_kind kind_of(std::string_view name, block_context context) noexcept {
   return directive_kind::unknown;
 }
 
-bool values_kept(std::string_view name) noexcept {
-  if (name.substr(0, 4) == "ssl_") return true;
-  constexpr std::array<std::string_view, 9> kept = {
-      "listen",           "server_name",     "ssl", "resolver", "http2", "include", "load_module",
-      "worker_processes", "resolver_timeout"};
-  for (auto k : kept)
-    if (name == k) return true;
-  return false;
-}
-
 block_context context_of(directive_kind kind) noexcept {
   switch (kind) {
     case directive_kind::key_value:

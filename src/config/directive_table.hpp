@@ -33,13 +33,6 @@ enum class directive_kind : unsigned char {
 /// `*_by_lua_block` (NGX_CONF_BLOCK|NGX_CONF_NOARGS).
 directive_kind kind_of(std::string_view name, block_context context) noexcept;
 
-/// Whether lint reads this directive's argument values on every run (the model's settings:
-/// ssl_*, ssl, resolver, http2; listen and server_name of every server; include,
-/// load_module, worker_processes). The parser copies these values out of a mapped file so
-/// that the file's pages are not read back after the parse (load_options::map_min_bytes);
-/// other values stay views into the file and cost a page read when used.
-bool values_kept(std::string_view name) noexcept;
-
 /// The context a block of `kind` opens.
 block_context context_of(directive_kind kind) noexcept;
 

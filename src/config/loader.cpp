@@ -132,34 +132,37 @@ class disk_source final : public file_source {
  public:
   explicit disk_source(std::size_t max_bytes) : max_bytes_(max_bytes) {}
 
-  std::string read(const std::string& path, const source_location& from) override {
+  std::string_view read(const std::string& path, const source_location& from,
+                        storage& store) override {
     struct stat sb {};
     if (::stat(path.c_str(), &sb) != 0)
       throw input_error(from, syscall_failed("open()", path, errno));
     if (S_ISDIR(sb.st_mode)) throw input_error(from, syscall_failed("pread()", path, EISDIR));
     // nginx reads st_size bytes: a device such as /dev/null reads as empty. A FIFO or
     // socket would block nginx (and us): refuse it.
-    if (S_ISCHR(sb.st_mode) || S_ISBLK(sb.st_mode)) return {};
+    if (S_ISCHR(sb.st_mode) || S_ISBLK(sb.st_mode)) return store.adopt({});
     if (!S_ISREG(sb.st_mode)) throw input_error(from, "\"" + path + "\" is not a regular file");
     if (static_cast<std::size_t>(sb.st_size) > max_bytes_) throw too_big(path, from);
     // O_NONBLOCK: the file may have been replaced by a FIFO since stat().
     const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
     if (fd < 0) throw input_error(from, syscall_failed("open()", path, errno));
-    std::string out;
+    std::size_t got = 0;
+    char* out = nullptr;
     try {
       struct stat fb {};
       if (::fstat(fd, &fb) != 0 || !S_ISREG(fb.st_mode)) {
         throw input_error(from, "\"" + path + "\" is not a regular file");
       }
-      if (static_cast<std::size_t>(fb.st_size) > max_bytes_) throw too_big(path, from);
+      const auto size = static_cast<std::size_t>(fb.st_size);
+      if (size > max_bytes_) throw too_big(path, from);
       // nginx reads st_size bytes and no more: a procfs or sysfs file (size 0, such as
       // /proc/self/environ) reads as empty there, so it must here too, or an include of
       // one would parse (and print) the process's environment. A file that grows while
-      // it is read is read up to the size fstat() gave, as nginx reads it.
-      out.resize(static_cast<std::size_t>(fb.st_size));
-      std::size_t got = 0;
-      while (got < out.size()) {
-        const ssize_t n = ::read(fd, out.data() + got, out.size() - got);
+      // it is read is read up to the size fstat() gave, as nginx reads it. The bytes go
+      // straight into the config's storage: no second copy.
+      out = store.allocate<char>(std::max<std::size_t>(size, 1));
+      while (got < size) {
+        const ssize_t n = ::read(fd, out + got, size - got);
         if (n < 0) {
           if (errno == EINTR) continue;
           throw input_error(from, syscall_failed("pread()", path, errno));
@@ -167,37 +170,12 @@ class disk_source final : public file_source {
         if (n == 0) break;
         got += static_cast<std::size_t>(n);
       }
-      out.resize(got);
     } catch (...) {
       ::close(fd);
       throw;
     }
     ::close(fd);
-    if (out.size() > max_bytes_) throw too_big(path, from);
-    return out;
-  }
-
-  std::optional<mapped_bytes> map(const std::string& path, const source_location& from,
-                                  storage& store, std::size_t min_bytes) override {
-    struct stat sb {};
-    if (::stat(path.c_str(), &sb) != 0 || !S_ISREG(sb.st_mode)) return std::nullopt;
-    if (static_cast<std::size_t>(sb.st_size) < min_bytes) return std::nullopt;
-    if (static_cast<std::size_t>(sb.st_size) > max_bytes_) throw too_big(path, from);
-    const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-    if (fd < 0) return std::nullopt;
-    struct stat fb {};
-    std::optional<mapped_bytes> out;
-    if (::fstat(fd, &fb) == 0 && S_ISREG(fb.st_mode) &&
-        static_cast<std::size_t>(fb.st_size) >= min_bytes &&
-        static_cast<std::size_t>(fb.st_size) <= max_bytes_) {
-      try {
-        out = mapped_bytes{store.map_file(fd, static_cast<std::size_t>(fb.st_size)), stamp_of(fb)};
-      } catch (const std::system_error&) {
-        out.reset();  // read() instead
-      }
-    }
-    ::close(fd);
-    return out;
+    return {out, got};
   }
 
   glob_result glob(const std::string& pattern, std::size_t max_matches,
@@ -216,23 +194,22 @@ class disk_source final : public file_source {
   std::size_t max_bytes_;
 };
 
+/// Files held in memory: copies it owns (copied into the loader's storage when read), or
+/// views into bytes that already live in the loader's storage (a dump's files).
 class memory_source final : public file_source {
  public:
-  explicit memory_source(std::map<std::string, std::string> files) {
-    for (auto& [k, v] : files) files_[normalize(k)] = std::move(v);
+  explicit memory_source(std::map<std::string, std::string> files) : owned_(std::move(files)) {
+    for (const auto& [k, v] : owned_) files_[normalize(k)] = v;
   }
-  std::string read(const std::string& path, const source_location& from) override {
+  /// `files` must live in the storage the loader reads them into.
+  explicit memory_source(const std::map<std::string, std::string_view>& files) : in_store_(true) {
+    for (const auto& [k, v] : files) files_[normalize(k)] = v;
+  }
+  std::string_view read(const std::string& path, const source_location& from,
+                        storage& store) override {
     auto it = files_.find(normalize(path));
     if (it == files_.end()) throw input_error(from, syscall_failed("open()", path, ENOENT));
-    return it->second;
-  }
-  // A copy in `store`, parsed as a mapped file is (names interned, kept values copied), so
-  // tests and the fuzzer reach that path without files; nothing to drop afterwards.
-  std::optional<mapped_bytes> map(const std::string& path, const source_location&, storage& store,
-                                  std::size_t min_bytes) override {
-    auto it = files_.find(normalize(path));
-    if (it == files_.end() || it->second.size() < min_bytes) return std::nullopt;
-    return mapped_bytes{store.adopt(it->second), std::nullopt};
+    return in_store_ ? it->second : store.adopt(it->second);
   }
   glob_result glob(const std::string& pattern, std::size_t max_matches, std::size_t) override {
     glob_result out;
@@ -251,44 +228,42 @@ class memory_source final : public file_source {
   }
 
  private:
-  std::map<std::string, std::string> files_;
+  std::map<std::string, std::string> owned_;
+  std::map<std::string, std::string_view> files_;
+  bool in_store_ = false;
 };
 
-/// Serves one in-memory buffer under `name` and everything else from another source.
+/// Serves one buffer, already in the loader's storage, under `name` and everything else from
+/// another source.
 class overlay_source final : public file_source {
  public:
-  overlay_source(std::string name, std::string content, file_source& base)
-      : name_(std::move(name)), content_(std::move(content)), base_(base) {}
-  std::string read(const std::string& path, const source_location& from) override {
-    if (path == name_ && !taken_) {
-      // The loader reads each path once: hand the bytes over rather than copy them (a
-      // 20 MB config was held twice at the peak).
-      taken_ = true;
-      return std::move(content_);
-    }
-    return base_.read(path, from);
+  overlay_source(std::string name, std::string_view content, file_source& base)
+      : name_(std::move(name)), content_(content), base_(base) {}
+  std::string_view read(const std::string& path, const source_location& from,
+                        storage& store) override {
+    if (path == name_) return content_;
+    return base_.read(path, from, store);
   }
   glob_result glob(const std::string& pattern, std::size_t max_matches,
                    std::size_t max_entries) override {
     return base_.glob(pattern, max_matches, max_entries);
   }
-  std::optional<mapped_bytes> map(const std::string& path, const source_location& from,
-                                  storage& store, std::size_t min_bytes) override {
-    if (path == name_ && !taken_) return std::nullopt;  // in memory already
-    return base_.map(path, from, store, min_bytes);
-  }
 
  private:
   std::string name_;
-  std::string content_;
-  bool taken_ = false;
+  std::string_view content_;
   file_source& base_;
 };
 
 /// Builds a config: reads each file once, expands includes at every site.
 class loader {
  public:
-  loader(file_source& source, const load_options& options) : source_(source), options_(options) {}
+  /// The config keeps `store`, which may already hold text the sources serve.
+  loader(file_source& source, const load_options& options,
+         std::shared_ptr<storage> store = std::make_shared<storage>())
+      : source_(source), options_(options) {
+    cfg_.store = std::move(store);
+  }
 
   config run(const std::string& main_path) {
     cfg_.conf_prefix = options_.conf_prefix ? *options_.conf_prefix : directory_of(main_path);
@@ -309,11 +284,10 @@ class loader {
 
  private:
   list<directive> parse(std::string_view content, const std::string& path, std::uint32_t index,
-                        block_context context, bool detach) {
+                        block_context context) {
     return detail::parse_in_context(content, path, index, context, options_.max_depth,
                                     options_.max_args_per_directive, options_.max_directives,
-                                    *cfg_.store, block_depth_, options_.parallel_parse_min_bytes,
-                                    detach);
+                                    *cfg_.store, block_depth_);
   }
 
   /// The index of `path` in cfg_.files, reading and parsing it on first use. A file is
@@ -325,8 +299,7 @@ class loader {
       if (checked_.insert({it->second, context}).second) {
         // Only for its errors: the tree (kept in storage) is the first one.
         const source_file& f = cfg_.files[it->second];
-        parse(f.content, f.path, it->second, context, false);
-        cfg_.store->release_pages(f.content);
+        parse(f.content, f.path, it->second, context);
       }
       return it->second;
     }
@@ -337,29 +310,18 @@ class loader {
     const auto index = static_cast<std::uint32_t>(cfg_.files.size());
     source_file f;
     f.path = path;
-    const std::optional<file_source::mapped_bytes> mapped =
-        options_.map_min_bytes == std::string_view::npos
-            ? std::nullopt
-            : source_.map(path, from, *cfg_.store, options_.map_min_bytes);
-    if (mapped && mapped->bytes.size() <= options_.max_file_bytes) {
-      f.content = mapped->bytes;
-      f.mapped = mapped->stamp;
-    } else {
-      std::string content = source_.read(path, from);
-      if (content.size() > options_.max_file_bytes) {
-        throw input_error(from, "\"" + path + "\" is larger than the limit of " +
-                                    std::to_string(options_.max_file_bytes) +
-                                    " bytes (max_file_bytes)");
-      }
-      f.content = cfg_.store->adopt(std::move(content));
+    f.content = source_.read(path, from, *cfg_.store);
+    if (f.content.size() > options_.max_file_bytes) {
+      throw input_error(from, "\"" + path + "\" is larger than the limit of " +
+                                  std::to_string(options_.max_file_bytes) +
+                                  " bytes (max_file_bytes)");
     }
     // Parsed inside the blocks open at the include site, so that the parser's recursion
     // and expand()'s together stay within max_depth levels (stack overflow under ASan).
-    f.parsed = parse(f.content, f.path, index, context, mapped.has_value());
+    f.parsed = parse(f.content, f.path, index, context);
     // memmem: string_view::find hunts the marker's first byte, and `n` is everywhere.
     f.suppressions = ::memmem(f.content.data(), f.content.size(), suppression_marker.data(),
                               suppression_marker.size()) != nullptr;
-    if (mapped) cfg_.store->release_pages(f.content);
     cfg_.files.push_back(std::move(f));
     index_.emplace(key, index);
     checked_.insert({index, context});
@@ -598,18 +560,22 @@ struct include_item {
 /// The includes of `text` in the order nginx processes them (text order, blocks included),
 /// or nullopt when `text` does not parse as a whole file: nginx -T prints only
 /// configurations that load, so a file boundary never falls where the text before it
-/// does not parse.
+/// does not parse. `text` lies in a storage (the dump's): it is parsed where it is.
 std::optional<std::vector<include_item>> includes_in_order(std::string_view text,
                                                            const std::string& prefix) {
-  parsed_buffer tree;
+  storage records;
+  list<directive> tree;
   try {
-    tree = parse_buffer(text, "<dump>", 0);
+    const load_options defaults;
+    tree =
+        detail::parse_in_context(text, "<dump>", 0, block_context::directives, defaults.max_depth,
+                                 defaults.max_args_per_directive, defaults.max_directives, records);
   } catch (const input_error&) {
     return std::nullopt;
   }
   std::vector<include_item> out;
   // An explicit stack of (run, next index): text order, without recursion.
-  std::vector<std::pair<list<directive>, std::size_t>> todo{{tree.directives, 0}};
+  std::vector<std::pair<list<directive>, std::size_t>> todo{{tree, 0}};
   while (!todo.empty()) {
     auto& [run, i] = todo.back();
     if (i == run.size()) {
@@ -646,33 +612,6 @@ std::optional<bool> dump_verdict(std::string_view text) {
     pos = eol + 1;
   }
   return std::nullopt;
-}
-
-/// For a regular file of at least `min_bytes`: whether it is an `nginx -T` dump, judged by
-/// dump_verdict() on the complete lines of its first 64 KiB; nullopt when that cannot tell
-/// (small, unreadable, or only blank and "nginx: " lines there).
-std::optional<bool> large_file_is_dump(const std::string& path, std::size_t min_bytes) {
-  if (min_bytes == std::string_view::npos) return std::nullopt;
-  struct stat sb {};
-  if (::stat(path.c_str(), &sb) != 0 || !S_ISREG(sb.st_mode)) return std::nullopt;
-  if (static_cast<std::size_t>(sb.st_size) < min_bytes) return std::nullopt;
-  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-  if (fd < 0) return std::nullopt;
-  std::string head(std::size_t{64} << 10, '\0');
-  std::size_t got = 0;
-  while (got < head.size()) {
-    const ssize_t n = ::read(fd, head.data() + got, head.size() - got);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    got += static_cast<std::size_t>(n);
-  }
-  ::close(fd);
-  head.resize(got);
-  // Only complete lines decide: drop a partial last one.
-  const std::size_t last = head.rfind('\n');
-  if (last == std::string::npos) return std::nullopt;
-  head.resize(last + 1);
-  return dump_verdict(head);
 }
 
 /// The markers of `dump` that start files, main file first. nginx -T prints the files in
@@ -812,78 +751,130 @@ config load(const std::string& main_path, file_source& source, const load_option
   return loader(source, options).run(main_path);
 }
 
-config load_buffer(std::string content, const std::string& name, file_source& source,
+config load_buffer(stored_text content, const std::string& name, file_source& source,
                    const load_options& options) {
-  overlay_source overlay(name, std::move(content), source);
+  overlay_source overlay(name, content.bytes, source);
   load_options o = options;
   if (!o.conf_prefix) o.conf_prefix = ".";
-  return loader(overlay, o).run(name);
+  return loader(overlay, o, std::move(content.store)).run(name);
 }
 
-std::string read_stream_bounded(int fd, const std::string& name, std::size_t max_bytes) {
-  std::string out;
-  std::size_t got = 0;
-  while (true) {
-    if (got == out.size()) {
-      if (out.size() > max_bytes) {
-        throw input_error({name, 0, 0}, "the input is larger than the limit of " +
-                                            std::to_string(max_bytes) + " bytes (max_file_bytes)");
-      }
-      out.resize(std::min(std::max<std::size_t>(out.size() * 2, 64 << 10), max_bytes + 1));
+config load_buffer(std::string_view content, const std::string& name, file_source& source,
+                   const load_options& options) {
+  stored_text text;
+  text.bytes = text.store->adopt(content);
+  return load_buffer(std::move(text), name, source, options);
+}
+
+stored_text read_stream_bounded(int fd, const std::string& name, std::size_t max_bytes) {
+  const auto too_big = [&] {
+    return input_error({name, 0, 0}, "the input is larger than the limit of " +
+                                         std::to_string(max_bytes) + " bytes (max_file_bytes)");
+  };
+  stored_text out;
+  // A regular file (`< nginx.conf`) says how much is left: one chunk in the result holds it
+  // all (and one byte more, to see the end), so it is read once and never copied.
+  std::size_t first = std::size_t{64} << 10;
+  bool exact = false;
+  struct stat sb {};
+  if (::fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode)) {
+    const off_t at = std::max<off_t>(::lseek(fd, 0, SEEK_CUR), 0);
+    const auto left = static_cast<std::size_t>(sb.st_size > at ? sb.st_size - at : 0);
+    if (left > max_bytes) throw too_big();
+    // A procfs file says 0 and still has bytes: read it as a pipe.
+    if (left > 0) {
+      first = left + 1;
+      exact = true;
     }
-    const ssize_t n = ::read(fd, out.data() + got, out.size() - got);
+  }
+  // Chunks after the first live in `scratch`, which gives its memory back when it goes:
+  // a pipe's bytes are copied once, into one buffer, at the end.
+  storage scratch;
+  struct chunk {
+    char* at;
+    std::size_t size, filled;
+  };
+  std::vector<chunk> chunks;
+  std::size_t total = 0;
+  for (;;) {
+    if (chunks.empty() || chunks.back().filled == chunks.back().size) {
+      if (total > max_bytes) throw too_big();
+      // Doubling, and never past one byte over the limit (that byte tells a stream at the
+      // limit from a longer one).
+      const std::size_t want = chunks.empty() ? first : std::max(total, first);
+      const std::size_t size = std::min(want, max_bytes + 1 - total);
+      storage& into = chunks.empty() && exact ? *out.store : scratch;
+      chunks.push_back({into.allocate<char>(size), size, 0});
+    }
+    chunk& c = chunks.back();
+    const ssize_t n = ::read(fd, c.at + c.filled, c.size - c.filled);
     if (n < 0) {
       if (errno == EINTR) continue;
       throw input_error({name, 0, 0}, syscall_failed("read()", name, errno));
     }
     if (n == 0) break;
-    got += static_cast<std::size_t>(n);
+    c.filled += static_cast<std::size_t>(n);
+    total += static_cast<std::size_t>(n);
   }
-  out.resize(got);
-  out.shrink_to_fit();
+  if (total > max_bytes) throw too_big();
+  if (exact && chunks.size() == 1) {
+    out.bytes = {chunks.front().at, total};
+    return out;
+  }
+  char* bytes = out.store->allocate<char>(std::max<std::size_t>(total, 1));
+  std::size_t at = 0;
+  for (const chunk& c : chunks) {
+    if (c.filled > 0) std::memcpy(bytes + at, c.at, c.filled);
+    at += c.filled;
+  }
+  out.bytes = {bytes, total};
   return out;
 }
 
 config load_file(const std::string& main_path, const load_options& options) {
   disk_source source(options.max_file_bytes);
-  // A large plain config is mapped by the loader, not read here: its first lines tell
-  // whether it is a saved `nginx -T` dump.
-  if (std::optional<bool> dump = large_file_is_dump(main_path, options.map_min_bytes))
-    if (!*dump) return load(main_path, source, options);
-  // Read once; a saved `nginx -T` dump is loaded as a dump.
-  std::string content = source.read(main_path, {main_path, 0, 0});
-  if (looks_like_dump(content)) return load_dump(content, main_path, options);
-  overlay_source overlay(main_path, std::move(content), source);
-  return load(main_path, overlay, options);
+  // Read once, into the config's storage; a saved `nginx -T` dump is loaded as a dump.
+  stored_text text;
+  text.bytes = source.read(main_path, {main_path, 0, 0}, *text.store);
+  if (looks_like_dump(text.bytes)) return load_dump(std::move(text), main_path, options);
+  overlay_source overlay(main_path, text.bytes, source);
+  return loader(overlay, options, std::move(text.store)).run(main_path);
 }
 
-config load_dump(std::string_view dump, const std::string& dump_name, const load_options& options) {
-  const std::vector<dump_marker> markers = find_markers(dump);
+config load_dump(stored_text dump, const std::string& dump_name, const load_options& options) {
+  const std::vector<dump_marker> markers = find_markers(dump.bytes);
   if (markers.empty()) {
     throw input_error({dump_name, 0, 0},
                       "not an nginx -T dump: no \"# configuration file PATH:\" line");
   }
-  if (dump.size() > options.max_file_bytes) {
+  if (dump.bytes.size() > options.max_file_bytes) {
     throw input_error({dump_name, 0, 0}, "the dump is larger than the limit of " +
                                              std::to_string(options.max_file_bytes) +
                                              " bytes (max_file_bytes)");
   }
   const std::string prefix =
       options.conf_prefix ? *options.conf_prefix : directory_of(markers[0].path);
-  std::vector<const dump_marker*> accepted = split_dump(dump, dump_name, markers, prefix);
-  std::map<std::string, std::string> files;
+  std::vector<const dump_marker*> accepted = split_dump(dump.bytes, dump_name, markers, prefix);
+  // Each file is a view into the dump, which the config keeps.
+  std::map<std::string, std::string_view> files;
   for (std::size_t i = 0; i < accepted.size(); ++i) {
     const std::size_t begin = accepted[i]->content_start;
-    const std::size_t end = i + 1 < accepted.size() ? accepted[i + 1]->line_start : dump.size();
-    files.emplace(accepted[i]->path,
-                  std::string(strip_dump_newline(dump.substr(begin, end - begin))));
+    const std::size_t end =
+        i + 1 < accepted.size() ? accepted[i + 1]->line_start : dump.bytes.size();
+    files.emplace(accepted[i]->path, strip_dump_newline(dump.bytes.substr(begin, end - begin)));
   }
-  memory_source source(std::move(files));
+  memory_source source(files);
   load_options o = options;
   o.conf_prefix = prefix;
-  config out = load(markers[0].path, source, o);
+  config out = loader(source, o, std::move(dump.store)).run(markers[0].path);
   out.from_dump = true;
   return out;
+}
+
+config load_dump(std::string_view dump, const std::string& dump_name, const load_options& options) {
+  stored_text text;
+  text.bytes = text.store->adopt(dump);
+  return load_dump(std::move(text), dump_name, options);
 }
 
 bool looks_like_dump(std::string_view text) {

@@ -19,10 +19,12 @@ namespace ngxtls::config {
 class file_source {
  public:
   virtual ~file_source() = default;
-  /// The file's bytes. Throws input_error (at `from`) when it is missing, a directory,
-  /// not a regular file, unreadable or over the size limit; message as nginx's
+  /// The file's bytes, kept in `store` (read straight into it, or already there) for as long
+  /// as `store` lives. Throws input_error (at `from`) when it is missing, a directory, not a
+  /// regular file, unreadable or over the size limit; message as nginx's
   /// `open() "PATH" failed (2: No such file or directory)` where nginx has one.
-  virtual std::string read(const std::string& path, const source_location& from) = 0;
+  virtual std::string_view read(const std::string& path, const source_location& from,
+                                storage& store) = 0;
   /// What glob() found: at most `max_matches` paths, and how many matched in all.
   struct glob_result {
     std::vector<std::string> paths;  ///< sorted bytewise (nginx sorts glob results)
@@ -37,32 +39,19 @@ class file_source {
   /// over a huge or self-linked tree stops early.
   virtual glob_result glob(const std::string& pattern, std::size_t max_matches,
                            std::size_t max_entries) = 0;
-  /// A file's bytes as map() gives them, with the file's stamp when they are a mapping of a
-  /// file on disk (nullopt for the memory source's copies).
-  struct mapped_bytes {
-    std::string_view bytes;
-    std::optional<file_stamp> stamp;
-  };
-  /// The file's bytes mapped into `store` (storage::map_file) instead of read, or nullopt
-  /// when this source does not map `path` (not a regular file of at least `min_bytes`, any
-  /// error: read() then reports it in its usual words). Throws input_error when the file is
-  /// larger than the source's limit.
-  virtual std::optional<mapped_bytes> map(const std::string& path, const source_location& from,
-                                          storage& store, std::size_t min_bytes) {
-    (void)path, (void)from, (void)store, (void)min_bytes;
-    return std::nullopt;
-  }
 };
 
 /// The real filesystem.
 std::unique_ptr<file_source> make_disk_source();
-/// An in-memory map of absolute path -> content; globs match against its keys. With
-/// load_options::map_min_bytes set, its files load as mapped ones do (names interned, kept
-/// values copied), from a copy.
+/// An in-memory map of absolute path -> content; globs match against its keys.
 std::unique_ptr<file_source> make_memory_source(std::map<std::string, std::string> files);
 
-/// map_min_bytes as `ngxtls lint` sets it (1 MiB: the parallel parse's threshold too).
-inline constexpr std::size_t lint_map_min_bytes = std::size_t{1} << 20;
+/// Text held in a storage, read once and never copied again: a config loaded from it keeps
+/// `store` as its own storage, and its files' contents are views into `bytes`.
+struct stored_text {
+  std::shared_ptr<storage> store = std::make_shared<storage>();
+  std::string_view bytes;  ///< in `store`
+};
 
 /// Options for loading a configuration.
 struct load_options {
@@ -92,15 +81,6 @@ struct load_options {
   /// Directory entries one `include` glob may read while it looks for matches: a glob over
   /// a deep or self-linked tree (`d/*/*/*/*/*/*`) stops here, long before it lists millions.
   std::size_t max_glob_entries = 1000000;
-  /// A file of at least this many bytes is parsed on up to 4 threads (cut at `server {`
-  /// lines; the tree and errors are the same as a serial parse). npos: never.
-  std::size_t parallel_parse_min_bytes = 1u << 20;
-  /// Files of at least this many bytes are mapped, not read, and their pages dropped once
-  /// parsed (issue 6: the 20 MB config's bytes were a third of lint's peak memory). Names are
-  /// interned and the values rules read (values_kept()) copied, so lint reads back few pages.
-  /// Off by default (npos): a mapped file must not shrink while the config lives (SIGBUS),
-  /// so only `ngxtls lint` without --fix=write turns it on (lint_map_min_bytes).
-  std::size_t map_min_bytes = std::string_view::npos;
 };
 
 /// Parses one buffer (copied into the result's storage) into a per-file tree. `file_index`
@@ -117,23 +97,32 @@ config load(const std::string& main_path, file_source& source, const load_option
 
 /// Loads configuration text that is not a file (a plain config on stdin): `name` labels it
 /// in errors and in config::files[0].path; includes are read from `source`, relative to
-/// options.conf_prefix, else the current directory. Throws input_error as load().
-config load_buffer(std::string content, const std::string& name, file_source& source,
+/// options.conf_prefix, else the current directory. The config takes over `content`'s
+/// storage. Throws input_error as load().
+config load_buffer(stored_text content, const std::string& name, file_source& source,
+                   const load_options& options = {});
+/// load_buffer() on a copy of `content`.
+config load_buffer(std::string_view content, const std::string& name, file_source& source,
                    const load_options& options = {});
 
-/// Reads file descriptor `fd` (standard input) to its end, but never more than `max_bytes`:
-/// past that it stops reading and throws input_error at `name` naming the limit
-/// (max_file_bytes), so that a huge or endless stream does not fill memory first.
-std::string read_stream_bounded(int fd, const std::string& name, std::size_t max_bytes);
+/// Reads file descriptor `fd` (standard input) to its end into one buffer, in chunks, but
+/// never more than `max_bytes`: past that it stops reading and throws input_error at `name`
+/// naming the limit (max_file_bytes), so that a huge or endless stream does not fill memory
+/// first. A regular file is read straight into the result; a pipe's chunks are copied into
+/// it once at the end, and given back.
+stored_text read_stream_bounded(int fd, const std::string& name, std::size_t max_bytes);
 
 /// Loads a file from disk (load() with the disk source). A file that looks_like_dump() is
 /// loaded with load_dump() (a saved `nginx -T` output).
 config load_file(const std::string& main_path, const load_options& options = {});
 
 /// Loads an `nginx -T` dump: split at `# configuration file PATH:` markers, main file first;
-/// includes are expanded from that path -> content map (docs/nginx-facts.md#parsing). `dump_name`
+/// includes are expanded from the dumped files (docs/nginx-facts.md#parsing). The config takes over
+/// `dump`'s storage and its files are views into the dump's bytes (no copy per file). `dump_name`
 /// names the dump in errors that precede the first marker. Throws input_error when no marker is
 /// found.
+config load_dump(stored_text dump, const std::string& dump_name, const load_options& options = {});
+/// load_dump() on a copy of `dump`.
 config load_dump(std::string_view dump, const std::string& dump_name,
                  const load_options& options = {});
 

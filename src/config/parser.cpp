@@ -1,13 +1,10 @@
 // Actions and control for grammar/nginx.hpp: text -> per-file syntax tree.
 
 #include <algorithm>
-#include <atomic>
 #include <cstring>
 #include <memory>
 #include <optional>
 #include <string>
-#include <system_error>
-#include <thread>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -37,96 +34,6 @@ struct frame {
   block_context context;
 };
 
-/// Statements parsed ahead on other threads (large files): pieces [at, resume) of the
-/// buffer cut at lines that look like `server {`, each parsed as the children of a
-/// `directives` block at `depth`. The serial parse takes them over when it reaches `at` as
-/// a statement start in that same context and depth (splice_here); otherwise they are
-/// dropped. Each piece must parse on its own to its end, so no token, quote, comment or
-/// Lua body crosses a cut, and PEG parsing is deterministic: the pieces' statements are
-/// exactly the ones the serial parse would read there (tests/unit/test_parallel_parse.cpp
-/// compares whole trees and errors both ways).
-struct ahead_run {
-  struct piece {
-    const char* begin = nullptr;
-    const char* end = nullptr;
-    storage store;
-    std::vector<directive> top;  ///< the piece's statements, their blocks in `store`
-    std::size_t directives = 0;
-    bool ok = false;  ///< parsed to its end without error
-  };
-  const char* at = nullptr;
-  const char* resume = nullptr;
-  std::size_t depth = 0;  ///< pieces parse as if this many blocks were open (see splice_here)
-  std::vector<std::unique_ptr<piece>> pieces;
-  std::vector<std::thread> threads;
-  /// Set once the pieces are of no use (the serial parse went past `at`, a piece failed,
-  /// the parse ended): they stop at their next statement.
-  std::atomic<bool> cancel{false};
-
-  void join() {
-    for (auto& t : threads)
-      if (t.joinable()) t.join();
-  }
-  ~ahead_run() {
-    cancel = true;
-    join();
-  }
-};
-
-/// Thrown inside a piece's parse when its run was cancelled.
-struct piece_cancelled {};
-
-/// Thrown when the pieces would take the buffer past max_directives: the buffer is parsed
-/// again without them, so that the error names the directive the serial parse stops at.
-struct retry_serially {};
-
-std::atomic<std::size_t> splices{0};
-
-/// One copy in storage of each distinct directive name of a parse (load_options::map_min_bytes):
-/// names then point there, not into the file, and reading them (the model and every rule
-/// do) reads no page of a mapped file back.
-class name_interner {
- public:
-  /// Distinct names kept at most: a file of a million distinct unknown names would make the
-  /// table outgrow the bytes it saves; names past the limit stay views into the file.
-  static constexpr std::size_t max_names = 4096;
-
-  std::string_view intern(std::string_view name, storage& store) {
-    if (slots_.empty()) slots_.resize(256);
-    const std::size_t h = std::hash<std::string_view>{}(name);
-    std::size_t at = h & (slots_.size() - 1);
-    for (; slots_[at].data != nullptr; at = (at + 1) & (slots_.size() - 1)) {
-      const slot& e = slots_[at];
-      if (e.hash == h && std::string_view(e.data, e.size) == name) return {e.data, e.size};
-    }
-    if (count_ >= max_names) return name;
-    char* p = store.allocate<char>(std::max<std::size_t>(name.size(), 1));
-    if (!name.empty()) std::memcpy(p, name.data(), name.size());
-    slots_[at] = {h, p, name.size()};
-    if (++count_ * 2 > slots_.size()) grow();
-    return {p, name.size()};
-  }
-
- private:
-  struct slot {
-    std::size_t hash = 0;
-    const char* data = nullptr;
-    std::size_t size = 0;
-  };
-  void grow() {
-    std::vector<slot> old(slots_.size() * 2);
-    old.swap(slots_);
-    for (const slot& e : old) {
-      if (e.data == nullptr) continue;
-      std::size_t at = e.hash & (slots_.size() - 1);
-      while (slots_[at].data != nullptr) at = (at + 1) & (slots_.size() - 1);
-      slots_[at] = e;
-    }
-  }
-  std::vector<slot> slots_;
-  std::size_t count_ = 0;
-};
-
 /// Everything the actions and the control share while one buffer is parsed.
 struct parse_state {
   std::string_view buffer;
@@ -151,12 +58,6 @@ struct parse_state {
   std::size_t depth = 0;
   const char* quote_start = nullptr;  ///< opening quote of the token being read
   std::size_t lua_line = 1;  ///< line of the last `{` seen in a Lua body (the module's start_line)
-  ahead_run* ahead = nullptr;                    ///< statements parsed ahead, not yet taken over
-  const std::atomic<bool>* cancelled = nullptr;  ///< a piece's parse: stop when set
-  /// Names interned and values_kept() values copied into storage: the buffer is a mapped
-  /// file whose pages the loader drops after the parse.
-  bool detach = false;
-  name_interner names{};
   g::lua_quote_memo lua_quotes{};  ///< unterminated Lua strings seen (g::lua_short_string)
 
   /// Line and byte column (1-based) of `p`, counted on from the previous call: actions run
@@ -260,15 +161,7 @@ struct parse_state {
       fail(name_line, name_column, detail::too_many_directives(max_directives));
     }
     directive d;
-    if (detach) {
-      // Keys of map, geo, types... too: rules that walk every block read their names.
-      d.name = names.intern(pending.front().value(), store);
-      if (values_kept(d.name))
-        for (std::size_t i = 1; i < pending.size(); ++i)
-          pending[i] = argument_builder::detach(pending[i], store);
-    } else {
-      d.name = pending.front().value();
-    }
+    d.name = pending.front().value();
     d.file = file_index;
     d.line = name_line;
     d.column = name_column;
@@ -418,38 +311,6 @@ struct action<g::lua_block> {
   }
 };
 
-/// grammar::statement_splice: at the start of the run parsed ahead, in the context and
-/// depth it was parsed for, takes over its statements and moves the input past them.
-template <typename Input>
-bool splice_here(Input& in, parse_state& st) {
-  ahead_run* run = st.ahead;
-  if (run == nullptr || in.current() != run->at) return false;
-  st.ahead = nullptr;  // one chance: a later visit to the same byte is a different parse
-  // A piece that parsed with `depth` blocks open parses the same at any smaller depth
-  // (depth only matters to max_depth), so a file's top level (an included file of servers)
-  // takes pieces as well as an http block does.
-  if (st.stack.back().context != block_context::directives || st.depth > run->depth ||
-      !st.pending.empty()) {
-    run->cancel = true;
-    return false;
-  }
-  run->join();
-  std::size_t n = 0;
-  for (const auto& p : run->pieces) {
-    if (!p->ok) return false;  // the serial parse reads the text itself (and reports its error)
-    n += p->directives;
-  }
-  if (n > st.max_directives - st.directives) throw retry_serially{};
-  st.directives += n;
-  for (auto& p : run->pieces) {
-    st.open.insert(st.open.end(), p->top.begin(), p->top.end());
-    st.store.absorb(std::move(p->store));
-  }
-  in.bump(static_cast<std::size_t>(run->resume - in.current()));
-  splices.fetch_add(1, std::memory_order_relaxed);
-  return true;
-}
-
 template <typename Rule>
 inline constexpr bool is_nesting =
     std::is_same_v<Rule, g::block> || std::is_same_v<Rule, g::lua_block> ||
@@ -459,14 +320,6 @@ template <typename Rule>
 struct control : pegtl::normal<Rule> {
   template <typename ParseInput>
   static void start(const ParseInput& in, parse_state& st) {
-    if constexpr (std::is_same_v<Rule, g::statement>) {
-      if (st.cancelled != nullptr && st.cancelled->load(std::memory_order_relaxed))
-        throw piece_cancelled{};
-      if (st.ahead != nullptr && in.current() > st.ahead->at) {
-        st.ahead->cancel = true;  // went past the cut without a statement starting there
-        st.ahead = nullptr;
-      }
-    }
     if constexpr (is_nesting<Rule>) {
       // Guard the recursion of block -> statement -> block before the stack runs out.
       if (++st.depth > st.max_depth) {
@@ -525,117 +378,9 @@ struct control : pegtl::normal<Rule> {
   }
 };
 
-/// Offset of the `s` of a line `[ \t]*server[ \t]*{` that starts at or after `from`
-/// (npos: none). Only a guess at a statement start: splice_here and the pieces' own parses
-/// decide whether it is one.
-std::size_t server_line_from(std::string_view text, std::size_t from) {
-  constexpr std::string_view word = "server";
-  for (std::size_t p = text.find(word, from); p != std::string_view::npos;
-       p = text.find(word, p + 1)) {
-    std::size_t b = p;
-    while (b > 0 && (text[b - 1] == ' ' || text[b - 1] == '\t')) --b;
-    if (b == 0 || text[b - 1] != '\n') continue;
-    std::size_t e = p + word.size();
-    while (e < text.size() && (text[e] == ' ' || text[e] == '\t')) ++e;
-    if (e < text.size() && text[e] == '{') return p;
-  }
-  return std::string_view::npos;
-}
-
-/// The last such line before `to`, or npos.
-std::size_t server_line_before(std::string_view text, std::size_t to) {
-  // Back from the end a line at a time: big files end with their server blocks.
-  std::size_t p = to;
-  while (p > 0) {
-    const std::size_t line = text.rfind('\n', p - 1);
-    if (line == std::string_view::npos) return std::string_view::npos;
-    const std::size_t s = server_line_from(text.substr(0, p), line);
-    if (s != std::string_view::npos && s < to) return s;
-    p = line;
-  }
-  return std::string_view::npos;
-}
-
-/// Parses one piece of `content` (offsets, lines and columns stay those of the whole buffer).
-void parse_piece(std::string_view content, const std::string& path, std::uint32_t file_index,
-                 std::size_t max_depth, std::size_t max_args, std::size_t max_directives,
-                 std::size_t depth, bool detach, std::atomic<bool>& cancel,
-                 ahead_run::piece& piece) {
-  try {
-    parse_state st{content, path,        file_index, max_depth, max_args, max_directives,
-                   0,       piece.store, {},         {},        {}};
-    st.depth = depth;
-    st.detach = detach;
-    st.cancelled = &cancel;
-    st.stack.push_back({0, block_context::directives});
-    pegtl::memory_input<pegtl::tracking_mode::lazy, pegtl::eol::lf_crlf> in(piece.begin, piece.end,
-                                                                            path);
-    pegtl::parse<g::config_file, action, control>(in, st);
-    piece.top = std::move(st.open);
-    piece.directives = st.directives;
-    piece.ok = true;
-  } catch (...) {
-    // Not an error of the file yet: the serial parse reads this text if it gets there.
-    // The other pieces are of no use now.
-    cancel = true;
-  }
-}
-
-/// Splits a large buffer into pieces for other threads, or returns nullptr (small buffer,
-/// one core, no `server {` lines, threads unavailable).
-std::unique_ptr<ahead_run> plan_ahead(std::string_view content, const std::string& path,
-                                      std::uint32_t file_index, block_context context,
-                                      std::size_t max_depth, std::size_t max_args,
-                                      std::size_t max_directives, std::size_t start_depth,
-                                      std::size_t min_bytes, bool detach) {
-  if (content.size() < min_bytes || context != block_context::directives) return nullptr;
-  const unsigned threads = std::min(std::thread::hardware_concurrency(), 4u);
-  if (threads < 2) return nullptr;
-  // The serial parse reads up to the first cut and after the last one; each other thread
-  // one piece in between.
-  const std::size_t last = server_line_before(content, content.size());
-  if (last == std::string_view::npos) return nullptr;
-  std::vector<std::size_t> cuts;
-  for (unsigned i = 1; i < threads; ++i) {
-    const std::size_t c = server_line_from(content, last / threads * i);
-    if (c >= last) break;
-    if (cuts.empty() || c > cuts.back()) cuts.push_back(c);
-  }
-  if (cuts.empty()) return nullptr;
-  cuts.push_back(last);
-  auto run = std::make_unique<ahead_run>();
-  run->at = content.data() + cuts.front();
-  run->resume = content.data() + last;
-  run->depth = start_depth + 1;  // statements of a top-level block (http, stream) or shallower
-  for (std::size_t i = 0; i + 1 < cuts.size(); ++i) {
-    auto p = std::make_unique<ahead_run::piece>();
-    p->begin = content.data() + cuts[i];
-    p->end = content.data() + cuts[i + 1];
-    run->pieces.push_back(std::move(p));
-  }
-  try {
-    for (auto& p : run->pieces) {
-      ahead_run::piece& piece = *p;
-      const std::size_t depth = run->depth;
-      std::atomic<bool>& cancel = run->cancel;
-      run->threads.emplace_back([=, &path, &piece, &cancel] {
-        parse_piece(content, path, file_index, max_depth, max_args, max_directives, depth, detach,
-                    cancel, piece);
-      });
-    }
-  } catch (const std::system_error&) {
-    return nullptr;  // no threads to be had: the serial parse does it all (run joins what started)
-  }
-  return run;
-}
-
 }  // namespace
 
 namespace detail {
-
-std::size_t parallel_splices() {
-  return splices.load(std::memory_order_relaxed);
-}
 
 std::string too_many_directives(std::size_t max_directives) {
   return "more than " + std::to_string(max_directives) +
@@ -680,25 +425,15 @@ list<directive> parse_in_context(std::string_view content, const std::string& pa
                                  std::uint32_t file_index, block_context context,
                                  std::size_t max_depth, std::size_t max_args,
                                  std::size_t max_directives, storage& store,
-                                 std::size_t start_depth, std::size_t parallel_min_bytes,
-                                 bool detach) {
+                                 std::size_t start_depth) {
   parse_state st{content, path,  file_index, max_depth, max_args, max_directives,
                  0,       store, {},         {},        {}};
   st.depth = start_depth;
-  st.detach = detach;
   st.stack.push_back({0, context});
-  std::unique_ptr<ahead_run> run =
-      plan_ahead(content, path, file_index, context, max_depth, max_args, max_directives,
-                 start_depth, parallel_min_bytes, detach);
-  st.ahead = run.get();
   pegtl::memory_input<pegtl::tracking_mode::lazy, pegtl::eol::lf_crlf> in(content.data(),
                                                                           content.size(), path);
   try {
     pegtl::parse<g::config_file, action, control>(in, st);
-  } catch (const retry_serially&) {
-    run.reset();
-    return parse_in_context(content, path, file_index, context, max_depth, max_args, max_directives,
-                            store, start_depth, std::string_view::npos, detach);
   } catch (const pegtl::parse_error& e) {
     // Only raised by rules without a message; the control turns all others into input_error.
     const auto& pos = e.positions().front();
@@ -715,12 +450,11 @@ parsed_buffer parse_buffer(std::string_view content, const std::string& path,
                            std::uint32_t file_index) {
   parsed_buffer out;
   out.store = std::make_shared<storage>();
-  out.content = out.store->adopt(std::string(content));
+  out.content = out.store->adopt(content);
   const load_options defaults;
   out.directives = detail::parse_in_context(
       out.content, path, file_index, block_context::directives, defaults.max_depth,
-      defaults.max_args_per_directive, defaults.max_directives, *out.store, 0,
-      defaults.parallel_parse_min_bytes);
+      defaults.max_args_per_directive, defaults.max_directives, *out.store);
   return out;
 }
 

@@ -1,17 +1,13 @@
 #include "config/tree.hpp"
 
 #include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <cstring>
 #include <iterator>
 #include <map>
 #include <mutex>
 #include <new>
-#include <system_error>
 
 namespace ngxtls::config {
 
@@ -58,21 +54,16 @@ struct region {
     }
     std::byte* p = region_base + off;
     if (::mprotect(p, bytes, PROT_READ | PROT_WRITE) != 0) {
-      give_back(p, bytes, false);
+      give_back(p, bytes);
       throw std::bad_alloc();
     }
     return p;
   }
 
-  void give_back(std::byte* p, std::size_t bytes, bool mapped) {
+  void give_back(std::byte* p, std::size_t bytes) {
     bytes = (bytes + granule - 1) / granule * granule;
-    if (mapped) {
-      // Back to a reservation: the file mapping goes, anonymous PROT_NONE takes its place.
-      ::mmap(p, bytes, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED, -1, 0);
-    } else {
-      ::madvise(p, bytes, MADV_DONTNEED);
-      ::mprotect(p, bytes, PROT_NONE);
-    }
+    ::madvise(p, bytes, MADV_DONTNEED);
+    ::mprotect(p, bytes, PROT_NONE);
     std::size_t off = static_cast<std::size_t>(p - region_base);
     const std::lock_guard<std::mutex> lock(mu);
     auto next = free_blocks.lower_bound(off);
@@ -146,22 +137,8 @@ argument argument_builder::make(std::string_view raw, std::string_view value, qu
   return a;
 }
 
-argument argument_builder::detach(const argument& a, storage& store) {
-  if (a.unescaped_) return a;  // in storage already
-  const std::string_view raw = a.raw();
-  const std::string_view value = a.value();
-  char* p = store.allocate<char>(sizeof(raw_header) + value.size());
-  const raw_header h{detail::region_offset(raw.data()), static_cast<std::uint32_t>(raw.size())};
-  std::memcpy(p, &h, sizeof h);
-  if (!value.empty()) std::memcpy(p + sizeof h, value.data(), value.size());
-  argument out = a;
-  out.off_ = detail::region_offset(p + sizeof h);
-  out.unescaped_ = 1;
-  return out;
-}
-
 storage::~storage() {
-  for (const block& b : blocks_) detail::the_region().give_back(b.at, b.bytes, b.mapped);
+  for (const block& b : blocks_) detail::the_region().give_back(b.at, b.bytes);
 }
 
 std::byte* storage::take_block(std::size_t bytes) {
@@ -172,48 +149,13 @@ std::byte* storage::take_block(std::size_t bytes) {
   return p;
 }
 
-std::string_view storage::map_file(int fd, std::size_t size) {
-  if (size == 0) return adopt({});
-  std::byte* p = take_block(size);
-  if (::mmap(p, size, PROT_READ, MAP_PRIVATE | MAP_FIXED, fd, 0) == MAP_FAILED) {
-    const int err = errno;
-    // The block keeps its anonymous read-write pages; it goes back with the storage.
-    throw std::system_error(err, std::generic_category(), "mmap");
-  }
-  blocks_.back().mapped = true;
-  used_ += size;
-  return {reinterpret_cast<const char*>(p), size};
-}
-
-void storage::release_pages(std::string_view view) {
-  const auto* b = reinterpret_cast<const std::byte*>(view.data());
-  for (const block& k : blocks_) {
-    if (!k.mapped || b < k.at || b + view.size() > k.at + k.bytes) continue;
-    const std::size_t page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
-    const std::size_t len = (view.size() + page - 1) / page * page;
-    ::madvise(const_cast<std::byte*>(b), len, MADV_DONTNEED);
-    return;
-  }
-}
-
-std::string_view storage::adopt(std::string text) {
+std::string_view storage::adopt(std::string_view text) {
   // An empty file still gets a real address: parsers compare pointers into it.
   std::byte* p =
       text.empty() ? static_cast<std::byte*>(allocate_bytes(1, 1)) : take_block(text.size());
   std::memcpy(p, text.data(), text.size());
   used_ += text.size();
   return {reinterpret_cast<const char*>(p), text.size()};
-}
-
-void storage::absorb(storage&& other) {
-  blocks_.insert(blocks_.end(), other.blocks_.begin(), other.blocks_.end());
-  reserved_ += other.reserved_;
-  used_ += other.used_;
-  other.used_ = 0;
-  other.blocks_.clear();
-  other.next_ = nullptr;
-  other.left_ = 0;
-  other.reserved_ = 0;
 }
 
 void* storage::allocate_bytes(std::size_t n, std::size_t align) {
@@ -320,24 +262,6 @@ source_location config::where(const directive& d, const argument& a) const {
   if (d.file >= files.size()) return {"?", d.line, 0};
   const auto lc = arg_position(files[d.file].content, d, a);
   return {files[d.file].path, lc.line, lc.column};
-}
-
-file_stamp stamp_of(const struct stat& sb) {
-  return {static_cast<std::uint64_t>(sb.st_dev), static_cast<std::uint64_t>(sb.st_ino),
-          static_cast<std::uint64_t>(sb.st_size),
-          static_cast<std::int64_t>(sb.st_mtim.tv_sec) * 1000000000 + sb.st_mtim.tv_nsec};
-}
-
-std::optional<std::string> config::changed_file() const {
-  for (const source_file& f : files) {
-    if (!f.mapped) continue;
-    struct stat sb {};
-    if (::stat(f.path.c_str(), &sb) != 0) continue;  // gone: the mapping holds the old inode
-    const file_stamp now = stamp_of(sb);
-    if (now.device != f.mapped->device || now.inode != f.mapped->inode) continue;  // replaced
-    if (now != *f.mapped) return f.path;
-  }
-  return std::nullopt;
 }
 
 std::vector<include_frame> config::chain_frames(std::uint32_t chain) const {

@@ -6,9 +6,7 @@
 // are views into the file's bytes, unescaped copies exist only for the few tokens whose
 // escapes change them, and every record lives in one append-only `storage` owned by the
 // config, so records are trivially copyable and never freed one by one. Records refer to
-// each other by 32-bit offsets into the one address range all storages share. For a file
-// that `lint` maps (load_options::map_min_bytes) names and the values rules read are
-// copies instead, so that the file's pages can be dropped after the parse.
+// each other by 32-bit offsets into the one address range all storages share.
 
 #include <cstddef>
 #include <cstdint>
@@ -22,8 +20,6 @@
 #include <vector>
 
 #include "base/error.hpp"
-
-struct stat;  // <sys/stat.h>
 
 namespace ngxtls::config {
 
@@ -199,19 +195,10 @@ class storage {
   storage& operator=(const storage&) = delete;
   /// Gives its blocks back to the region.
   ~storage();
-  /// A copy of `text`'s bytes kept for the storage's lifetime (stable address); `text` is
-  /// freed. Throws std::length_error when the region is full (more than 4 GiB held).
-  std::string_view adopt(std::string text);
-  /// The first `size` bytes of the regular file open as `fd`, mapped read-only (MAP_PRIVATE)
-  /// instead of read: its pages can be dropped after the parse (release_pages) and are read
-  /// again from the page cache when touched. Throws std::length_error when the region is
-  /// full, std::system_error when mmap fails. The file must not shrink while mapped (a
-  /// page past its end raises SIGBUS; the CLI reports that as an input error).
-  std::string_view map_file(int fd, std::size_t size);
-  /// Drops the resident pages of `view`, a map_file() result: memory the tree no longer
-  /// reads (names are interned, the values rules read are copied) leaves the process's RSS.
-  /// Does nothing for bytes that are not a file mapping (they would read back as zeros).
-  void release_pages(std::string_view view);
+  /// A copy of `text`'s bytes kept for the storage's lifetime (stable address; an empty
+  /// text gets a real address too). Throws std::length_error when the region is full (more
+  /// than 4 GiB held).
+  std::string_view adopt(std::string_view text);
   /// Room for `n` objects of trivially destructible `T`, uninitialised. Throws
   /// std::length_error when the region is full.
   template <typename T>
@@ -227,9 +214,6 @@ class storage {
     std::uninitialized_copy(records, records + n, out);
     return {out, static_cast<std::uint32_t>(n)};
   }
-  /// Takes over everything `other` holds (records stay where they are; `other` ends empty).
-  /// Used to keep the trees parsed on other threads alive with the config's.
-  void absorb(storage&& other);
   /// Bytes of the blocks held (committed address range, not all of it touched), for benchmarks.
   std::size_t bytes_reserved() const { return reserved_; }
   /// Bytes handed out (records, values, file contents, alignment padding), for benchmarks.
@@ -239,7 +223,6 @@ class storage {
   struct block {
     std::byte* at;
     std::size_t bytes;
-    bool mapped = false;  ///< a file mapping (map_file), not anonymous memory
   };
   void* allocate_bytes(std::size_t n, std::size_t align);
   std::byte* take_block(std::size_t bytes);
@@ -256,9 +239,6 @@ struct argument_builder {
   /// is `value`: when `value` is not inside `raw`, it is copied into `store` after a raw_header.
   static argument make(std::string_view raw, std::string_view value, quote_style quote,
                        storage& store);
-  /// `a` with its value copied into `store` (after a raw_header), when it is still a view
-  /// into the file's bytes: the file's pages can then be dropped (storage::release_pages).
-  static argument detach(const argument& a, storage& store);
 };
 
 /// One include site on the way to a directive: the `include` directive's location.
@@ -279,29 +259,15 @@ struct include_link {
 /// What starts a suppression comment (`# ngxtls: ignore RULE`, docs/user-guide.md).
 inline constexpr std::string_view suppression_marker = "ngxtls: ignore";
 
-/// Identity and version of a file on disk when it was mapped (load_options::map_min_bytes):
-/// a mapping reads the file's current bytes, so an edit in place during the run would mix
-/// two versions. Zero in every field for files that were not mapped.
-struct file_stamp {
-  std::uint64_t device = 0, inode = 0, size = 0;
-  std::int64_t mtime_ns = 0;
-  bool operator==(const file_stamp&) const = default;
-};
-
-/// The stamp of a file from its stat() (st_dev, st_ino, st_size, st_mtim).
-file_stamp stamp_of(const struct stat& sb);
-
 /// One source file as read.
 struct source_file {
   std::string path;  ///< absolute or as given on the command line; "-" never appears (stdin dumps
                      ///< use the dump's paths)
-  std::string_view content;  ///< the bytes read, or mapped (kept in the config's storage)
+  std::string_view content;  ///< the bytes read (kept in the config's storage)
   list<directive> parsed;    ///< this file's own tree: include directives kept
-  /// The file holds suppression_marker (worked out while its bytes were resident, so that
-  /// the rules need not read a mapped file back to look for comments).
+  /// The file holds suppression_marker: one scan at load time spares the suppression pass a
+  /// scan of every file that has none (the usual case).
   bool suppressions = false;
-  /// Set when the file was mapped from disk rather than read (see file_stamp).
-  std::optional<file_stamp> mapped;
   /// For each `include` directive of `parsed`: the files it named (config::files indices).
   std::unordered_map<const directive*, std::vector<std::uint32_t>> includes;
 };
@@ -349,11 +315,6 @@ struct config {
   std::vector<line_column> argument_positions(const directive& d) const;
   /// The include chain of a directive as locations, outermost first.
   std::vector<source_location> chain_of(const directive& d) const;
-  /// The first mapped file whose bytes on disk changed in place (same inode, another size or
-  /// modification time) since it was mapped, or nullopt. The run's results then mix two
-  /// versions of the file: lint reports it instead (a file replaced by rename is fine: the
-  /// mapping keeps the old one).
-  std::optional<std::string> changed_file() const;
 };
 
 /// parse_buffer()'s result: the directives of one buffer and the storage they live in.

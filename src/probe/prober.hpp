@@ -1,7 +1,9 @@
 #pragma once
-// The live prober: libssl on non-blocking sockets, one poll() loop, many connections in flight.
-// It measures session resumption per protocol and mechanism, ticket key names, OCSP staples,
-// certificate facts and handshake times. It knows nothing of nginx configs.
+// The live prober's entry point: libssl on non-blocking sockets (connection.hpp), one poll()
+// loop and a plan of connections per target (prober.cpp), and one module per measurement
+// (measurement.hpp, modules/): resumption per protocol and mechanism, tickets and key names,
+// OCSP staples, the certificate, where a connection's time goes. It knows nothing of nginx
+// configs.
 
 #include <functional>
 #include <optional>
@@ -22,7 +24,8 @@ struct progress {
   int targets = 0;
 };
 
-/// How to probe.
+/// How to probe. The defaults here are the only ones: the CLI reads them from a
+/// default-constructed probe_options.
 struct probe_options {
   int attempts = 20;              ///< -n: resumption attempts per run
   int per_target = 4;             ///< -c: connections in flight per target
@@ -56,9 +59,9 @@ struct probe_options {
 /// input order. Per target the runs (TLS 1.3 ticket, TLS 1.2 ticket, TLS 1.2 session_id) go one
 /// after another, each: one full handshake, then `attempts` resumption attempts on fresh TCP
 /// connections with `per_target` in flight, then (ticket runs) up to 24 extra full handshakes
-/// while a ticket key name was seen only once. What this measures on nginx is asserted in
-/// tests/integration/test_probe_nginx.cpp: docs/nginx-facts.md#session-id-cache (builtin cache per
-/// worker), fact 3 (one master's workers share ticket keys) and fact 4 (two masters: about 1/N).
+/// while a ticket key name was seen only once; then, while no staple arrived, OCSP retries.
+/// What this measures on nginx is asserted in tests/integration/test_probe_nginx.cpp (builtin
+/// cache per worker, one master's workers share ticket keys, two masters: about 1/N).
 /// Sets SIGPIPE to SIG_IGN for the process (a peer reset while writing must not kill it).
 /// Returns one result per target in input order. A target that cannot be probed (no address,
 /// TCP refused, no TLS handshake in any protocol, a hostile peer, the total deadline) has

@@ -38,7 +38,7 @@ session_ptr read_session_pem(const std::string& path);
 
 /// First 16 bytes of the session's ticket, lowercase hex ("" without a ticket or when shorter
 /// than 16 bytes): the key name in OpenSSL's and nginx's stateless ticket layout
-/// (docs/nginx-facts.md#ticket-key-rotation).
+/// (test_probe_keys "key rotation").
 std::string ticket_prefix_hex(const SSL_SESSION* session);
 
 }  // namespace ngxtls::probe

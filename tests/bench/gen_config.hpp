@@ -13,8 +13,10 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace ngxtls::bench {
@@ -34,6 +36,11 @@ struct gen_options {
   std::string work_dir = "/tmp";  ///< directory for error_log and pid (must exist for nginx -t)
   bool lua = true;                ///< emit load_module lines and *_by_lua_block bodies
   std::uint64_t seed = 6;         ///< PRNG seed: same seed and options -> same bytes
+  /// Every server carries the mistakes the rules look for (old protocols, weak ciphers, a
+  /// session timeout and tickets a name-based server cannot change), not a few percent.
+  bool findings_everywhere = false;
+  /// Per 40 servers, one `map` with `hostnames` and this many host keys (`*.x`, `.x`, exact).
+  std::size_t hostname_keys = 0;
 };
 
 namespace detail {
@@ -152,6 +159,16 @@ inline std::string generate_config(const gen_options& o) {
                std::to_string(r.below(1000)) + ";\n";
       }
       out += "        \"~^/legacy/(?<rest>.*)$\" /modern/$rest;\n    }\n\n";
+      if (o.hostname_keys > 0) {
+        out += "    map $host $pool_" + m + " {\n        hostnames;\n        default backend_0;\n";
+        for (std::size_t k = 0; k < o.hostname_keys; ++k) {
+          const std::string name = std::string(pick(r, words)) + std::to_string(k) + "-" + m;
+          const char* shape[] = {"*.", ".", ""};
+          out += std::string("        ") + shape[k % 3] + name + ".example.net backend_" +
+                 std::to_string(r.below(upstreams)) + ";\n";
+        }
+        out += "    }\n\n";
+      }
     }
     const std::string id = std::to_string(server);
     // Most sites are clean, as in a maintained fleet; a few percent carry the mistakes the
@@ -170,12 +187,21 @@ inline std::string generate_config(const gen_options& o) {
         "        server_name " + host + (r.chance(50) ? " www" + id + "." + cp.domain : "") + ";\n";
     out +=
         "        ssl_certificate " + cp.cert + ";\n        ssl_certificate_key " + cp.key + ";\n";
+    const unsigned clean = o.findings_everywhere ? 0 : 95;
+    const unsigned odd = o.findings_everywhere ? 100 : 3;
     out += std::string("        ssl_protocols ") +
-           (r.chance(95) ? "TLSv1.2 TLSv1.3" : pick(r, protocols)) + ";\n";
-    out += std::string("        ssl_ciphers ") + (r.chance(95) ? ciphers[0] : pick(r, ciphers)) +
+           (r.chance(clean)         ? "TLSv1.2 TLSv1.3"
+            : o.findings_everywhere ? "TLSv1 TLSv1.1 TLSv1.2"
+                                    : pick(r, protocols)) +
            ";\n";
-    if (r.chance(3)) out += std::string("        ssl_session_timeout ") + pick(r, timeouts) + ";\n";
-    if (r.chance(3)) out += "        ssl_session_tickets off;\n";
+    out += std::string("        ssl_ciphers ") +
+           (r.chance(clean)         ? ciphers[0]
+            : o.findings_everywhere ? "ALL:RC4:3DES"
+                                    : pick(r, ciphers)) +
+           ";\n";
+    if (r.chance(odd))
+      out += std::string("        ssl_session_timeout ") + pick(r, timeouts) + ";\n";
+    if (r.chance(odd)) out += "        ssl_session_tickets off;\n";
     out +=
         "        add_header Strict-Transport-Security \"max-age=63072000; includeSubDomains\" "
         "always;\n";
@@ -231,6 +257,52 @@ inline std::string generate_config(const gen_options& o) {
     ++server;
   }
   out += "}\n";
+  return out;
+}
+
+/// A generated config cut into files: the main file includes `dir/sites/*.conf` inside
+/// `http`, and each site file holds `servers_per_file` servers (and the maps between them).
+struct split_config {
+  std::string main;                                        ///< the main file's text
+  std::vector<std::pair<std::string, std::string>> sites;  ///< path -> text, sorted by path
+};
+
+/// Cuts `text` (generate_config's output) at its `    # site N` lines. `dir` is an absolute
+/// directory; site files are named dir/sites/NNNNNN.conf.
+inline split_config split_into_sites(const std::string& text, const std::string& dir,
+                                     std::size_t servers_per_file) {
+  split_config out;
+  const std::string mark = "\n    # site ";
+  std::size_t first = text.find(mark);
+  // The maps before the first server belong with it: cut at the start of its map comment.
+  const std::size_t maps = text.rfind("\n    # map ", first);
+  if (maps != std::string::npos) first = maps;
+  const std::size_t end = text.rfind("}\n");  // closes http
+  if (first == std::string::npos || end == std::string::npos || end < first)
+    throw std::invalid_argument("split_into_sites: not generate_config's output");
+  out.main =
+      text.substr(0, first + 1) + "    include " + dir + "/sites/*.conf;\n" + text.substr(end);
+  std::size_t at = first + 1;
+  while (at < end) {
+    std::size_t cut = at;
+    for (std::size_t k = 0; k < servers_per_file && cut < end; ++k) {
+      const std::size_t next = text.find(mark, cut + 1);
+      cut = next == std::string::npos || next > end ? end : next + 1;
+    }
+    char name[32];
+    std::snprintf(name, sizeof name, "/sites/%06zu.conf", out.sites.size());
+    out.sites.emplace_back(dir + name, text.substr(at, cut - at));
+    at = cut;
+  }
+  return out;
+}
+
+/// What `nginx -T` prints for `main_path` with `c`'s files (each after its marker line and
+/// followed by a line feed, the main file first, then the glob's matches in order).
+inline std::string dump_of(const std::string& main_path, const split_config& c) {
+  std::string out = "# configuration file " + main_path + ":\n" + c.main + "\n";
+  for (const auto& [path, text] : c.sites)
+    out += "# configuration file " + path + ":\n" + text + "\n";
   return out;
 }
 

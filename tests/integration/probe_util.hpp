@@ -40,7 +40,8 @@ inline probe::target_result probe_port(int port, probe::probe_options o) {
 inline const probe::run_result& run_of(const probe::target_result& t, const std::string& protocol,
                                        const std::string& mechanism) {
   for (const auto& r : t.protocols)
-    if (r.protocol == protocol && r.mechanism == mechanism) return r;
+    if (probe::to_string(r.protocol) == protocol && probe::to_string(r.mechanism) == mechanism)
+      return r;
   throw std::runtime_error("no run " + protocol + "/" + mechanism + " in the result of " +
                            t.target);
 }

@@ -77,8 +77,9 @@ probe::probe_options probe_opts(int attempts, int in_flight = 4) {
 
 void print_runs(const std::string& label, const probe::target_result& t) {
   for (const auto& r : t.protocols)
-    std::printf("[harden] %s: %s/%s %s: %d/%d resumed%s\n", label.c_str(), r.protocol.c_str(),
-                r.mechanism.c_str(), r.supported ? "supported" : "refused", r.resumed, r.attempts,
+    std::printf("[harden] %s: %s/%s %s: %d/%d resumed%s\n", label.c_str(),
+                probe::to_string(r.protocol).c_str(), probe::to_string(r.mechanism).c_str(),
+                r.supported ? "supported" : "refused", r.resumed, r.attempts,
                 r.error ? (" (" + *r.error + ")").c_str() : "");
 }
 

@@ -85,13 +85,13 @@ public class TlsServer {
 
 void check_all_resume(const probe::target_result& r, int n) {
   for (const auto& run : r.protocols) {
-    CAPTURE(run.protocol);
-    CAPTURE(run.mechanism);
+    CAPTURE(probe::to_string(run.protocol));
+    CAPTURE(probe::to_string(run.mechanism));
     CHECK_FALSE(run.error);
     CHECK(run.attempts == n);
     CHECK(run.resumed == n);
     CHECK(run.rate == 1.0);
-    CHECK(run.negotiated_protocol == run.protocol);
+    CHECK(run.negotiated_protocol == probe::to_string(run.protocol));
   }
 }
 

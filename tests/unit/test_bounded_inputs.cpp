@@ -161,8 +161,47 @@ TEST_CASE("standard input is read with a cap, not whole") {
   REQUIRE(::pipe(p2) == 0);
   REQUIRE(::write(p2[1], "events {}\n", 10) == 10);
   ::close(p2[1]);
-  CHECK(cfgns::read_stream_bounded(p2[0], "<stdin>", 10) == "events {}\n");
+  CHECK(cfgns::read_stream_bounded(p2[0], "<stdin>", 10).bytes == "events {}\n");
   ::close(p2[0]);
+}
+
+TEST_CASE("standard input is read whole, from a pipe in many chunks or from a file at its offset") {
+  std::signal(SIGPIPE, SIG_IGN);
+  // 3 MiB and a few bytes through a pipe: many reads and several chunks, joined in order.
+  std::string text;
+  for (std::size_t i = 0; text.size() < (std::size_t{3} << 20) + 5; ++i)
+    text += "server_name host" + std::to_string(i) + ".example;\n";
+  int fds[2];
+  REQUIRE(::pipe(fds) == 0);
+  std::jthread writer([fd = fds[1], &text] {
+    std::size_t at = 0;
+    while (at < text.size()) {
+      const ssize_t n =
+          ::write(fd, text.data() + at, std::min<std::size_t>(4096, text.size() - at));
+      if (n <= 0) break;
+      at += static_cast<std::size_t>(n);
+    }
+    ::close(fd);
+  });
+  const cfgns::stored_text piped = cfgns::read_stream_bounded(fds[0], "<stdin>", 256u << 20);
+  writer.join();
+  ::close(fds[0]);
+  CHECK(piped.bytes.size() == text.size());
+  CHECK(piped.bytes == text);
+  // A regular file on stdin is read from where its offset stands, to its end; the limit
+  // counts those bytes only.
+  temp_dir t;
+  const auto path = t.write("stdin.conf", text);
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  REQUIRE(fd >= 0);
+  REQUIRE(::lseek(fd, 7, SEEK_SET) == 7);
+  const cfgns::stored_text filed = cfgns::read_stream_bounded(fd, "<stdin>", text.size() - 7);
+  CHECK(filed.bytes == std::string_view(text).substr(7));
+  REQUIRE(::lseek(fd, 6, SEEK_SET) == 6);
+  CHECK(error_of([&] { cfgns::read_stream_bounded(fd, "<stdin>", text.size() - 7); }) ==
+        "<stdin>: the input is larger than the limit of " + std::to_string(text.size() - 7) +
+            " bytes (max_file_bytes)");
+  ::close(fd);
 }
 
 TEST_CASE("read_file_bounded refuses FIFOs, devices and files over the cap without blocking") {
@@ -215,9 +254,7 @@ TEST_CASE("an unterminated Lua string is not rescanned from every quote: linear 
   const std::string small = config_of(500), large = config_of(2000);
   auto parse = [](const std::string& text) {
     auto source = cfgns::make_memory_source({{"/n.conf", text}});
-    cfgns::load_options o;
-    o.parallel_parse_min_bytes = std::string_view::npos;
-    const auto cfg = cfgns::load("/n.conf", *source, o);
+    const auto cfg = cfgns::load("/n.conf", *source);
     REQUIRE(cfg.root.size() == 1);
   };
   const double t_small = best_of_3([&] { parse(small); });

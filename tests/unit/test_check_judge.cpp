@@ -24,8 +24,8 @@ probe::target_result target(const std::string& sni, int resumed13, int tickets13
   t.target = "127.0.0.1:1";
   t.sni = sni;
   probe::run_result r;
-  r.protocol = "TLSv1.3";
-  r.mechanism = "ticket";
+  r.protocol = probe::tls_protocol::tls1_3;
+  r.mechanism = probe::resumption_mechanism::ticket;
   r.attempts = 10;
   r.resumed = resumed13;
   r.tickets = tickets13;
@@ -36,7 +36,7 @@ probe::target_result target(const std::string& sni, int resumed13, int tickets13
   t.ocsp.stapled = stapled;
   t.ocsp.valid_staples = stapled;  // valid unless a test says otherwise
   t.ocsp.status = stapled > 0 ? probe::ocsp_status::working : probe::ocsp_status::absent;
-  if (stapled > 0) t.ocsp.staple_status = "valid";
+  if (stapled > 0) t.ocsp.staple_status = tls::staple_verdict::valid;
   return t;
 }
 
@@ -71,7 +71,7 @@ probe::target_result revoked_staples(const std::string& sni) {
   auto t = target(sni, 10, 20, 3);
   t.ocsp.valid_staples = 0;
   t.ocsp.status = probe::ocsp_status::invalid;
-  t.ocsp.staple_status = "revoked";
+  t.ocsp.staple_status = tls::staple_verdict::revoked;
   t.ocsp.staple_reason =
       "the certificate is revoked since 2025-01-01 00:00:00 UTC (reason keyCompromise)";
   t.ocsp.response_status = "successful";
@@ -261,7 +261,7 @@ TEST_CASE(
     "sandbox --reload: a saved session that no longer resumes confirms ticket-keys-not-shared") {
   auto f = make("ticket-keys-not-shared", engine::severity::warning);
   auto t = target("a.example", 0, 20);
-  t.protocols[0].session_source = "sess_in";
+  t.protocols[0].session_source = probe::session_origin::sess_in;
   check::judge_options o;
   o.reload = true;
   CHECK(check::judge({f}, {t}, o)[0].result == check::verdict::confirmed);
@@ -307,8 +307,8 @@ TEST_CASE(
   auto with_ids = [](int resumed) {
     auto t = target("a.example", 10, 20);
     probe::run_result r;
-    r.protocol = "TLSv1.2";
-    r.mechanism = "session_id";
+    r.protocol = probe::tls_protocol::tls1_2;
+    r.mechanism = probe::resumption_mechanism::session_id;
     r.attempts = 80;
     r.resumed = resumed;
     t.protocols.push_back(r);
@@ -325,10 +325,11 @@ probe::target_result handshakes(const std::string& sni, bool tls13, bool tls12) 
   probe::target_result t;
   t.target = "127.0.0.1:1";
   t.sni = sni;
-  for (auto [proto, ok] : {std::pair{"TLSv1.3", tls13}, std::pair{"TLSv1.2", tls12}}) {
+  for (auto [proto, ok] : {std::pair{probe::tls_protocol::tls1_3, tls13},
+                           std::pair{probe::tls_protocol::tls1_2, tls12}}) {
     probe::run_result r;
     r.protocol = proto;
-    r.mechanism = "ticket";
+    r.mechanism = probe::resumption_mechanism::ticket;
     r.supported = ok;
     if (!ok) r.error = "tlsv1 alert protocol version";
     t.protocols.push_back(r);
@@ -437,8 +438,8 @@ TEST_CASE("session-setting-ignored: the key names and lifetime under the server'
   auto ids = [](int resumed) {
     auto t = tickets_at("b.example", k_a, 300);
     probe::run_result r;
-    r.protocol = "TLSv1.2";
-    r.mechanism = "session_id";
+    r.protocol = probe::tls_protocol::tls1_2;
+    r.mechanism = probe::resumption_mechanism::session_id;
     r.attempts = 10;
     r.resumed = resumed;
     t.protocols.push_back(r);

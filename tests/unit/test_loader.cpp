@@ -204,6 +204,27 @@ TEST_CASE("an nginx -T dump is split at its markers and includes expand from it"
         }).find("dump.txt: not an nginx -T dump") == 0);
 }
 
+TEST_CASE("a dump's files are views into the dump's one buffer, not copies of it") {
+  // Each file's bytes sit where the dump holds them: the second file starts right after the
+  // first one, its line feed and the second marker line.
+  const std::string first = "http {\n    include /etc/nginx/site.conf;\n}\n";
+  const std::string marker = "# configuration file /etc/nginx/site.conf:\n";
+  const std::string dump = "# configuration file /etc/nginx/nginx.conf:\n" + first + "\n" + marker +
+                           "server {\n    listen 443 ssl;\n}\n\n";
+  for (const bool from_file : {false, true}) {
+    CAPTURE(from_file);
+    temp_dir t;
+    const cfgns::config cfg = from_file ? cfgns::load_file(t.write("dump.txt", dump).string())
+                                        : cfgns::load_dump(dump, "<stdin>");
+    REQUIRE(cfg.files.size() == 2);
+    CHECK(cfg.from_dump);
+    CHECK(cfg.files[0].content == first);
+    CHECK(cfg.files[1].content == "server {\n    listen 443 ssl;\n}\n");
+    CHECK(cfg.files[1].content.data() ==
+          cfg.files[0].content.data() + first.size() + 1 + marker.size());
+  }
+}
+
 TEST_CASE("bad input on disk is a clear error or a correct result, never a crash or hang") {
   temp_dir t;
   const auto dir = t.path().string();

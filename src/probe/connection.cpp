@@ -1,0 +1,359 @@
+#include "probe/connection.hpp"
+
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <openssl/err.h>
+#include <poll.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+namespace ngxtls::probe {
+
+double ms_between(time_point a, time_point b) {
+  return std::chrono::duration<double, std::milli>(b - a).count();
+}
+
+namespace {
+
+// How long to keep reading for TLS 1.3 tickets after the last one arrived (--no-http), ms.
+constexpr int ticket_quiet_ms = 50;
+
+int on_new_session(SSL* ssl, SSL_SESSION* session) {
+  auto* c = static_cast<connection*>(SSL_get_app_data(ssl));
+  if (c == nullptr) return 0;
+  if (c->sessions.size() >= c->limits->max_tickets) {
+    c->too_many_sessions = true;  // returning 0 leaves the session to OpenSSL, which frees it
+    return 0;
+  }
+  c->sessions.emplace_back(session);  // keeps the reference OpenSSL handed us
+  return 1;
+}
+
+std::string first_openssl_reason() {
+  unsigned long e = ERR_get_error();
+  std::string out;
+  if (e != 0) {
+    const char* r = ERR_reason_error_string(e);
+    out = r ? r : ("OpenSSL error " + std::to_string(e));
+  }
+  ERR_clear_error();
+  return out;
+}
+
+// Ends the connection after a complete exchange: sends close_notify, does not wait for the
+// peer's.
+void finish(connection& c) {
+  if (c.phase == connection_phase::done) return;
+  ERR_clear_error();
+  SSL_shutdown(c.ssl.get());
+  ERR_clear_error();
+  c.phase = connection_phase::done;
+}
+
+void finish_quiet(connection& c) {
+  ERR_clear_error();
+  // The peer ended the connection after the handshake: to OpenSSL an unshut connection is a
+  // "bad session" that SSL_free removes (marking it not resumable, ssl_clear_bad_session),
+  // which would spoil the sessions this connection gave us. Whether the server resumes them
+  // is the server's call, which is what we measure.
+  SSL_set_shutdown(c.ssl.get(), SSL_SENT_SHUTDOWN | SSL_RECEIVED_SHUTDOWN);
+  c.phase = connection_phase::done;
+}
+
+std::chrono::milliseconds idle_for(const connection& c) {
+  if (!c.limits->http && c.tls13 && !c.sessions.empty())
+    return std::chrono::milliseconds(ticket_quiet_ms);
+  return std::chrono::milliseconds(c.limits->idle_ms);
+}
+
+void on_handshake(connection& c) {
+  auto now = clock_type::now();
+  c.handshake_ok = true;
+  c.handshake_at = now;
+  c.last_data = now;
+  SSL* s = c.ssl.get();
+  c.reused = SSL_session_reused(s) == 1;
+  c.negotiated_protocol = SSL_get_version(s);
+  if (const SSL_CIPHER* ci = SSL_get_current_cipher(s)) c.cipher = SSL_CIPHER_get_name(ci);
+  int nid = SSL_get_negotiated_group(s);
+  if (nid != 0) {
+    const char* name = SSL_group_to_name(s, nid);
+    if (name == nullptr) name = OBJ_nid2sn(nid);
+    if (name != nullptr) c.group = name;
+  }
+  const unsigned char* alpn = nullptr;
+  unsigned alpn_len = 0;
+  SSL_get0_alpn_selected(s, &alpn, &alpn_len);
+  if (alpn != nullptr) c.alpn.assign(reinterpret_cast<const char*>(alpn), alpn_len);
+  // The staple is judged by the OCSP module against this handshake's chain, while the SSL
+  // object still holds it.
+  unsigned char* staple = nullptr;
+  c.stapled = SSL_get_tlsext_status_ocsp_resp(s, &staple) > 0 && staple != nullptr;
+  if (c.limits->http) {
+    c.phase = connection_phase::writing;
+  } else if (c.tls13) {
+    c.phase = connection_phase::reading;  // TLS 1.3 tickets come after the handshake: read them
+  } else {
+    finish(c);
+  }
+}
+
+// Turns a failed SSL call into waiting or an error text.
+void ssl_trouble(connection& c, int rc, int saved_errno) {
+  int e = SSL_get_error(c.ssl.get(), rc);
+  switch (e) {
+    case SSL_ERROR_WANT_READ:
+      c.want_write = false;
+      ERR_clear_error();
+      return;
+    case SSL_ERROR_WANT_WRITE:
+      c.want_write = true;
+      ERR_clear_error();
+      return;
+    default:
+      break;
+  }
+  bool in_handshake = c.phase == connection_phase::handshaking;
+  std::string reason = first_openssl_reason();
+  if (!in_handshake) {
+    // After the handshake the measurement stands; a close or reset ends the reading.
+    if (e == SSL_ERROR_ZERO_RETURN || e == SSL_ERROR_SYSCALL) {
+      finish_quiet(c);
+      return;
+    }
+    fail(c, "TLS error after the handshake: " + (reason.empty() ? std::string("unknown") : reason));
+    return;
+  }
+  std::string msg;
+  if (e == SSL_ERROR_ZERO_RETURN) {
+    msg = "the server closed the TLS connection during the handshake";
+  } else if (e == SSL_ERROR_SYSCALL && reason.empty()) {
+    if (saved_errno == ECONNRESET)
+      msg = "connection reset by the server during the TLS handshake";
+    else if (saved_errno == 0 || saved_errno == EPIPE)
+      msg = "the server closed the connection during the TLS handshake (EOF)";
+    else
+      msg = std::string("TLS handshake failed: ") + std::strerror(saved_errno);
+  } else {
+    msg = "TLS handshake failed: " + (reason.empty() ? std::string("unknown error") : reason);
+    if (reason.find("wrong version number") != std::string::npos ||
+        reason.find("packet length too long") != std::string::npos ||
+        reason.find("record layer failure") != std::string::npos ||
+        reason.find("unexpected message") != std::string::npos)
+      msg += " (the server did not answer with TLS)";
+  }
+  fail(c, msg);
+}
+
+// "HTTP/1.1 421 ..." -> 421, from the first 12 bytes of the response however they arrive.
+void read_status(connection& c, const char* data, std::size_t n) {
+  constexpr std::size_t status_end = 12;  // "HTTP/1.x NNN"
+  if (c.http_status || c.status_line.size() >= status_end) return;
+  c.status_line.append(data, std::min(n, status_end - c.status_line.size()));
+  if (c.status_line.size() < status_end || c.status_line.compare(0, 7, "HTTP/1.") != 0 ||
+      c.status_line[8] != ' ')
+    return;
+  int code = 0;
+  for (std::size_t i = 9; i < status_end; ++i) {
+    if (c.status_line[i] < '0' || c.status_line[i] > '9') return;
+    code = code * 10 + (c.status_line[i] - '0');
+  }
+  c.http_status = code;
+}
+
+std::string timeout_message(const connection& c) {
+  std::string ms = std::to_string(c.limits->timeout_ms) + " ms";
+  switch (c.phase) {
+    case connection_phase::connecting:
+      return "TCP connect to " + c.address + " timed out after " + ms;
+    case connection_phase::handshaking:
+      return "TLS handshake timed out after " + ms +
+             " (the server accepted the connection but did not complete a handshake)";
+    default:
+      return "the server did not finish its response within " + ms;
+  }
+}
+
+}  // namespace
+
+connection::~connection() {
+  ssl.reset();
+  if (fd >= 0) ::close(fd);
+}
+
+tls::ssl_ctx_ptr make_client_context(int version, bool no_ticket, bool alpn_http,
+                                     long max_cert_list_bytes) {
+  tls::ssl_ctx_ptr ctx(SSL_CTX_new(TLS_client_method()));
+  if (!ctx) tls::throw_openssl("SSL_CTX_new");
+  // Bounds the peer's Certificate message (chain size); a longer one fails the handshake
+  // with "excessive message size".
+  SSL_CTX_set_max_cert_list(ctx.get(), max_cert_list_bytes);
+  SSL_CTX_set_min_proto_version(ctx.get(), version);
+  SSL_CTX_set_max_proto_version(ctx.get(), version);
+  if (no_ticket) SSL_CTX_set_options(ctx.get(), SSL_OP_NO_TICKET);
+  // A peer that closes without close_notify after the handshake (nginx stream servers, many
+  // proxies) ends the reading cleanly, as browsers take it: otherwise OpenSSL 3 makes the EOF
+  // a fatal error, which marks the connection's sessions not resumable.
+  SSL_CTX_set_options(ctx.get(), SSL_OP_IGNORE_UNEXPECTED_EOF);
+  // The client "cache" only hands every new session to our callback; nothing is stored.
+  SSL_CTX_set_session_cache_mode(ctx.get(),
+                                 SSL_SESS_CACHE_CLIENT | SSL_SESS_CACHE_NO_INTERNAL_STORE);
+  SSL_CTX_sess_set_new_cb(ctx.get(), on_new_session);
+  SSL_CTX_set_verify(ctx.get(), SSL_VERIFY_NONE, nullptr);
+  if (alpn_http) {
+    static const unsigned char alpn[] = {8, 'h', 't', 't', 'p', '/', '1', '.', '1'};
+    SSL_CTX_set_alpn_protos(ctx.get(), alpn, sizeof alpn);
+  }
+  return ctx;
+}
+
+void fail(connection& c, std::string why) {
+  if (c.phase == connection_phase::done) return;
+  c.error = std::move(why);
+  c.phase = connection_phase::done;
+}
+
+void open_connection(connection& c, const sockaddr_storage& addr, socklen_t addr_len, SSL_CTX* ctx,
+                     const std::string& sni, bool ask_staple, SSL_SESSION* offer, time_point now) {
+  c.started = now;
+  c.deadline = now + std::chrono::milliseconds(c.limits->timeout_ms);
+  c.last_data = now;
+  c.fd = ::socket(addr.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  if (c.fd < 0) {
+    fail(c, std::string("socket: ") + std::strerror(errno));
+    return;
+  }
+  int one = 1;
+  ::setsockopt(c.fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+  int rc = ::connect(c.fd, reinterpret_cast<const sockaddr*>(&addr), addr_len);
+  if (rc != 0 && errno != EINPROGRESS) {
+    fail(c, "TCP connect to " + c.address + " failed: " + std::strerror(errno));
+    return;
+  }
+  c.ssl.reset(SSL_new(ctx));
+  if (!c.ssl) {
+    fail(c, "SSL_new failed: " + first_openssl_reason());
+    return;
+  }
+  SSL_set_app_data(c.ssl.get(), &c);
+  SSL_set_fd(c.ssl.get(), c.fd);
+  SSL_set_connect_state(c.ssl.get());
+  if (!sni.empty()) SSL_set_tlsext_host_name(c.ssl.get(), sni.c_str());
+  if (ask_staple) SSL_set_tlsext_status_type(c.ssl.get(), TLSEXT_STATUSTYPE_ocsp);
+  if (offer != nullptr) {
+    // Offer a copy: when a resumed TLS 1.3 connection gets a new ticket, OpenSSL marks the
+    // session it offered not resumable (SSL_CTX_remove_session), which would spoil the
+    // shared first session for every later attempt.
+    session_ptr copy(SSL_SESSION_dup(offer));
+    SSL_set_session(c.ssl.get(), copy ? copy.get() : offer);
+  }
+  c.phase = connection_phase::connecting;
+  if (rc == 0) step(c);
+}
+
+void step(connection& c) {
+  if (c.phase == connection_phase::connecting) {
+    int err = 0;
+    socklen_t len = sizeof err;
+    ::getsockopt(c.fd, SOL_SOCKET, SO_ERROR, &err, &len);
+    if (err == EINPROGRESS || err == EALREADY) return;
+    if (err != 0) {
+      fail(c, "TCP connect to " + c.address + " failed: " + std::strerror(err));
+      return;
+    }
+    c.connected_at = clock_type::now();
+    c.phase = connection_phase::handshaking;
+  }
+  char buf[16384];
+  for (int guard = 0; guard < 1024 && c.phase != connection_phase::done; ++guard) {
+    ERR_clear_error();
+    errno = 0;
+    if (c.phase == connection_phase::handshaking) {
+      int rc = SSL_do_handshake(c.ssl.get());
+      int saved = errno;
+      if (rc == 1) {
+        on_handshake(c);
+        continue;
+      }
+      ssl_trouble(c, rc, saved);
+      return;
+    }
+    if (c.phase == connection_phase::writing) {
+      int rc = SSL_write(c.ssl.get(), c.request.data() + c.request_off,
+                         static_cast<int>(c.request.size() - c.request_off));
+      int saved = errno;
+      if (rc > 0) {
+        c.request_off += static_cast<std::size_t>(rc);
+        if (c.request_off >= c.request.size()) {
+          c.phase = connection_phase::reading;
+          c.last_data = clock_type::now();
+          c.request_sent_at = c.last_data;
+        }
+        continue;
+      }
+      ssl_trouble(c, rc, saved);
+      return;
+    }
+    if (c.phase == connection_phase::reading) {
+      std::size_t sessions_before = c.sessions.size();
+      int rc = SSL_read(c.ssl.get(), buf, sizeof buf);
+      int saved = errno;
+      if (rc > 0) {
+        c.bytes_read += static_cast<std::size_t>(rc);
+        c.last_data = clock_type::now();
+        if (!c.first_byte_at) c.first_byte_at = c.last_data;
+        if (c.bytes_read > c.limits->max_response_bytes) {
+          fail(c, "the server sent more than " + std::to_string(c.limits->max_response_bytes) +
+                      " bytes after the handshake without ending its response (endless data)");
+          return;
+        }
+        if (c.limits->http) {
+          read_status(c, buf, static_cast<std::size_t>(rc));
+          c.tail.append(buf, static_cast<std::size_t>(rc));
+          if (c.tail.find("\r\n\r\n") != std::string::npos) {
+            finish(c);
+            return;
+          }
+          if (c.tail.size() > 8) c.tail.erase(0, c.tail.size() - 8);
+        }
+        continue;
+      }
+      if (c.too_many_sessions) {
+        fail(c, "the server sent more than " + std::to_string(c.limits->max_tickets) +
+                    " session tickets on one connection (endless tickets)");
+        return;
+      }
+      // A ticket processed inside SSL_read restarts the quiet timer too.
+      if (c.sessions.size() != sessions_before) c.last_data = clock_type::now();
+      ssl_trouble(c, rc, saved);
+      return;
+    }
+  }
+}
+
+short poll_events(const connection& c) {
+  if (c.phase == connection_phase::done || c.fd < 0) return 0;
+  if (c.phase == connection_phase::connecting) return POLLOUT;
+  return c.want_write ? POLLOUT : POLLIN;
+}
+
+time_point wake_time(const connection& c) {
+  time_point wake = c.deadline;
+  if (c.phase == connection_phase::reading) wake = std::min(wake, c.last_data + idle_for(c));
+  return wake;
+}
+
+void check_time(connection& c, time_point now) {
+  if (c.phase == connection_phase::done) return;
+  if (c.phase == connection_phase::reading && now >= c.last_data + idle_for(c)) {
+    finish(c);  // quiet long enough: the server has nothing more to say
+  } else if (now >= c.deadline) {
+    fail(c, timeout_message(c));
+  }
+}
+
+}  // namespace ngxtls::probe

@@ -1,0 +1,126 @@
+#pragma once
+// One non-blocking TLS client connection: TCP connect, TLS handshake, an optional HTTP request
+// and a bounded read, each phase under the connection's timeout. It knows nothing of runs or
+// measurements: the loop (prober.cpp) steps it when poll() says so and hands it, finished, to
+// the measurement modules.
+
+#include <openssl/ssl.h>
+#include <sys/socket.h>
+
+#include <chrono>
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "probe/session_file.hpp"
+#include "tls/openssl_ptr.hpp"
+
+namespace ngxtls::probe {
+
+struct target_state;  // plan.hpp
+
+/// The prober's clock (monotonic).
+using clock_type = std::chrono::steady_clock;
+/// A point on the prober's clock.
+using time_point = clock_type::time_point;
+
+/// Milliseconds from `a` to `b`.
+double ms_between(time_point a, time_point b);
+
+/// What a connection may do and for how long (taken from probe_options).
+struct connection_limits {
+  int timeout_ms = 0;                  ///< connect + handshake + reading, ms
+  int idle_ms = 0;                     ///< stop reading after this long without data, ms
+  std::size_t max_response_bytes = 0;  ///< bytes read after the handshake
+  std::size_t max_tickets = 0;         ///< session tickets kept; more fail the connection
+  bool http = false;                   ///< send the request after the handshake
+};
+
+/// A client SSL_CTX for exactly one protocol `version` (TLS1_2_VERSION or TLS1_3_VERSION),
+/// with the ticket extension off when `no_ticket`, ALPN http/1.1 when `alpn_http`, peer chains
+/// bounded to `max_cert_list_bytes`, no verification (a prober measures, it does not trust) and
+/// every new session handed to the connection that received it. Throws tls::openssl_error.
+tls::ssl_ctx_ptr make_client_context(int version, bool no_ticket, bool alpn_http,
+                                     long max_cert_list_bytes);
+
+/// Where a connection is.
+enum class connection_phase { connecting, handshaking, writing, reading, done };
+
+/// Why a connection was opened: the plan's roles.
+enum class connection_role {
+  first,    ///< a run's first full handshake: it gives the session to resume
+  sample,   ///< an extra full handshake (more tickets to see key names repeat)
+  attempt,  ///< a resumption attempt offering a session
+  retry,    ///< an extra full handshake after the runs (a module asked: OCSP staples)
+};
+
+/// One connection and what it saw. Finished (phase done) when it completed or failed.
+struct connection {
+  connection() = default;
+  connection(const connection&) = delete;
+  connection& operator=(const connection&) = delete;
+  ~connection();
+
+  // Set by who opens it.
+  const connection_limits* limits = nullptr;  ///< the prober's, outlives the connection
+  std::string address;                        ///< "ip:port" dialled, for error texts
+  std::string request;                        ///< sent after the handshake when limits->http
+  bool tls13 = false;             ///< the context speaks TLS 1.3 (tickets come after the handshake)
+  target_state* owner = nullptr;  ///< the plan's target it belongs to
+  std::size_t run_index = 0;      ///< the run it belongs to (role retry: none)
+  connection_role role = connection_role::first;  ///< why the plan opened it
+  int attempt_index = -1;                         ///< role attempt: its place in launch order
+
+  // State.
+  int fd = -1;                                            ///< the socket; -1 before it exists
+  tls::ssl_ptr ssl;                                       ///< the TLS client of `fd`
+  connection_phase phase = connection_phase::connecting;  ///< where it is
+  time_point started;                                     ///< connect() called
+  time_point deadline;                                    ///< started + timeout
+  time_point last_data;                                   ///< last bytes (or ticket) read
+  bool want_write = false;         ///< libssl waits for the socket to be writable
+  std::size_t request_off = 0;     ///< bytes of `request` written
+  std::string tail;                ///< last bytes read, to find the end of the HTTP headers
+  std::string status_line;         ///< the response's first bytes, for its status code
+  std::size_t bytes_read = 0;      ///< bytes read after the handshake
+  bool too_many_sessions = false;  ///< the server sent more tickets than limits->max_tickets
+
+  // What it saw.
+  std::vector<session_ptr> sessions;  ///< from the new-session callback, in arrival order
+  bool handshake_ok = false;          ///< the TLS handshake completed
+  bool reused = false;                ///< SSL_session_reused() == 1
+  std::optional<std::string> error;   ///< why it failed; null when it did not
+  std::optional<int> http_status;     ///< e.g. 421 for a session from another name
+  bool stapled = false;               ///< the handshake carried an OCSP staple
+  std::string negotiated_protocol, cipher, group,
+      alpn;                                   ///< of the handshake (SSL_get_version, ...)
+  std::optional<time_point> connected_at;     ///< TCP connected
+  std::optional<time_point> handshake_at;     ///< TLS handshake completed
+  std::optional<time_point> request_sent_at;  ///< request fully written
+  std::optional<time_point> first_byte_at;    ///< first byte of the response read
+};
+
+/// Starts `c` at `now`: a non-blocking socket to `addr`, an SSL of `ctx` with `sni` (none when
+/// empty), a status_request when `ask_staple`, and a copy of `offer` as the session to resume
+/// (null: a full handshake). Failures end the connection with an error text.
+void open_connection(connection& c, const sockaddr_storage& addr, socklen_t addr_len, SSL_CTX* ctx,
+                     const std::string& sni, bool ask_staple, SSL_SESSION* offer, time_point now);
+
+/// Advances `c` as far as the socket allows (after poll() reported it ready).
+void step(connection& c);
+
+/// The poll() events `c` waits for (0 when finished).
+short poll_events(const connection& c);
+
+/// When `c` must be looked at again even without socket activity.
+time_point wake_time(const connection& c);
+
+/// Ends `c` when its time is up at `now`: reading went quiet (a normal end), or the timeout
+/// passed (an error naming the phase).
+void check_time(connection& c, time_point now);
+
+/// Ends `c` with the error `why` (no-op when already finished).
+void fail(connection& c, std::string why);
+
+}  // namespace ngxtls::probe
