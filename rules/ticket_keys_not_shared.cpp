@@ -83,8 +83,9 @@ constexpr const char* key_fix =
     "# umask 077; openssl rand 80 > /etc/nginx/tickets/current.key  (same file on every instance)\n"
     "ssl_session_ticket_key /etc/nginx/tickets/current.key;";
 
-// What seals tickets for one default server: the first key file (only it encrypts, docs/nginx-facts.md#ticket-key-rotation),
-// identified by content fingerprint where readable, else by path; or per-instance auto keys.
+// What seals tickets for one default server: the first key file (only it encrypts,
+// docs/nginx-facts.md#ticket-key-rotation), identified by content fingerprint where readable, else
+// by path; or per-instance auto keys.
 std::string key_domain(const engine::context& ctx, const model::server& d,
                        const std::string& member) {
   const auto* keys = d.get("ssl_session_ticket_key");

@@ -166,8 +166,7 @@ TEST_CASE("sandbox: tickets off with a shared cache resumes TLS 1.3 and has no e
   CHECK(resumed == 20);
 }
 
-TEST_CASE(
-    "sandbox: automatic ticket keys on two instances are confirmed with two key names") {
+TEST_CASE("sandbox: automatic ticket keys on two instances are confirmed with two key names") {
   fixture fx("ticket-keys-not-shared/no-key-file.conf");
   int rc = 0;
   auto doc = sandbox_check(fx.conf, {"--instances", "2"}, rc);

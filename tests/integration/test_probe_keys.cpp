@@ -125,7 +125,8 @@ TEST_CASE("a reload with automatic ticket keys throws away every saved ticket") 
     auto j = ngxtls_json(args);
     const auto& run = only_run(j);
     CHECK(run.at("attempts") == 5);
-    CHECK(run.at("resumed") == 0);  // nginx 1.22: new per-SSL_CTX key on every reload (docs/nginx-facts.md#ticket-keys-per-instance)
+    CHECK(run.at("resumed") == 0);  // nginx 1.22: new per-SSL_CTX key on every reload
+                                    // (docs/nginx-facts.md#ticket-keys-per-instance)
     REQUIRE(run.at("ticket_key_names").size() == 1);
     CHECK(run.at("ticket_key_names").begin().key() != before[proto]);  // a new key name
   }
