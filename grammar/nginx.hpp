@@ -1,6 +1,6 @@
 #pragma once
 // nginx configuration syntax as PEGTL rules, read against nginx's own tokenizer
-// (src/core/ngx_conf_file.c, ngx_conf_read_token; DESIGN fact 10) and, for
+// (src/core/ngx_conf_file.c, ngx_conf_read_token; docs/nginx-facts.md#parsing) and, for
 // `*_by_lua_block` bodies, against lua-nginx-module's block lexer
 // (ngx_http_lua_conf_lua_block_parse). No actions, no I/O: src/config attaches
 // actions and the control that turns each must<> point into nginx's message

@@ -24,7 +24,8 @@ engine::evidence setting_evidence(const engine::context& ctx, const model::serve
 std::string server_label(const engine::context& ctx, const model::server& s);
 
 /// The ssl listen sockets grouped by their default server: default server index ->
-/// the sockets it is default for (DESIGN fact 6: those sockets take its cache and keys).
+/// the sockets it is default for (docs/nginx-facts.md#default-server-rules: those sockets take its
+/// cache and keys).
 std::map<std::size_t, std::vector<const model::listen_socket*>> ssl_sockets_by_default(
     const model::model& m);
 
@@ -43,7 +44,8 @@ const config::directive* default_anchor(const model::server& s);
 bool dynamic_path(std::string_view arg);
 
 /// Every (default server, name-based server, socket) triple: a server on an ssl socket that is
-/// not that socket's default server, once per socket, in socket order (DESIGN fact 6).
+/// not that socket's default server, once per socket, in socket order
+/// (docs/nginx-facts.md#default-server-rules).
 struct sni_pair {
   std::size_t default_server;
   std::size_t name_based;
@@ -59,7 +61,8 @@ bool same_value(const model::setting* a, const model::setting* b);
 std::optional<std::int64_t> parse_time_s(std::string_view text);
 
 /// Where a finding about `name` in `s` points: the directive that set it (server, or the
-/// inherited http/stream one), else the server's first `listen ... ssl` (DESIGN, Model).
+/// inherited http/stream one), else the server's first `listen ... ssl`: a default has no directive
+/// of its own.
 const config::directive* anchor_of(const model::server& s, std::string_view name);
 
 /// Every directive in `block` and its nested blocks, depth first.

@@ -296,7 +296,7 @@ struct walker {
   }
 
   void check(const config::directive& d, ctx where) {
-    // A BOM-prefixed first directive is utf8-bom's (issue 7).
+    // A BOM-prefixed first directive is utf8-bom's.
     if (d.name.starts_with("\xEF\xBB\xBF")) return;
     if (ssl_obsolete && d.name == "ssl") return;  // obsolete-directive's
     const std::ptrdiff_t i = idx.lookup(d.name);

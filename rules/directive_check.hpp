@@ -51,11 +51,12 @@ struct entry {
 
 /// The table for nginx 1.22.1 as measured from Debian's nginx (rules/data/
 /// nginx-1.22.1-directives.tsv, tools/probe_directive_table.py), plus directives added after
-/// 1.22.1 and version facts from nginx CHANGES (rules/directive_data.cpp).
+/// 1.22.1 and version facts from nginx CHANGES (directive_check.cpp).
 const std::vector<entry>& table();
 /// The entry for `name`, or null.
 const entry* find(std::string_view name);
-/// The embedded TSV text (for the drift test against rules/data/).
+/// The TSV text of rules/data/nginx-1.22.1-directives.tsv, embedded at build time
+/// (cmake/embed_directive_table.cmake).
 std::string_view embedded_tsv();
 
 /// A module not in the measured table whose directives nginx reports as unknown unless the

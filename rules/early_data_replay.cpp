@@ -45,7 +45,7 @@ or turn 0-RTT off: `ssl_early_data off;`.
 `ngxtls probe --tls1.3` reports the max early data size (16384) carried in tickets.
 
 ## Source
-DESIGN fact 8 (nginx 1.22.1 / OpenSSL 3.0: the same ticket's early data accepted on 3 of 3
+docs/nginx-facts.md#early-data-replay (nginx 1.22.1 / OpenSSL 3.0: the same ticket's early data accepted on 3 of 3
 replays); RFC 8470 (Early-Data header, 425 Too Early); nginx docs ngx_http_ssl_module
 `ssl_early_data`.
 )";

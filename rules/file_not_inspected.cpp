@@ -45,7 +45,7 @@ The prober reads the served certificate instead: `ngxtls probe HOST` reports its
 and names.
 
 ## Source
-DESIGN, Command line: missing files the config names are a note ("not inspected here"),
+README.md: missing files the config names are a note ("not inspected here"),
 `--strict-files` makes them errors; nginx resolves these paths against the conf prefix
 (ngx_conf_full_name).
 )";

@@ -43,7 +43,7 @@ ssl_protocols TLSv1.2 TLSv1.3;
 handshake; with OpenSSL 3 on the server it fails with "no protocols available".
 
 ## Source
-DESIGN fact 7 (nginx defaults per version; with OpenSSL 3 at its default security level
+docs/nginx-facts.md#builtin-defaults (nginx defaults per version; with OpenSSL 3 at its default security level
 TLS 1.0/1.1 fail); RFC 8996; OpenSSL 3.0 man page SSL_CTX_set_security_level (level 1 and
 above: no SHA-1 handshake signatures below TLS 1.2).
 )";

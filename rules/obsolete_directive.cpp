@@ -50,7 +50,7 @@ Not applicable: `nginx -t` on the target version reports it.
 nginx CHANGES: 1.15.0 ("the ssl directive is deprecated; the ssl parameter of the listen
 directive should be used instead"), 1.25.1 (the `ssl` directive removed; `listen ... http2`
 deprecated in favour of the `http2` directive; HTTP/2 server push removed), 1.9.5 (SPDY
-replaced by HTTP/2); DESIGN fact 7.
+replaced by HTTP/2); docs/nginx-facts.md#builtin-defaults.
 )";
 
 void check(const engine::context& ctx, engine::finding_list& out) {

@@ -58,9 +58,9 @@ is valid (checked as a client would); a staple that arrives but is not valid lea
 testable and is reported as `ocsp-staple-invalid`.
 
 ## Source
-DESIGN fact 9 (nginx 1.22.1 `nginx -t` warnings, measured; shared cases B09, B10, B11);
+docs/nginx-facts.md#ocsp-stapling-quiet (nginx 1.22.1 `nginx -t` warnings, measured; shared cases B09, B10, B11);
 ssl_client_certificate supplies the issuer only with client verification on (measured in
-tests/integration/test_tls_stapling_nginx.cpp, which corrects DESIGN fact 9);
+tests/integration/test_tls_stapling_nginx.cpp, which corrects docs/nginx-facts.md#ocsp-stapling-quiet);
 nginx src/event/ngx_event_openssl_stapling.c checks the issuer before the responder URL.
 )";
 

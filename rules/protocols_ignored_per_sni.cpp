@@ -38,7 +38,7 @@ their own listen socket (address or port) where they are the default server; or 
 `ngxtls probe --tls1.2 --sni strict.example.com` completes a TLS 1.2 handshake.
 
 ## Source
-DESIGN fact 6 (nginx 1.22.1: a TLS 1.2 handshake succeeds to a name-based server set to
+docs/nginx-facts.md#default-server-rules (nginx 1.22.1: a TLS 1.2 handshake succeeds to a name-based server set to
 TLSv1.3 only); nginx CHANGES 1.29.2 (SNI is applied before protocol selection). Measured on
 Debian 12's 1.22.1, upstream 1.26.3 and Debian sid's 1.30.6 by
 tests/integration/test_nginx_versions.cpp, "ssl_protocols only in the name-based server is

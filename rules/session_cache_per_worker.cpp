@@ -42,7 +42,7 @@ ssl_session_cache shared:SSL:10m;   # one cache for every worker, about 40,000 s
 instead of 100%.
 
 ## Source
-DESIGN fact 2 (nginx 1.22.1, 4 workers: 10-16 of 40 resumed with `builtin`, 40/40 with
+docs/nginx-facts.md#session-id-cache (nginx 1.22.1, 4 workers: 10-16 of 40 resumed with `builtin`, 40/40 with
 `shared:`); nginx docs, ngx_http_ssl_module `ssl_session_cache` ("builtin ... used by one
 worker process only").
 )";

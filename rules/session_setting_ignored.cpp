@@ -47,7 +47,7 @@ the default one included, has the same value; or move them into the default serv
 default server's (or per-instance random ones), not the key file's name.
 
 ## Source
-DESIGN fact 6 (nginx 1.22.1: a ticket issued under SNI b is sealed with the default server's
+docs/nginx-facts.md#default-server-rules (nginx 1.22.1: a ticket issued under SNI b is sealed with the default server's
 key; a cache or key set only in a name-based server has no effect); nginx
 src/http/ngx_http_ssl_module.c creates one SSL_CTX per server and
 ngx_http_ssl_servername switches only the certificate context. Measured on Debian 12's

@@ -52,7 +52,7 @@ after it: the saved ticket no longer resumes. The key name the prober reports is
 file's first 16 bytes.
 
 ## Source
-DESIGN fact 5 (nginx 1.22.1: [k1] -> [k2,k1] resumes a k1 ticket 10/10; -> [k2] or [k3,k2]
+docs/nginx-facts.md#ticket-key-rotation (nginx 1.22.1: [k1] -> [k2,k1] resumes a k1 ticket 10/10; -> [k2] or [k3,k2]
 0/10); nginx docs for ssl_session_ticket_key (http://nginx.org/en/docs/http/ngx_http_ssl_module.html#ssl_session_ticket_key).
 )";
 

@@ -64,7 +64,7 @@ it sees; two names and a partial rate mean two key domains. `ngxtls check --sand
 a saved ticket failing after a reload.
 
 ## Source
-DESIGN facts 3 and 4 (nginx 1.22.1: 0/10 after a reload and across two masters without a
+docs/nginx-facts.md#workers-share-ticket-keys and docs/nginx-facts.md#ticket-keys-per-instance (nginx 1.22.1: 0/10 after a reload and across two masters without a
 key file; 10/10 with one shared key file; 40/40 for 4 workers with reuseport). nginx 1.23.2
 CHANGES: "ticket keys are now stored in shared memory" with `ssl_session_cache shared:`.
 Measured on Debian 12's 1.22.1, upstream 1.26.3 and Debian sid's 1.30.6 by
@@ -83,8 +83,9 @@ constexpr const char* key_fix =
     "# umask 077; openssl rand 80 > /etc/nginx/tickets/current.key  (same file on every instance)\n"
     "ssl_session_ticket_key /etc/nginx/tickets/current.key;";
 
-// What seals tickets for one default server: the first key file (only it encrypts, fact 5),
-// identified by content fingerprint where readable, else by path; or per-instance auto keys.
+// What seals tickets for one default server: the first key file (only it encrypts,
+// docs/nginx-facts.md#ticket-key-rotation), identified by content fingerprint where readable, else
+// by path; or per-instance auto keys.
 std::string key_domain(const engine::context& ctx, const model::server& d,
                        const std::string& member) {
   const auto* keys = d.get("ssl_session_ticket_key");

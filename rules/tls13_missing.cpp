@@ -37,7 +37,7 @@ If you keep `ssl_session_tickets off`, add a shared session cache (see
 `ngxtls probe --tls1.3` fails to handshake.
 
 ## Source
-DESIGN fact 7 (ssl_protocols default per nginx version; nginx 1.22 serves no TLS 1.3 unless
+docs/nginx-facts.md#builtin-defaults (ssl_protocols default per nginx version; nginx 1.22 serves no TLS 1.3 unless
 told to); nginx CHANGES 1.13.0 (TLSv1.3 parameter), 1.23.4 (TLSv1.3 in the default);
 OpenSSL 1.1.1 (first release with TLS 1.3).
 )";

@@ -70,7 +70,7 @@ better in the `http` block, so every server on a socket agrees.
 with a shared cache the same config resumes 100%.
 
 ## Source
-DESIGN fact 1 (measured on nginx 1.22.1 / OpenSSL 3.0: 0/40 without cache, 40/40 with
+docs/nginx-facts.md#tickets-off-tls13 (measured on nginx 1.22.1 / OpenSSL 3.0: 0/40 without cache, 40/40 with
 `shared:`). The mismatch cases are measured on Debian 12's 1.22.1, upstream 1.26.3 and Debian
 sid's 1.30.6 (OpenSSL 3.6) by tests/integration/test_nginx_versions.cpp, TLS 1.3 at SNI b
 with `ngxtls probe -n 20`:

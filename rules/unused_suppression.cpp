@@ -32,7 +32,8 @@ Delete the comment, or correct the rule id (`ngxtls rules` lists them).
 Not applicable: this is about the lint's own annotations.
 
 ## Source
-issue 7 (suppressions that match nothing are reported). A suppression for a rule that did not
+A `# ngxtls: ignore` comment that matches no finding is reported, so that stale suppressions do
+not pile up and hide a later finding. A suppression for a rule that did not
 run (`--select`, `--ignore`, `.ngxtls.toml`) is not reported.
 )";
 

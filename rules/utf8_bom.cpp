@@ -29,7 +29,7 @@ Save the file without the BOM, e.g. `sed -i '1s/^\xEF\xBB\xBF//' FILE`.
 It cannot: nginx does not start. `nginx -t` prints the unknown directive error.
 
 ## Source
-shared case A15 (nginx 1.22.1: `unknown directive "\xEF\xBB\xBFevents"`); nginx's tokenizer
+case A15 of fixtures/cases (nginx 1.22.1: `unknown directive "\xEF\xBB\xBFevents"`); nginx's tokenizer
 (src/core/ngx_conf_file.c, ngx_conf_read_token) has no BOM handling.
 )";
 

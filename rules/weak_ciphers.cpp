@@ -17,6 +17,12 @@ namespace {
 
 constexpr const char* id = "weak-ciphers";
 
+/// The fix of both findings (weak suites, no forward secrecy): ECDHE with AEAD only.
+constexpr const char* cipher_fix =
+    "ssl_ciphers "
+    "ECDHE-ECDSA-AES128-GCM-SHA256:ECDHE-RSA-AES128-GCM-SHA256:ECDHE-ECDSA-AES256-GCM-SHA384:"
+    "ECDHE-RSA-AES256-GCM-SHA384:ECDHE-ECDSA-CHACHA20-POLY1305:ECDHE-RSA-CHACHA20-POLY1305;";
+
 constexpr const char* doc = R"(# weak-ciphers
 
 ## What it flags
@@ -57,7 +63,7 @@ the host shows whether a weak suite is accepted.
 
 ## Source
 The installed libssl (`openssl ciphers -v` equivalent: SSL_CTX_set_cipher_list, then
-SSL_CTX_get_ciphers); nginx default `HIGH:!aNULL:!MD5` (DESIGN fact 7); nginx
+SSL_CTX_get_ciphers); nginx default `HIGH:!aNULL:!MD5` (docs/nginx-facts.md#builtin-defaults); nginx
 ngx_ssl_ciphers (src/event/ngx_event_openssl.c) fails the config when no cipher matches;
 RFC 7465 (no RC4), Sweet32 (CVE-2016-2183), Mozilla Server Side TLS.
 )";
@@ -209,10 +215,7 @@ void check(const engine::context& ctx, engine::finding_list& out) {
           id, engine::severity::warning,
           source + " allows " + e.weak_what + " suites: " + join_names(e.weak_all) + caveat, at);
       evidence(f);
-      f.fix =
-          "ssl_ciphers "
-          "ECDHE-ECDSA-AES128-GCM-SHA256:ECDHE-RSA-AES128-GCM-SHA256:ECDHE-ECDSA-AES256-GCM-SHA384:"
-          "ECDHE-RSA-AES256-GCM-SHA384:ECDHE-ECDSA-CHACHA20-POLY1305:ECDHE-RSA-CHACHA20-POLY1305;";
+      f.fix = cipher_fix;
       out.push_back(std::move(f));
     } else if (!non_fs.empty()) {
       auto f = ctx.make(id, engine::severity::note,
@@ -220,10 +223,7 @@ void check(const engine::context& ctx, engine::finding_list& out) {
                             join_names(non_fs) + caveat,
                         at);
       evidence(f);
-      f.fix =
-          "ssl_ciphers "
-          "ECDHE-ECDSA-AES128-GCM-SHA256:ECDHE-RSA-AES128-GCM-SHA256:ECDHE-ECDSA-AES256-GCM-SHA384:"
-          "ECDHE-RSA-AES256-GCM-SHA384:ECDHE-ECDSA-CHACHA20-POLY1305:ECDHE-RSA-CHACHA20-POLY1305;";
+      f.fix = cipher_fix;
       out.push_back(std::move(f));
     }
     if (!weak && non_fs.empty() && !cbc.empty() &&

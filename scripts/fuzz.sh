@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Fuzzes the parser and include expansion for a bounded time (issue 6): builds tests/fuzz with
+# Fuzzes the parser and include expansion for a bounded time: builds tests/fuzz with
 # clang-14 in ./build-fuzz, seeds from fixtures/cases, fixtures/fuzz-regressions and, when
 # present, the real-config corpus ($NGXTLS_CORPUS_DIR, else ../shared/corpus), runs libFuzzer
 # with a fixed seed for FUZZ_SECONDS (default 60).

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# ASan + UBSan run (issue 6): builds the unit tests, the parser tests and a small CLI subset in
+# ASan + UBSan run: builds the unit tests, the parser tests and a small CLI subset in
 # ./build-asan (g++, warnings are errors, any sanitizer report aborts) and runs them with ctest.
 # Only those targets are built, to keep CI short; the ngxtls binary is sanitized too, since
 # the CLI tests run it.

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # README's test command: install, build, run the whole test suite with ctest, then the
 # ASan+UBSan run (scripts/sanitize.sh, ./build-asan) and the bounded libFuzzer run
-# (scripts/fuzz.sh, ./build-fuzz, about 60 s of fuzzing) of issue 6. Any of the three failing
+# (scripts/fuzz.sh, ./build-fuzz, about 60 s of fuzzing). Any of the three failing
 # fails the script; the later ones still run, so one CI log shows every failure.
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -163,9 +163,9 @@ std::vector<const probe::target_result*> relevant(const engine::finding& f,
     if (r.sni.empty()) nosni.push_back(&r);
   }
   if (!byname.empty() || f.server.empty()) return byname.empty() ? all : byname;
-  // Ticket keys and session caches belong to the socket (its default server, DESIGN fact 6):
-  // any handshake on it speaks for them. Other findings need a probe of their own server;
-  // a connection without SNI reaches the default server.
+  // Ticket keys and session caches belong to the socket (its default server,
+  // docs/nginx-facts.md#default-server-rules): any handshake on it speaks for them. Other findings
+  // need a probe of their own server; a connection without SNI reaches the default server.
   if (q == engine::probe_question::key_domains ||
       q == engine::probe_question::session_id_resumption)
     return all;
@@ -317,7 +317,8 @@ void judge_rotation(checked_finding& c, const std::vector<const probe::target_re
   }
 }
 
-// DESIGN fact 2: a builtin cache lives in one worker; only that worker resumes the session.
+// docs/nginx-facts.md#session-id-cache: a builtin cache lives in one worker; only that worker
+// resumes the session.
 void judge_per_worker(checked_finding& c, const std::vector<const probe::target_result*>& rs) {
   int attempts = 0, resumed = 0;
   for (const auto* r : rs)
@@ -372,8 +373,8 @@ void judge_tls13_missing(checked_finding& c, const std::vector<const probe::targ
   }
 }
 
-// DESIGN fact 6: the protocol is negotiated with the default server's ssl_protocols; a probe
-// with this server's SNI shows which list nginx used.
+// docs/nginx-facts.md#default-server-rules: the protocol is negotiated with the default server's
+// ssl_protocols; a probe with this server's SNI shows which list nginx used.
 void judge_protocols_per_sni(checked_finding& c,
                              const std::vector<const probe::target_result*>& rs) {
   std::string own;
@@ -472,8 +473,9 @@ int config_port(const probe::target_result& r, const std::map<int, int>& port_ma
   return port;
 }
 
-// DESIGN fact 6: on a socket the default server's cache, timeout and ticket keys apply to
-// every name. Tickets under this server's name show whose settings sealed them.
+// docs/nginx-facts.md#default-server-rules: on a socket the default server's cache, timeout and
+// ticket keys apply to every name. Tickets under this server's name show whose settings sealed
+// them.
 void judge_setting(checked_finding& c, const std::vector<const probe::target_result*>& rs,
                    const std::vector<probe::target_result>& all, const judge_options& o) {
   const auto& f = c.finding;

@@ -34,7 +34,8 @@ struct checked_finding {
 };
 
 /// One configured ssl_session_ticket_key file and its 16-byte key name (lowercase hex, as
-/// tickets carry it; DESIGN fact 5). The key itself is never read into the report.
+/// tickets carry it; docs/nginx-facts.md#ticket-key-rotation). The key itself is never read into
+/// the report.
 struct configured_key {
   std::string path;
   std::string key_name_hex;  ///< empty when the file could not be read here
@@ -132,12 +133,13 @@ bool answers(engine::probe_question q);
 /// - ocsp-stapling-dead: confirmed when no staple arrived over the retries; refuted when valid
 ///   staples arrived; not testable when staples arrive but are not valid (that is
 ///   ocsp-staple-invalid, from probe_findings).
-/// - session-cache-per-worker: confirmed when TLS 1.2 session-ID resumption is partial (DESIGN
-///   fact 2); 100% or 0% is not testable (one worker may take every connection under light load).
+/// - session-cache-per-worker: confirmed when TLS 1.2 session-ID resumption is partial
+/// (docs/nginx-facts.md#session-id-cache); 100% or 0% is not testable (one worker may take every
+/// connection under light load).
 /// - tls13-missing: confirmed when a TLS 1.3 handshake is refused, refuted when one completes.
 /// - protocols-ignored-per-sni: with this server's SNI, confirmed when a protocol is accepted
-///   or refused against the server's own ssl_protocols (DESIGN fact 6), refuted when every
-///   protocol tried follows them.
+///   or refused against the server's own ssl_protocols (docs/nginx-facts.md#default-server-rules),
+///   refuted when every protocol tried follows them.
 /// - with --reload (options.reload): ticket-keys-not-shared is confirmed when a session taken
 ///   before the reload no longer resumes after it.
 /// - cross-server-resumption: with a session taken at another name of the socket and offered

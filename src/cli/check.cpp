@@ -204,7 +204,7 @@ int run_check(const check_args& a) {
 
   if (sb && (a.reload || swap)) {
     // Take a session per target, reload every master (into the new config with --baseline),
-    // then offer it again (DESIGN fact 4; ticket key rotation).
+    // then offer it again (docs/nginx-facts.md#ticket-keys-per-instance; ticket key rotation).
     std::map<std::string, std::string> saved;  // "port SNI" -> session file
     auto key = [](const probe::target& t) { return std::to_string(t.port) + " " + t.sni; };
     for (std::size_t i = 0; i < targets.size(); ++i) {

@@ -6,7 +6,7 @@
 
 namespace ngxtls::cli {
 
-/// Exit codes (DESIGN, Command line): 0 clean, 1 findings at or above --fail-on,
+/// Exit codes (docs/exit-codes.md): 0 clean, 1 findings at or above --fail-on,
 /// 2 usage or input error, 3 a target could not be probed, 130 a load stopped by Ctrl-C (its
 /// partial report is written).
 enum exit_code : int {

@@ -1,5 +1,5 @@
 // `ngxtls probe TARGET...`: measure session resumption, ticket keys, staples and handshake
-// times on live endpoints (issue 3; DESIGN, Prober). Exit code 3 when a target cannot be probed.
+// times on live endpoints. Exit code 3 when a target cannot be probed.
 #include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>

@@ -18,7 +18,7 @@ constexpr std::array<std::string_view, 7> directive_blocks = {
 constexpr std::string_view limit_except = "limit_except";
 
 // Blocks read by a custom handler (cf->handler): map, geo, types, split_clients,
-// charset_map; `match` (NGINX Plus health checks) is listed by DESIGN.
+// charset_map; and `match` (NGINX Plus health checks), whose body is key-value lines too.
 constexpr std::array<std::string_view, 6> key_value_blocks = {
     "map", "geo", "types", "split_clients", "charset_map", "match"};
 

@@ -1,8 +1,8 @@
 #pragma once
 // The part of nginx's directive table that decides syntax: which directives take a
-// block, and which blocks hold key-value lines instead of directives (DESIGN, Syntax
-// tree). nginx reports these as syntax errors from ngx_conf_handler / ngx_conf_parse
-// (src/core/ngx_conf_file.c), so the parser must know them.
+// block, and which blocks hold key-value lines instead of directives . nginx reports these as
+// syntax errors from ngx_conf_handler / ngx_conf_parse (src/core/ngx_conf_file.c), so the parser
+// must know them.
 
 #include <string_view>
 

@@ -17,6 +17,7 @@
 #include <utility>
 
 #include "config/parse_internal.hpp"
+#include "config/paths.hpp"
 
 namespace ngxtls::config {
 
@@ -44,14 +45,6 @@ std::string directory_of(const std::string& path) {
   if (slash == std::string::npos) return {};
   if (slash == 0) return "/";
   return path.substr(0, slash);
-}
-
-/// ngx_conf_full_name(): absolute paths stay, relative ones are joined to the prefix.
-std::string resolve(const std::string& prefix, const std::string& name) {
-  if (!name.empty() && name.front() == '/') return name;
-  if (prefix.empty() || prefix == ".") return name;
-  if (prefix.back() == '/') return prefix + name;
-  return prefix + "/" + name;
 }
 
 /// glibc's glob(pattern, 0) as nginx calls it (fnmatch with FNM_PERIOD per component,
@@ -345,9 +338,7 @@ class loader {
   void count_shared(list<directive> run, std::uint32_t chain) {
     for (const directive& d : run) {
       if (++directives_ > options_.max_directives) {
-        throw input_error(where(d),
-                          "more than " + std::to_string(options_.max_directives) +
-                              " directives after expanding includes (max_directives)",
+        throw input_error(where(d), detail::too_many_directives(options_.max_directives),
                           chain_locations(chain));
       }
       if (d.has_block) count_shared(d.block, chain);
@@ -386,9 +377,7 @@ class loader {
         continue;
       }
       if (++directives_ > options_.max_directives) {
-        throw input_error(where(d),
-                          "more than " + std::to_string(options_.max_directives) +
-                              " directives after expanding includes (max_directives)",
+        throw input_error(where(d), detail::too_many_directives(options_.max_directives),
                           chain_locations(chain));
       }
       directive copy = d;
@@ -419,7 +408,7 @@ class loader {
     if (d.args.size() != 1) {
       throw input_error(site, "invalid number of arguments in \"include\" directive", site_chain());
     }
-    const std::string pattern = resolve(cfg_.conf_prefix, std::string(d.args[0].value()));
+    const std::string pattern = full_name(cfg_.conf_prefix, d.args[0].value());
     std::vector<std::string> paths;
     if (has_glob_chars(pattern)) {
       file_source::glob_result found;
@@ -474,7 +463,8 @@ class loader {
       }
       indices.push_back(index);
       if (std::find(active_.begin(), active_.end(), index) != active_.end()) {
-        // nginx has no guard here (1.22 segfaults, DESIGN fact 10); name the active chain.
+        // nginx has no guard here (1.22 segfaults, docs/nginx-facts.md#parsing); name the active
+        // chain.
         std::string message = "include cycle: ";
         for (const auto& f : site_chain()) message += to_string(f) + " -> ";
         message += to_string(site) + " includes \"" + cfg_.files[index].path +
@@ -482,12 +472,9 @@ class loader {
         throw input_error(site, message, site_chain());
       }
       // Each expansion is counted like a directive: files of nothing but includes (or
-      // empty ones) add no directives yet grow the chains exponentially (a fuzzer finding).
+      // empty ones) add no directives yet grow the chains exponentially.
       if (++directives_ > options_.max_directives) {
-        throw input_error(site,
-                          "more than " + std::to_string(options_.max_directives) +
-                              " directives after expanding includes (max_directives)",
-                          site_chain());
+        throw input_error(site, detail::too_many_directives(options_.max_directives), site_chain());
       }
       // An include bomb (a file that includes the next one twice, and so on) stays under
       // every other limit for millions of expansions: bound the expansions themselves.
@@ -597,7 +584,7 @@ std::optional<std::vector<include_item>> includes_in_order(std::string_view text
     }
     const directive& d = run[i++];
     if (d.name == "include" && !d.has_block && !d.lua && d.args.size() == 1) {
-      const std::string pattern = normalize(resolve(prefix, std::string(d.args[0].value())));
+      const std::string pattern = resolve_file(prefix, d.args[0].value());
       out.push_back({pattern, has_glob_chars(pattern)});
     }
     if (d.has_block) todo.emplace_back(d.block, 0);

@@ -117,9 +117,10 @@ stored_text read_stream_bounded(int fd, const std::string& name, std::size_t max
 config load_file(const std::string& main_path, const load_options& options = {});
 
 /// Loads an `nginx -T` dump: split at `# configuration file PATH:` markers, main file first;
-/// includes are expanded from the dumped files. The config takes over `dump`'s storage and
-/// its files are views into the dump's bytes (no copy per file). `dump_name` names the dump
-/// in errors that precede the first marker. Throws input_error when no marker is found.
+/// includes are expanded from the dumped files (docs/nginx-facts.md#parsing). The config takes over
+/// `dump`'s storage and its files are views into the dump's bytes (no copy per file). `dump_name`
+/// names the dump in errors that precede the first marker. Throws input_error when no marker is
+/// found.
 config load_dump(stored_text dump, const std::string& dump_name, const load_options& options = {});
 /// load_dump() on a copy of `dump`.
 config load_dump(std::string_view dump, const std::string& dump_name,

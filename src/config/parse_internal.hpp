@@ -30,4 +30,8 @@ list<directive> parse_in_context(std::string_view content, const std::string& pa
 /// the backslash, `\t` `\r` `\n` become control characters, other pairs are kept.
 std::string unescape(std::string_view raw);
 
+/// The error text of the max_directives limit (docs/limits.md), the same whether the parser or
+/// the loader's include expansion reaches it.
+std::string too_many_directives(std::size_t max_directives);
+
 }  // namespace ngxtls::config::detail

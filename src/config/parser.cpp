@@ -158,9 +158,7 @@ struct parse_state {
     }
     if (++directives > max_directives) {
       // Before the records pile up: a file of ten million `a;` must fail, not fill memory.
-      fail(name_line, name_column,
-           "more than " + std::to_string(max_directives) +
-               " directives after expanding includes (max_directives)");
+      fail(name_line, name_column, detail::too_many_directives(max_directives));
     }
     directive d;
     d.name = pending.front().value();
@@ -383,6 +381,11 @@ struct control : pegtl::normal<Rule> {
 }  // namespace
 
 namespace detail {
+
+std::string too_many_directives(std::size_t max_directives) {
+  return "more than " + std::to_string(max_directives) +
+         " directives after expanding includes (max_directives)";
+}
 
 std::string unescape(std::string_view raw) {
   if (raw.find('\\') == std::string_view::npos) return std::string(raw);

@@ -1,8 +1,8 @@
 #pragma once
 // The syntax tree: what src/config produces from nginx configuration text and what
-// src/model reads. Input is bytes, never decoded (DESIGN, Syntax tree).
+// src/model reads. Input is bytes, never decoded.
 //
-// The tree is compact for large fleets (issue 6: a 20 MB config): names and arguments
+// The tree is compact for large fleets (a 20 MB config): names and arguments
 // are views into the file's bytes, unescaped copies exist only for the few tokens whose
 // escapes change them, and every record lives in one append-only `storage` owned by the
 // config, so records are trivially copyable and never freed one by one. Records refer to
@@ -30,7 +30,7 @@ namespace detail {
 /// Every tree record, argument value and file's bytes of every config lives in one
 /// reserved address range (4 GiB, committed as used), so records refer to each other by
 /// 32-bit offsets from its base: a list and an argument are 8 bytes, a directive 44
-/// (issue 6: a 20 MB config has 360,000 directives and 800,000 arguments).
+/// (a 20 MB config has 360,000 directives and 800,000 arguments).
 /// Null until the first storage takes memory; never changes after.
 inline std::byte* region_base = nullptr;
 /// Size of the range, bytes.
@@ -172,7 +172,7 @@ struct directive {
                                    ///< to copy)
 
   /// `*_by_lua_block` bodies are not nginx syntax: the body between the braces is kept
-  /// verbatim (DESIGN, Syntax tree), `block` stays empty and `has_block` is false.
+  /// verbatim, `block` stays empty and `has_block` is false.
   /// Returns the body, or nullopt for other directives.
   std::optional<std::string_view> lua_body() const {
     if (!lua) return std::nullopt;
@@ -183,7 +183,7 @@ struct directive {
 static_assert(std::is_trivially_copyable_v<argument> && std::is_trivially_copyable_v<directive>,
               "tree records live in storage and are never destroyed one by one");
 static_assert(sizeof(argument) == 8 && sizeof(directive) == 44,
-              "tree records are sized for 20 MB configs (issue 6): keep them small");
+              "tree records are sized for 20 MB configs: keep them small");
 
 /// Append-only memory for tree records, unescaped values and file contents, taken from the
 /// region (detail::region_base) in blocks. Nothing in it moves or is freed before the

@@ -10,6 +10,7 @@
 #include <tuple>
 
 #include "base/error.hpp"
+#include "config/paths.hpp"
 #include "engine/file_facts.hpp"
 #include "tls/file_read.hpp"
 
@@ -20,12 +21,12 @@ context::context(const model::model& m, const lint_options& opts)
 context::~context() = default;
 
 std::string context::resolve(std::string_view path) const {
-  if (path.empty() || path[0] == '/' || !m_.cfg) return std::string(path);
-  // Thousands of servers name the same few relative files: normalise each once.
+  if (path.empty() || !m_.cfg) return std::string(path);
+  // Thousands of servers name the same few files: normalise each once.
   const std::lock_guard<std::mutex> lock(resolve_mu_);
   if (auto it = resolved_.find(path); it != resolved_.end()) return it->second;
-  std::filesystem::path p = std::filesystem::path(m_.cfg->conf_prefix) / path;
-  return resolved_.emplace(std::string(path), p.lexically_normal().string()).first->second;
+  return resolved_.emplace(std::string(path), config::resolve_file(m_.cfg->conf_prefix, path))
+      .first->second;
 }
 
 source_location context::where(const config::directive* d) const {
@@ -156,8 +157,8 @@ bool suppressed(const model::model& m, const finding& f, std::set<suppression_us
 
 constexpr const char* unused_suppression_id = "unused-suppression";
 
-// Suppression comments that silenced nothing: a note each, so stale ones get removed
-// (issue 7). Only rules that ran count: a comment for a deselected rule is not stale.
+// Suppression comments that silenced nothing: a note each, so stale ones get removed.
+// Only rules that ran count: a comment for a deselected rule is not stale.
 void report_unused(const rule_catalog& catalog, const model::model& m, const lint_options& opts,
                    const std::set<std::string>& ran, const std::set<suppression_use>& used,
                    finding_list& out) {
@@ -238,9 +239,7 @@ void check_named_files(const model::model& m) {
       if (arg.empty() || arg.substr(0, 5) == "data:" || arg.substr(0, 7) == "engine:" ||
           arg.find('$') != std::string_view::npos)
         continue;
-      std::string path(arg);
-      if (path[0] != '/')
-        path = (std::filesystem::path(cfg.conf_prefix) / path).lexically_normal().string();
+      const std::string path = config::resolve_file(cfg.conf_prefix, arg);
       auto it = verdicts.find(path);
       if (it == verdicts.end()) it = verdicts.emplace(path, tls::refused_file_reason(path)).first;
       if (it->second.empty()) continue;

@@ -78,7 +78,7 @@ class context {
   ~context();
   const model::model& model() const { return m_; }
   const lint_options& options() const { return opts_; }
-  /// Resolves an ssl_* file path against nginx's conf prefix (DESIGN, Model: Paths).
+  /// An ssl_* file path resolved against nginx's conf prefix (config::resolve_file()).
   std::string resolve(std::string_view path) const;
   /// A finding located at `where` (or at the socket default server's first listen when null),
   /// with its include chain filled in.

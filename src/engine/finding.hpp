@@ -69,7 +69,7 @@ struct finding {
   std::string rule;
   severity level = severity::warning;
   std::string message;       ///< one sentence: what is wrong and its effect
-  source_location location;  ///< the causing directive (DESIGN, Model)
+  source_location location;  ///< the causing directive
   std::vector<source_location>
       include_chain;             ///< include directives that led there, outermost first
   std::vector<evidence> facts;   ///< effective values behind the finding

@@ -116,13 +116,15 @@ std::vector<rotation_step> rotation_procedure(const std::string& dir, const prof
   steps.push_back(
       {"1. make the new key (one machine, at least one ticket lifetime after the last promotion)",
        {"umask 077", "openssl rand 80 > next.key"},
-       "80 bytes: a 16-byte key name, then HMAC and AES-256 keys (DESIGN fact 5); umask 077 keeps "
+       "80 bytes: a 16-byte key name, then HMAC and AES-256 keys "
+       "(docs/nginx-facts.md#ticket-key-rotation); umask 077 keeps "
        "it 0600 from the start"});
   steps.push_back(
       {"2. deploy it decrypt-only everywhere: [CURRENT, NEW]",
        {"install -m 0600 next.key " + prev_tmp + " && mv " + prev_tmp + " " + prev,
         "nginx -t && nginx -s reload"},
-       "only the first key encrypts (DESIGN fact 5): every host can open tickets sealed with the "
+       "only the first key encrypts (docs/nginx-facts.md#ticket-key-rotation): every host can open "
+       "tickets sealed with the "
        "new "
        "key before any host seals one; previous.key held the key retired at the last promotion, "
        "whose tickets expired one ticket lifetime (" +
@@ -137,7 +139,7 @@ std::vector<rotation_step> rotation_procedure(const std::string& dir, const prof
         "nginx -t && nginx -s reload", "shred -u next.key   # on the machine that made it"},
        "hosts not yet promoted still open the new key's tickets and promoted ones the old key's: "
        "no ticket fails while hosts are on different steps; a ticket opened with the second key "
-       "is renewed (DESIGN fact 5)"});
+       "is renewed (docs/nginx-facts.md#ticket-key-rotation)"});
   steps.push_back(
       {"5. drop the old key one ticket lifetime later: repeat from step 1 every day",
        {"# step 2 of the next rotation overwrites previous.key: run it no sooner than " +
@@ -252,7 +254,7 @@ snippet generate(const harden_options& o) {
 
   b.http("ssl_protocols " + join(protocols, " ") + ";",
          p.name + ": " + join(protocols, " and ") +
-             " only; nginx's default varies by version (DESIGN fact 7)");
+             " only; nginx's default varies by version (docs/nginx-facts.md#builtin-defaults)");
 
   std::vector<std::string> curves, skipped;
   for (const auto& c : p.curves) (o.openssl >= c.min_openssl ? curves : skipped).push_back(c.name);
@@ -286,19 +288,20 @@ snippet generate(const harden_options& o) {
          p.prefer_server_ciphers ? "server order decides"
                                  : "all listed ciphers are strong: the client picks");
 
-  // Resumption (DESIGN facts 1-5): tickets stay on, a shared cache for session IDs.
+  // Resumption (docs/nginx-facts.md, facts 1 to 5): tickets stay on, a shared cache for session
+  // IDs.
   const std::int64_t sessions = o.expected_sessions.value_or(p.expected_sessions);
   s.session_cache_mb = cache_size_mb(sessions);
   b.http("ssl_session_cache shared:" + std::string(session_zone) + ":" +
              std::to_string(s.session_cache_mb) + "m;",
-         "shared by all workers (DESIGN fact 2); ~4,000 sessions per MB: " +
+         "shared by all workers (docs/nginx-facts.md#session-id-cache); ~4,000 sessions per MB: " +
              std::to_string(s.session_cache_mb * 4000) +
              (s.tickets == tickets_mode::fleet ? "; per host, for clients without tickets" : ""));
   b.http("ssl_session_timeout " + p.session_timeout + ";",
          "session and ticket lifetime; a retired ticket key must decrypt this long");
   b.http("ssl_session_tickets on;",
-         "never off: that does not stop TLS 1.3 tickets, it ties them to one host's cache (DESIGN "
-         "fact 1)");
+         "never off: that does not stop TLS 1.3 tickets, it ties them to one host's cache ("
+         "docs/nginx-facts.md#tickets-off-tls13)");
 
   if (s.tickets == tickets_mode::host && !o.ticket_key_dir.empty())
     s.notes.push_back("--tickets host: --ticket-key-dir " + o.ticket_key_dir + " is not used");
@@ -310,7 +313,8 @@ snippet generate(const harden_options& o) {
     inspect_key(s, cur, missing);
     inspect_key(s, prev, missing);
     b.http("ssl_session_ticket_key " + nginx_quote(cur) + ";",
-           "first key encrypts; the same file on every host (DESIGN facts 4, 5)");
+           "first key encrypts; the same file on every host "
+           "(docs/nginx-facts.md#ticket-keys-per-instance, #ticket-key-rotation)");
     b.http("ssl_session_ticket_key " + nginx_quote(prev) + ";",
            "decrypts only: the retired key, or the next one during a rotation");
     if (missing)
@@ -318,22 +322,27 @@ snippet generate(const harden_options& o) {
                            ": make them with step 0 of the rotation procedure before `nginx -t`");
     s.notes.push_back(
         "ticket keys live in the http block, so the default server of every socket uses them: on "
-        "one socket the default server's keys seal every ticket (DESIGN fact 6)");
+        "one socket the default server's keys seal every ticket "
+        "(docs/nginx-facts.md#default-server-rules)");
     s.rotation = rotation_procedure(s.ticket_key_dir, p, missing);
   } else if (o.nginx >= shm_ticket_keys) {
     s.warnings.push_back(
         "--tickets host: nginx " + o.nginx.str() +
         " keeps its own ticket keys in the shared cache zone (rotated, surviving reloads), but "
         "they never leave this host: behind a load balancer with N hosts expect about 1/N TLS 1.3 "
-        "and ticket resumption (DESIGN fact 4); use --tickets fleet --ticket-key-dir DIR there");
+        "and ticket resumption (docs/nginx-facts.md#ticket-keys-per-instance); use --tickets fleet "
+        "--ticket-key-dir DIR there");
   } else {
     s.warnings.push_back(
         "--tickets host on nginx " + o.nginx.str() +
         " < 1.23.2: ticket keys are made at each configuration load, so every reload or restart "
-        "drops every outstanding ticket (DESIGN fact 4; sessions in the shared cache survive); for "
+        "drops every outstanding ticket (docs/nginx-facts.md#ticket-keys-per-instance; sessions in "
+        "the shared cache survive); for "
         "tickets that survive reloads, use --tickets fleet with a key file even on one host");
   }
-  b.http("", "ssl_early_data stays off (default): nginx has no 0-RTT anti-replay (DESIGN fact 8)");
+  b.http("",
+         "ssl_early_data stays off (default): nginx has no 0-RTT anti-replay "
+         "(docs/nginx-facts.md#early-data-replay)");
 
   // Server block.
   const bool http2_on = o.nginx >= http2_directive;
@@ -360,7 +369,7 @@ snippet generate(const harden_options& o) {
                "\"" + (o.nginx >= always_add_header ? " always" : "") + ";",
            "HSTS, two years; a location with its own add_header drops it");
 
-  // OCSP stapling (DESIGN fact 9).
+  // OCSP stapling (docs/nginx-facts.md#ocsp-stapling-quiet).
   bool staple = false;
   std::string ocsp_reason;
   if (o.ocsp == ocsp_mode::on) {
@@ -386,7 +395,8 @@ snippet generate(const harden_options& o) {
       if (!chain.front().ocsp_urls.empty()) {
         staple = true;
         ocsp_reason = "the certificate names OCSP responder " + chain.front().ocsp_urls.front();
-        // nginx looks for the issuer in the chain and in ssl_trusted_certificate (DESIGN fact 9).
+        // nginx looks for the issuer in the chain and in ssl_trusted_certificate
+        // (docs/nginx-facts.md#ocsp-stapling-quiet).
         std::vector<std::string> ca;
         if (!o.trusted_certificate.empty()) ca.push_back(o.trusted_certificate);
         bool issuer = false;
@@ -399,12 +409,13 @@ snippet generate(const harden_options& o) {
               "the issuer of " + o.cert_file + " is in neither it nor " +
               (o.trusted_certificate.empty() ? std::string("--trusted-cert")
                                              : o.trusted_certificate) +
-              ": nginx would ignore ssl_stapling (`issuer certificate not found`, DESIGN fact 9); "
+              ": nginx would ignore ssl_stapling (`issuer certificate not found`, "
+              "docs/nginx-facts.md#ocsp-stapling-quiet); "
               "append the intermediate to the certificate file or give --trusted-cert");
       } else {
         s.notes.push_back("OCSP stapling left out: " + o.cert_file +
                           " names no OCSP responder, so nginx would ignore ssl_stapling with a "
-                          "[warn] (DESIGN fact 9)");
+                          "[warn] (docs/nginx-facts.md#ocsp-stapling-quiet)");
       }
     }
   }
@@ -418,8 +429,10 @@ snippet generate(const harden_options& o) {
                                  ? std::string("/path/to/root_and_intermediates.pem")
                                  : o.trusted_certificate) +
                  ";",
-             "issuer and root: to find the issuer and verify responses (DESIGN fact 9)");
-    b.server("resolver " + o.resolver + ";", "resolves the responder at run time (DESIGN fact 9)");
+             "issuer and root: to find the issuer and verify responses "
+             "(docs/nginx-facts.md#ocsp-stapling-quiet)");
+    b.server("resolver " + o.resolver + ";",
+             "resolves the responder at run time (docs/nginx-facts.md#ocsp-stapling-quiet)");
   }
   return s;
 }

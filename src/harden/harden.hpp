@@ -16,13 +16,15 @@ namespace ngxtls::harden {
 
 /// Where session tickets must resume.
 enum class tickets_mode {
-  fleet,  ///< every host behind a name: identical ssl_session_ticket_key files (DESIGN facts 4, 5)
+  fleet,  ///< every host behind a name: identical ssl_session_ticket_key files
+          ///< (docs/nginx-facts.md#ticket-keys-per-instance, #ticket-key-rotation)
   host,   ///< this host only: nginx's own keys (in the shared cache zone from nginx 1.23.2)
 };
 
 /// OCSP stapling choice (--ocsp).
 enum class ocsp_mode {
-  automatic,  ///< staple only when the certificate (--cert) names an OCSP responder (DESIGN fact 9)
+  automatic,  ///< staple only when the certificate (--cert) names an OCSP responder
+              ///< (docs/nginx-facts.md#ocsp-stapling-quiet)
   on,         ///< always emit stapling, with a comment naming what it needs
   off,        ///< never emit stapling
 };
@@ -59,7 +61,7 @@ struct harden_options {
 /// One line of the snippet.
 struct snippet_line {
   std::string context;    ///< "http" (shared by every server, so the default server has it too,
-                          ///< DESIGN fact 6) or "server"
+                          ///< docs/nginx-facts.md#default-server-rules) or "server"
   std::string directive;  ///< one nginx directive with its ';'; empty for a comment-only line
   std::string reason;     ///< short why, shown as a comment
 };

@@ -22,7 +22,7 @@ struct difference {
   std::string topic;    ///< e.g. "session tickets"
   std::string mozilla;  ///< what the guideline's nginx output does
   std::string ngxtls;   ///< what ngxtls emits instead
-  std::string why;      ///< the measured reason (DESIGN fact N)
+  std::string why;      ///< the measured reason (citing a docs/nginx-facts.md anchor)
 };
 
 /// One profile, as rules/profiles/NAME.toml holds it.

@@ -106,18 +106,12 @@ std::string listen_socket::name() const {
 
 namespace {
 
-/// Built-in defaults as static text (DESIGN fact 7): the model's default settings point here.
-const std::vector<std::string_view>* default_text(std::string_view d, const version& v) {
-  using list = std::vector<std::string_view>;
-  if (d == "ssl_protocols") {
-    static const list old{"TLSv1", "TLSv1.1", "TLSv1.2"};
-    static const list mid{"TLSv1", "TLSv1.1", "TLSv1.2", "TLSv1.3"};
-    static const list now{"TLSv1.2", "TLSv1.3"};
-    if (v < version{1, 23, 4}) return &old;
-    if (v < version{1, 27, 3}) return &mid;
-    return &now;
-  }
-  static const std::map<std::string_view, list> fixed = {
+using default_list = std::vector<std::string_view>;
+
+/// The defaults that do not depend on the version, by directive: with ssl_protocols, the one
+/// list of the directives the model gives a default.
+const std::map<std::string_view, default_list>& fixed_defaults() {
+  static const std::map<std::string_view, default_list> fixed = {
       {"ssl_session_tickets", {"on"}},        {"ssl_session_cache", {"none"}},
       {"ssl_session_timeout", {"5m"}},        {"ssl_ciphers", {"HIGH:!aNULL:!MD5"}},
       {"ssl_prefer_server_ciphers", {"off"}}, {"ssl_stapling", {"off"}},
@@ -126,7 +120,21 @@ const std::vector<std::string_view>* default_text(std::string_view d, const vers
       {"ssl_ecdh_curve", {"auto"}},           {"ssl_buffer_size", {"16k"}},
       {"ssl_reject_handshake", {"off"}},
   };
-  if (auto it = fixed.find(d); it != fixed.end()) return &it->second;
+  return fixed;
+}
+
+/// Built-in defaults as static text (docs/nginx-facts.md#builtin-defaults): the model's default
+/// settings point here.
+const default_list* default_text(std::string_view d, const version& v) {
+  if (d == "ssl_protocols") {
+    static const default_list old{"TLSv1", "TLSv1.1", "TLSv1.2"};
+    static const default_list mid{"TLSv1", "TLSv1.1", "TLSv1.2", "TLSv1.3"};
+    static const default_list now{"TLSv1.2", "TLSv1.3"};
+    if (v < version{1, 23, 4}) return &old;
+    if (v < version{1, 27, 3}) return &mid;
+    return &now;
+  }
+  if (auto it = fixed_defaults().find(d); it != fixed_defaults().end()) return &it->second;
   return nullptr;
 }
 
@@ -231,14 +239,10 @@ const setting_list& defaults_for(const version& nginx) {
   auto& slot = cache[nginx];
   if (slot) return *slot;
   slot = std::make_unique<setting_list>();
-  const char* names[] = {"ssl_protocols",       "ssl_session_tickets", "ssl_session_cache",
-                         "ssl_session_timeout", "ssl_ciphers",         "ssl_prefer_server_ciphers",
-                         "ssl_stapling",        "ssl_stapling_verify", "ssl_early_data",
-                         "ssl_verify_client",   "ssl_verify_depth",    "ssl_ecdh_curve",
-                         "ssl_buffer_size",     "ssl_reject_handshake"};
-  for (const char* k : names) {
+  std::vector<std::string_view> names{"ssl_protocols"};
+  for (const auto& [k, v] : fixed_defaults()) names.push_back(k);
+  for (std::string_view k : names) {
     const auto* text = default_text(k, nginx);
-    if (!text) continue;
     std::vector<config::argument> args;
     for (auto t : *text) {
       char* bytes = store.allocate<char>(std::max<std::size_t>(t.size(), 1));

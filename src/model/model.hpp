@@ -102,7 +102,7 @@ struct occurrence {
 };
 
 /// The occurrences of one setting, in config order. Nearly every setting has exactly one,
-/// kept inline: a std::vector cost a heap block per setting (issue 6: 15,000 servers).
+/// kept inline: a std::vector cost a heap block per setting (15,000 servers).
 /// The part of std::vector's interface the rules use; `occurrence` is trivially copyable.
 class occurrence_list {
  public:
@@ -214,7 +214,7 @@ struct named_setting {
 using setting_list = std::vector<named_setting>;
 
 /// What the servers of one `http` or `stream` block share: the block's own settings and the
-/// built-in defaults. Shared, not copied per server (issue 6: 15,000 servers).
+/// built-in defaults. Shared, not copied per server (15,000 servers).
 struct context_settings {
   setting_list inherited;  ///< set in the http/stream block (origin::inherited)
   setting_list defaults;   ///< built-in defaults not set there (origin::nginx_default)
@@ -260,8 +260,8 @@ struct server {
 };
 
 /// One listen socket: an address:port in one context, with its default server.
-/// DESIGN fact 6: the session cache, timeout and ticket keys of every handshake on the
-/// socket come from its default server.
+/// docs/nginx-facts.md#default-server-rules: the session cache, timeout and ticket keys of every
+/// handshake on the socket come from its default server.
 struct listen_socket {
   context_kind context = context_kind::http;
   std::string address;
@@ -291,9 +291,9 @@ struct model {
 std::string server_label(const model& m, const server& s);
 
 /// Built-in default arguments of a directive for an nginx version, or nullopt when nginx
-/// has none (e.g. ssl_certificate). DESIGN fact 7; ssl_protocols per version:
-/// < 1.23.4 "TLSv1 TLSv1.1 TLSv1.2"; 1.23.4 - 1.27.2 adds TLSv1.3; from 1.27.3 "TLSv1.2 TLSv1.3"
-/// (nginx CHANGES).
+/// has none (e.g. ssl_certificate). docs/nginx-facts.md#builtin-defaults; ssl_protocols per
+/// version: < 1.23.4 "TLSv1 TLSv1.1 TLSv1.2"; 1.23.4 - 1.27.2 adds TLSv1.3; from 1.27.3 "TLSv1.2
+/// TLSv1.3" (nginx CHANGES).
 std::optional<std::vector<std::string>> nginx_default(const std::string& directive,
                                                       const version& nginx);
 

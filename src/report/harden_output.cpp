@@ -73,7 +73,8 @@ std::string harden_text(const harden::snippet& s, const harden_text_options& o) 
     comment(out, "# ",
             "The http-level lines belong in the http block, so that every server on a socket, in "
             "particular "
-            "its default server, has them (DESIGN fact 6); the server block is one TLS site.");
+            "its default server, has them (docs/nginx-facts.md#default-server-rules); the server "
+            "block is one TLS site.");
     for (const auto& w : s.warnings) comment(out, "# WARNING: ", w);
     for (const auto& n : s.notes) comment(out, "# note: ", n);
     if (!s.rotation.empty()) {

@@ -21,6 +21,7 @@
 #include <thread>
 #include <tuple>
 
+#include "config/paths.hpp"
 #include "tls/certificate.hpp"
 #include "tls/pki.hpp"
 #include "tls/ticket_key.hpp"
@@ -112,9 +113,9 @@ bool trusted_module(const std::string& path) {
 constexpr const char* k_dead_responder = "http://127.0.0.1:9/";
 
 std::string resolve(const model::model& m, const std::string& path) {
-  if (path.empty() || path[0] == '/' || !m.cfg) return path;
+  if (path.empty() || !m.cfg) return path;
   // Absolute: the sandbox nginx runs with another prefix.
-  return fs::absolute(fs::path(m.cfg->conf_prefix) / path).lexically_normal().string();
+  return fs::absolute(config::resolve_file(m.cfg->conf_prefix, path)).lexically_normal().string();
 }
 
 bool readable_file(const std::string& path) {
@@ -1144,8 +1145,8 @@ void sandbox::test_with_blame(const model::model& m, generation_plan& plan) {
       throw target_error("sandbox: nginx -t rejects the sandbox config: " +
                          shown(t.err.empty() ? t.out : t.err));
     // Blame: a directive whose argument the message quotes (nginx reports some errors with no
-    // line, or at a block's end: DESIGN fact 5), else the line nginx names.
-    // Several directives can quote the same argument (one file named as the certificate key
+    // line, or at a block's end: docs/nginx-facts.md#ticket-key-rotation), else the line nginx
+    // names. Several directives can quote the same argument (one file named as the certificate key
     // and as the ticket key, an error nginx reports at the block's end): then the line nginx
     // names decides if it is one of them, else the search below finds the directive whose
     // removal makes the server pass.

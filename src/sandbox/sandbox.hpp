@@ -22,7 +22,8 @@ namespace ngxtls::sandbox {
 struct sandbox_options {
   std::string nginx_binary;  ///< nginx executable; empty: `nginx` on PATH, else /usr/sbin/nginx
   /// Masters started on the same ports, every listen with `reuseport`: N hosts or pods behind
-  /// one name (DESIGN fact 4: each master has its own automatic ticket keys and caches).
+  /// one name (docs/nginx-facts.md#ticket-keys-per-instance: each master has its own automatic
+  /// ticket keys and caches).
   int instances = 1;
   int max_workers = 8;           ///< cap on worker_processes (`auto` = CPU count, also capped)
   int start_timeout_ms = 15000;  ///< per start and per reload, ms

@@ -49,9 +49,9 @@ std::vector<certificate_info> read_certificate_chain(const std::string& pem_path
 std::vector<certificate_info> parse_certificate_chain(std::string_view pem_text,
                                                       const std::string& name = "<memory>");
 
-/// nginx's stapling precondition (DESIGN fact 9): nginx needs the issuer of the leaf among
-/// the certificates of ssl_certificate (after the leaf), ssl_trusted_certificate and
-/// ssl_client_certificate (the latter two feed the same store), else `nginx -t` warns
+/// nginx's stapling precondition (docs/nginx-facts.md#ocsp-stapling-quiet): nginx needs the issuer
+/// of the leaf among the certificates of ssl_certificate (after the leaf), ssl_trusted_certificate
+/// and ssl_client_certificate (the latter two feed the same store), else `nginx -t` warns
 /// `"ssl_stapling" ignored, issuer certificate not found for certificate "F"` and exits 0.
 /// Measured on nginx 1.22.1 (tests/integration/test_tls_stapling_nginx.cpp): the
 /// ssl_client_certificate CAs count only when `ssl_verify_client` is on/optional (nginx loads

@@ -24,7 +24,8 @@ class file_error : public std::runtime_error {
   /// errno of the failing system call, 0 for content errors.
   int errno_value() const noexcept { return errno_; }
   /// True when the file does not exist (ENOENT). The CLI reports missing certificate or key
-  /// files as a note ("not inspected here") unless --strict-files (DESIGN: Command line).
+  /// files as a note ("not inspected here") unless --strict-files (CI often lints without the
+  /// secrets).
   bool missing() const noexcept;
   /// True when the path is a FIFO, socket or device, or a file over the size limit: refused
   /// unread (tls/file_read.hpp), never a blocking read.

@@ -1,6 +1,6 @@
 #pragma once
 // ssl_session_ticket_key files: size, permissions, and the 16-byte key name that starts every
-// stateless ticket sealed with the key (DESIGN fact 5).
+// stateless ticket sealed with the key (docs/nginx-facts.md#ticket-key-rotation).
 
 #include <cstddef>
 #include <cstdint>

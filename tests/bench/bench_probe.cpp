@@ -1,4 +1,4 @@
-// Bench for issue 3 (not a timed test): against one local nginx,
+// Prober speed (figures, not a timed test): against one local nginx,
 //  1. 40 TLS 1.3 resumption attempts: `ngxtls probe --tls1.3 --no-ocsp -n 40` vs the
 //     40x `openssl s_client -sess_in` shell-style loop (goal: >= 20x faster);
 //  2. full-handshake rate: the prober's vs `openssl s_time -new` on the same endpoint
@@ -66,7 +66,7 @@ int main(int argc, char** argv) {
   nginx_options no;
   no.wait_ports = {port, port_full};
   // port: nginx defaults (tickets on); port_full: TLS 1.3 never resumes there (tickets off,
-  // no cache: DESIGN fact 1), so every handshake is a full one.
+  // no cache: docs/nginx-facts.md#tickets-off-tls13), so every handshake is a full one.
   nginx_instance ngx(
       nginx_conf(2, server(port, pki, "") + server(port_full, pki, "ssl_session_tickets off;")),
       no);

@@ -1,4 +1,4 @@
-// Bench for issue 6 (not a timed test): many targets with bounded memory. One local nginx with
+// Prober scale (figures, not a timed test): many targets with bounded memory. One local nginx with
 // a wildcard server_name; N targets (distinct server names sent as SNI, all dialled at the one
 // port through --connect) in a --targets file; `ngxtls probe --targets FILE --parallel P -n A`
 // runs as a child. Prints wall time, the child's peak RSS (wait4 rusage; also

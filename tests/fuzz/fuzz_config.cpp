@@ -1,4 +1,4 @@
-// libFuzzer target for the parser and include expansion (issue 6, Reliability). The input is
+// libFuzzer target for the parser and include expansion. The input is
 // framed into an in-memory file map (framing.hpp) and loaded as nginx would; input_error is
 // the expected answer to bad input, so anything else -- another exception, a crash, a
 // sanitizer report, a leak, a timeout -- is a finding. Run it with scripts/fuzz.sh.

@@ -18,8 +18,9 @@
 namespace ngxtls::test {
 
 /// A `server` block listening with TLS on 127.0.0.1:`port` with the PKI's chain and key,
-/// `ssl_protocols TLSv1.2 TLSv1.3` (nginx 1.22 serves no TLS 1.3 by default, DESIGN fact 7)
-/// and `extra` directives. `listen_flags` e.g. "reuseport" or "default_server".
+/// `ssl_protocols TLSv1.2 TLSv1.3` (nginx 1.22 serves no TLS 1.3 by default,
+/// docs/nginx-facts.md#builtin-defaults) and `extra` directives. `listen_flags` e.g. "reuseport" or
+/// "default_server".
 inline std::string tls_server(int port, const tls::pki_paths& pki, const std::string& extra,
                               const std::string& listen_flags = "") {
   return "server {\n  listen 127.0.0.1:" + std::to_string(port) + " ssl " + listen_flags +

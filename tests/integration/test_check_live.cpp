@@ -89,7 +89,8 @@ TEST_CASE(
   CHECK(rc == 0);
   const json* t13 = finding(doc, "tls13-resumption-disabled", "error");
   REQUIRE(t13);
-  CHECK((*t13)["verdict"] == "confirmed");  // DESIGN fact 1: tickets arrive, 0 resume
+  CHECK((*t13)["verdict"] ==
+        "confirmed");  // docs/nginx-facts.md#tickets-off-tls13: tickets arrive, 0 resume
   const json* staple = finding(doc, "ocsp-stapling-dead", "warning");
   REQUIRE(staple);
   CHECK((*staple)["verdict"] == "confirmed");  // make_pki's default leaf has no OCSP URL
@@ -131,7 +132,8 @@ TEST_CASE(
   REQUIRE(f1);
   CHECK((*f1)["verdict"] == "not_testable");
   // A second master with its own automatic keys on the same port stands for a second host
-  // behind one name (DESIGN fact 4): connections reach two key domains.
+  // behind one name (docs/nginx-facts.md#ticket-keys-per-instance): connections reach two key
+  // domains.
   test::nginx_instance b(test::nginx_conf(1, body), o);
   auto two = check(a.conf_path().string(), {"127.0.0.1:" + std::to_string(port)}, rc);
   const json* f2 = finding(two, "ticket-keys-not-shared");

@@ -1,5 +1,6 @@
 // ngxtls check --sandbox: the rule fixtures run by the real nginx on loopback; verdicts must
-// match DESIGN's measured facts, and no nginx may outlive ngxtls, even after SIGKILL.
+// match the measured facts of docs/nginx-facts.md, and no nginx may outlive ngxtls, even after
+// SIGKILL.
 
 #include <doctest/doctest.h>
 #include <fcntl.h>
@@ -137,7 +138,7 @@ pid_t spawn(const std::vector<std::string>& argv, const std::string& tmp, bool n
 
 }  // namespace
 
-TEST_CASE("sandbox: tickets off without a session cache is confirmed (DESIGN fact 1)") {
+TEST_CASE("sandbox: tickets off without a session cache is confirmed") {
   fixture fx("tls13-resumption-disabled/tickets-off-no-cache.conf");
   int rc = 0;
   auto doc = sandbox_check(fx.conf, {}, rc);
@@ -165,8 +166,7 @@ TEST_CASE("sandbox: tickets off with a shared cache resumes TLS 1.3 and has no e
   CHECK(resumed == 20);
 }
 
-TEST_CASE(
-    "sandbox: automatic ticket keys on two instances are confirmed with two key names (fact 4)") {
+TEST_CASE("sandbox: automatic ticket keys on two instances are confirmed with two key names") {
   fixture fx("ticket-keys-not-shared/no-key-file.conf");
   int rc = 0;
   auto doc = sandbox_check(fx.conf, {"--instances", "2"}, rc);
@@ -491,8 +491,7 @@ TEST_CASE(
   CHECK(doc["sandbox"]["sockets"].size() == 3);
 }
 
-TEST_CASE(
-    "sandbox: a builtin cache split over four reuseport workers is confirmed (DESIGN fact 2)") {
+TEST_CASE("sandbox: a builtin cache split over four reuseport workers is confirmed") {
   test::temp_dir dir;
   auto conf = dir.write(
       "nginx.conf",
@@ -507,9 +506,7 @@ TEST_CASE(
   CHECK((*f)["verdict"] == "confirmed");
 }
 
-TEST_CASE(
-    "sandbox --baseline: a rotation is tried on sessions taken under the old config (DESIGN fact "
-    "5)") {
+TEST_CASE("sandbox --baseline: a rotation is tried on sessions taken under the old config") {
   auto run_rotation = [](const std::string& file, int& offered, int& resumed) {
     fixture fx("ticket-key-rotation/" + file);
     fx.dir.write("base/k1-only.conf",
@@ -541,7 +538,7 @@ TEST_CASE(
 }
 
 TEST_CASE(
-    "sandbox: per-SNI ssl_protocols are ignored (DESIGN fact 6), and nginx 1.22's default has no "
+    "sandbox: per-SNI ssl_protocols are ignored, and nginx 1.22's default has no "
     "TLS 1.3") {
   {
     fixture fx("protocols-ignored-per-sni/tls13-only-sni.conf");

@@ -1,8 +1,9 @@
 // `ngxtls check --sandbox --nginx BIN` on each nginx of the version matrix
 // (scripts/nginx-versions.sh): the verdicts agree with what
-// tests/integration/test_nginx_versions.cpp measures there (DESIGN fact 6), and check finds what
-// `lint --nginx-version V` finds for that version. Each case runs once per version and prints
-// `NGXTLS_SKIP:` when that version is not installed here.
+// tests/integration/test_nginx_versions.cpp measures there
+// (docs/nginx-facts.md#default-server-rules), and check finds what `lint --nginx-version V` finds
+// for that version. Each case runs once per version and prints `NGXTLS_SKIP:` when that version is
+// not installed here.
 #include <doctest/doctest.h>
 
 #include <fstream>

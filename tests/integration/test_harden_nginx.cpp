@@ -166,7 +166,8 @@ TEST_CASE(
       print_runs(profile + "/" + harden::to_string(mode) + " one master", t);
       check_full_resumption(profile, t);
       if (mode == tickets_mode::fleet) {
-        // current.key seals every ticket: it is listed first (DESIGN fact 5).
+        // current.key seals every ticket: it is listed first
+        // (docs/nginx-facts.md#ticket-key-rotation).
         const auto& r13 = run_of(t, "TLSv1.3", "ticket");
         CHECK(r13.ticket_key_names.size() == 1);
         CHECK(r13.ticket_key_names.count(m.current_name) == 1);
@@ -188,7 +189,8 @@ TEST_CASE(
     nginx_instance b(conf, no);
     auto t = probe_port(port, probe_opts(40));
     print_runs(profile + "/fleet two masters", t);
-    // Tickets resume everywhere; session IDs live in each master's own cache (DESIGN fact 4).
+    // Tickets resume everywhere; session IDs live in each master's own cache
+    // (docs/nginx-facts.md#ticket-keys-per-instance).
     check_full_resumption(profile, t, /*session_ids=*/false);
     const auto& r13 = run_of(t, "TLSv1.3", "ticket");
     CHECK(r13.ticket_key_names.size() == 1);
@@ -210,7 +212,8 @@ TEST_CASE(
   print_runs("intermediate/host two masters (control)", t);
   const auto& r13 = run_of(t, "TLSv1.3", "ticket");
   CHECK(r13.attempts == 40);
-  CHECK(r13.resumed < r13.attempts);  // each master has its own keys: about 1/2 (DESIGN fact 4)
+  CHECK(r13.resumed < r13.attempts);  // each master has its own keys: about 1/2
+                                      // (docs/nginx-facts.md#ticket-keys-per-instance)
 }
 
 TEST_CASE("the printed rotation procedure, run step by step, never breaks resumption") {
@@ -352,6 +355,7 @@ TEST_CASE(
     std::printf("[harden] intermediate/%s after reload: TLSv1.3 saved ticket %d/%d resumed\n",
                 harden::to_string(mode).c_str(), r.resumed, r.attempts);
     CHECK(r.attempts == 5);
-    CHECK(r.resumed == (mode == tickets_mode::fleet ? 5 : 0));  // DESIGN fact 4
+    CHECK(r.resumed ==
+          (mode == tickets_mode::fleet ? 5 : 0));  // docs/nginx-facts.md#ticket-keys-per-instance
   }
 }

@@ -206,7 +206,7 @@ http {
   CHECK(s.count({"tls13-resumption-disabled", "error", "tls.conf", 1}) == 2);
   CHECK(s.count({"ocsp-stapling-dead", "warning", "tls.conf", 2}) == 1);
   CHECK(summary(from_dump.doc) == s);
-  // nginx itself agrees that stapling is ignored (DESIGN fact 9).
+  // nginx itself agrees that stapling is ignored (docs/nginx-facts.md#ocsp-stapling-quiet).
   CHECK(dump.err.find("no OCSP responder URL") != std::string::npos);
 }
 

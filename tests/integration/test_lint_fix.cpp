@@ -72,8 +72,9 @@ TEST_CASE("--fix diffs apply with patch -p1, pass nginx -t, and leave nothing fi
     const std::string rule = rule_dir.path().filename().string();
     test::make_fixture_material(rule_dir.path());
     for (const auto& e : fs::directory_iterator(rule_dir.path())) {
-      if (e.path().extension() != ".conf") continue;
       const std::string name = e.path().filename().string();
+      // NAME.fixed.conf is the expected result of a fix (test_rule_fixtures), not a fixture.
+      if (e.path().extension() != ".conf" || name.find(".fixed.") != std::string::npos) continue;
       INFO("fixture " << rule << "/" << name);
       const std::string text = test::read_file(e.path());
       std::vector<std::string> args = {
@@ -185,7 +186,9 @@ TEST_CASE(
     const std::string rule = rule_dir.path().filename().string();
     test::make_fixture_material(rule_dir.path());
     for (const auto& e : fs::directory_iterator(rule_dir.path())) {
-      if (e.path().extension() != ".conf" || e.path().filename().string().rfind("nginx-t-", 0) == 0)
+      if (e.path().extension() != ".conf" ||
+          e.path().filename().string().rfind("nginx-t-", 0) == 0 ||
+          e.path().filename().string().find(".fixed.") != std::string::npos)
         continue;
       const std::string name = e.path().filename().string();
       const std::string text = test::read_file(e.path());

@@ -52,7 +52,7 @@ TEST_CASE("a session saved by openssl s_client -sess_out resumes with ngxtls --s
     CAPTURE(proto);
     std::string sess = (n.dir.path() / ("s_client" + proto + ".pem")).string();
     // TLS 1.3 tickets come after the handshake: s_client must read a response before it
-    // quits, or it saves no session at all (DESIGN fact 11).
+    // quits, or it saves no session at all (docs/nginx-facts.md#handshake-costs).
     auto r = run({"openssl", "s_client", "-connect", n.target(), "-servername", "localhost",
                   "-tls" + proto, "-sess_out", sess, "-ign_eof"},
                  "HEAD / HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n", 20);

@@ -1,5 +1,6 @@
-// Saved sessions across nginx reloads: ticket key rotation (DESIGN fact 5, case B05) and
-// auto keys thrown away on reload (DESIGN fact 4, case B06), through the CLI's
+// Saved sessions across nginx reloads: ticket key rotation
+// (docs/nginx-facts.md#ticket-key-rotation, case B05) and auto keys thrown away on reload
+// (docs/nginx-facts.md#ticket-keys-per-instance, case B06), through the CLI's
 // --sess-out / --sess-in.
 #include <doctest/doctest.h>
 #include <sys/stat.h>
@@ -58,7 +59,7 @@ TEST_CASE(
     CHECK(rc == 0);
     const auto& run = j.at("targets").at(0).at("protocols").at(0);
     CHECK(run.at("resumed") == 4);
-    // The key name seen is the key file's first 16 bytes (DESIGN fact 5).
+    // The key name seen is the key file's first 16 bytes (docs/nginx-facts.md#ticket-key-rotation).
     REQUIRE(run.at("ticket_key_names").size() == 1);
     CHECK(run.at("ticket_key_names").begin().key() == k1_name);
     CHECK(run.at("offered_key_name") == k1_name);
@@ -124,7 +125,8 @@ TEST_CASE("a reload with automatic ticket keys throws away every saved ticket") 
     auto j = ngxtls_json(args);
     const auto& run = only_run(j);
     CHECK(run.at("attempts") == 5);
-    CHECK(run.at("resumed") == 0);  // nginx 1.22: new per-SSL_CTX key on every reload (fact 4)
+    CHECK(run.at("resumed") == 0);  // nginx 1.22: new per-SSL_CTX key on every reload
+                                    // (docs/nginx-facts.md#ticket-keys-per-instance)
     REQUIRE(run.at("ticket_key_names").size() == 1);
     CHECK(run.at("ticket_key_names").begin().key() != before[proto]);  // a new key name
   }

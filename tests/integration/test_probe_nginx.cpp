@@ -1,5 +1,5 @@
 // The prober against the real nginx 1.22.1 (Debian package): resumption per protocol and
-// mechanism, ticket key names, worker and instance effects (DESIGN facts 1-4).
+// mechanism, ticket key names, worker and instance effects (docs/nginx-facts.md, facts 1 to 4).
 #include <doctest/doctest.h>
 
 #include "probe_util.hpp"
@@ -26,7 +26,8 @@ void check_defaults(bool reuseport) {
   const auto& t13 = run_of(r, "TLSv1.3", "ticket");
   const auto& t12 = run_of(r, "TLSv1.2", "ticket");
   const auto& id12 = run_of(r, "TLSv1.2", "session_id");
-  // DESIGN fact 3: one master's workers share the auto ticket key, with or without reuseport.
+  // docs/nginx-facts.md#workers-share-ticket-keys: one master's workers share the auto ticket key,
+  // with or without reuseport.
   CHECK(t13.attempts == 20);
   CHECK(t13.resumed == 20);
   CHECK(t13.rate == 1.0);
@@ -39,7 +40,7 @@ void check_defaults(bool reuseport) {
   CHECK(t12.ticket_key_names.begin()->first ==
         t13.ticket_key_names.begin()->first);  // one key per SSL_CTX
   CHECK(t12.negotiated_protocol == "TLSv1.2");
-  // DESIGN fact 2: no session cache by default, so session IDs never resume.
+  // docs/nginx-facts.md#session-id-cache: no session cache by default, so session IDs never resume.
   CHECK(id12.attempts == 20);
   CHECK(id12.resumed == 0);
   CHECK(id12.tickets == 0);
@@ -77,7 +78,8 @@ TEST_CASE("tickets off without a session cache: TLS 1.3 stateful tickets arrive 
   auto r = probe_port(port, o);
   REQUIRE_FALSE(r.error);
   const auto& t13 = run_of(r, "TLSv1.3", "ticket");
-  // DESIGN fact 1 / case B01: 0 of N, although each full handshake brings 2 tickets of 32 bytes.
+  // docs/nginx-facts.md#tickets-off-tls13 / case B01: 0 of N, although each full handshake brings 2
+  // tickets of 32 bytes.
   CHECK(t13.attempts == 20);
   CHECK(t13.resumed == 0);
   CHECK(t13.tickets == 2 * t13.connections);
@@ -133,7 +135,7 @@ TEST_CASE(
   // connection's 4-tuple, so each attempt lands on the worker holding the session with
   // p = 1/4, independently: resumed ~ Binomial(n = 80, p = 1/4), mean 20, sd 3.9.
   // P(X <= 3) = 3.5e-7 and P(X >= 41) = 4.2e-7, so [4, 40] fails falsely with p < 1e-6.
-  // (DESIGN fact 2 measured 10-16 of 40.)
+  // (docs/nginx-facts.md#session-id-cache measured 10-16 of 40.)
   CHECK(id12.attempts == 80);
   CHECK(id12.resumed >= 4);
   CHECK(id12.resumed <= 40);
@@ -155,7 +157,8 @@ TEST_CASE(
   REQUIRE_FALSE(r.error);
   // Model: each master holds one reuseport socket, so an attempt lands on the master that
   // sealed the ticket with p = 1/2: resumed ~ Binomial(40, 1/2); P(X <= 4) = P(X >= 36) =
-  // 9.3e-8, so [5, 35] fails falsely with p < 2e-7 (DESIGN fact 4: "expect about 1/N").
+  // 9.3e-8, so [5, 35] fails falsely with p < 2e-7 (docs/nginx-facts.md#ticket-keys-per-instance:
+  // "expect about 1/N").
   for (const char* proto : {"TLSv1.3", "TLSv1.2"}) {
     CAPTURE(proto);
     const auto& run = run_of(r, proto, "ticket");

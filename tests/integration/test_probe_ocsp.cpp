@@ -1,4 +1,5 @@
-// OCSP staples as the prober sees them on nginx 1.22 (DESIGN fact 9, cases C05 and C06).
+// OCSP staples as the prober sees them on nginx 1.22 (docs/nginx-facts.md#ocsp-stapling-quiet,
+// cases C05 and C06).
 #include <doctest/doctest.h>
 
 #include <map>

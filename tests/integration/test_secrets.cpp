@@ -1,4 +1,4 @@
-// Secrets never reach output (issue 6): real private keys, ticket keys (48 and 80 bytes) and a
+// Secrets never reach output: real private keys, ticket keys (48 and 80 bytes) and a
 // session saved from a real nginx are generated here; every output format of every command,
 // and the error paths that read those files, are run through the real binary; stdout and
 // stderr must hold none of: the private keys' PEM body (any 24-character piece of it), the

@@ -1,5 +1,6 @@
-// DESIGN fact 9 (and the key-file size of fact 5) measured against the installed nginx:
-// `nginx -t` exits 0 and warns on stderr when stapling cannot work; ngxtls::tls must agree.
+// docs/nginx-facts.md#ocsp-stapling-quiet (and the key-file size of
+// docs/nginx-facts.md#ticket-key-rotation) measured against the installed nginx: `nginx -t` exits 0
+// and warns on stderr when stapling cannot work; ngxtls::tls must agree.
 #include <doctest/doctest.h>
 
 #include <filesystem>

@@ -95,7 +95,7 @@ TEST_CASE("an include bomb stops at max_include_expansions and names the include
 
 TEST_CASE("an include expanded at every level is stored once: a bomb under the limit is cheap") {
   // 2^16 = 65,536 copies of f16's directive through 16 levels: under every limit. Each
-  // directive used to be copied once per level above it, and each chain copied whole.
+  // directive is copied into storage once, not once per level above it, and a chain is a link.
   temp_dir t;
   for (int k = 0; k < 16; ++k) {
     const std::string next = "f" + std::to_string(k + 1);

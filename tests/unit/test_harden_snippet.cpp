@@ -101,7 +101,8 @@ TEST_CASE("profiles hold Mozilla Server Side TLS 6.0 data") {
   for (const auto* p : {&im, &mo}) {
     bool tickets = false;
     for (const auto& d : p->differences)
-      if (d.topic == "session tickets") tickets = has(d.why, "DESIGN fact 1");
+      if (d.topic == "session tickets")
+        tickets = has(d.why, "docs/nginx-facts.md#tickets-off-tls13");
     CHECK_MESSAGE(tickets, p->name);
   }
 }
@@ -143,7 +144,8 @@ TEST_CASE("every profile x tickets mode x nginx x OpenSSL follows the version ru
           bare.header = false;
           const std::string config = report::harden_text(s, bare);
 
-          // Never tickets off (DESIGN fact 1); tickets stated on; a shared cache.
+          // Never tickets off (docs/nginx-facts.md#tickets-off-tls13); tickets stated on; a shared
+          // cache.
           CHECK_FALSE(has(config, "ssl_session_tickets off"));
           CHECK(has_directive(s, "ssl_session_tickets on;"));
           CHECK(has_directive(s, "ssl_session_cache shared:tls_sessions:10m;"));
@@ -202,7 +204,8 @@ TEST_CASE("every profile x tickets mode x nginx x OpenSSL follows the version ru
                                   "ssl_session_ticket_key /etc/nginx/tickets/previous.key;");
             REQUIRE(cur != d.end());
             REQUIRE(prev != d.end());
-            CHECK(cur < prev);  // only the first key encrypts (DESIGN fact 5)
+            CHECK(cur <
+                  prev);  // only the first key encrypts (docs/nginx-facts.md#ticket-key-rotation)
             std::string procedure;
             for (const auto& st : s.rotation) {
               procedure += st.title + "\n";
@@ -326,7 +329,8 @@ TEST_CASE("OCSP auto staples only a certificate that names a responder") {
   };
   CHECK_FALSE(issuer_warning(s));
 
-  // The leaf alone, without its issuer anywhere: nginx would ignore stapling (DESIGN fact 9).
+  // The leaf alone, without its issuer anywhere: nginx would ignore stapling
+  // (docs/nginx-facts.md#ocsp-stapling-quiet).
   o.cert_file = ocsp.leaf_cert;
   o.trusted_certificate.clear();
   s = harden::generate(o);

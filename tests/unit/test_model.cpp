@@ -118,7 +118,7 @@ http {
   CHECK(b->m.servers[4].listens[0].where == nullptr);
 }
 
-TEST_CASE("ssl_protocols defaults follow the nginx version (DESIGN fact 7)") {
+TEST_CASE("ssl_protocols defaults follow the nginx version") {
   const std::string conf = "http { server { listen 443 ssl; } }";
   CHECK(build(conf, "1.22.1")->m.servers[0].get("ssl_protocols")->args().strings() ==
         std::vector<std::string>{"TLSv1", "TLSv1.1", "TLSv1.2"});

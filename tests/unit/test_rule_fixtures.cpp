@@ -1,22 +1,41 @@
-// One driver for every rule fixture (CONVENTIONS, Rule tests): fixtures/rules/<rule-id>/*.conf
-// with `# expect: <rule-id> [severity]` on each line where a finding must point. A file
-// without such a line must give no finding of that rule. Header comments set options:
-// `# nginx-version: V` (default 1.22.1), `# openssl-version: V` (default 3.0.19),
-// `# nginx-package: V` (the Debian package version dpkg-query would report; default none),
-// `# baseline: FILE`, `# fleet: FILE...`, `# strict-files`, and the .ngxtls.toml settings
-// `# expiry-days: N`, `# new-sessions-per-second: N`, `# modules: NAME...`.
+// One driver for every rule fixture (CONVENTIONS, Rule tests), one doctest case per folder
+// fixtures/rules/<rule-id>/, so that a failure in one rule does not hide the others.
+//
+// Each NAME.conf of the folder is linted with only that rule selected. A line that must carry a
+// finding says so in a comment: `# expect: RULE [SEVERITY] [col N] ["TEXT"]`, several items
+// separated by commas. SEVERITY (error, warning, note), the column N and a message text are
+// optional: a finding must match each one given (TEXT: the message contains it; `\"` and `\\`
+// escape a quote and a backslash). Every finding must match an expectation and every
+// expectation a finding; a file without expectations must give no finding of the rule.
+// NAME.fixed.conf beside NAME.conf is NAME.conf after `lint --fix` applied the findings' edits
+// (and likewise beside an included file that a fix changes); every file a fix changes must have
+// one (NGXTLS_WRITE_FIXED=1 writes the missing
+// ones into fixtures/rules, to be read before they are committed). `{FIXTURE_DIR}` in it stands
+// for the absolute path of the fixture's folder.
+//
+// Header comments set options: `# nginx-version: V` (default 1.22.1), `# openssl-version: V`
+// (default 3.0.19), `# nginx-package: V` (the Debian package version dpkg-query would report;
+// default none), `# baseline: FILE`, `# fleet: FILE...`, `# strict-files`, and the .ngxtls.toml
+// settings `# expiry-days: N`, `# new-sessions-per-second: N`, `# modules: NAME...`.
 
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <cctype>
+#include <cstdlib>
+#include <deque>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <sstream>
+#include <utility>
 
 #include "config/loader.hpp"
 #include "engine/engine.hpp"
+#include "engine/fix.hpp"
 #include "model/model.hpp"
 #include "support/fixture_env.hpp"
 #include "support/process.hpp"
@@ -26,45 +45,146 @@ using namespace ngxtls;
 
 namespace {
 
+/// One `# expect:` item.
 struct expectation {
   std::string file;
-  std::uint32_t line;
-  std::string severity;  // "" = any
-  bool operator<(const expectation& o) const {
-    return std::tie(file, line, severity) < std::tie(o.file, o.line, o.severity);
+  std::uint32_t line = 0;
+  std::string severity;                 ///< "" = any
+  std::optional<std::uint32_t> column;  ///< nullopt = any
+  std::optional<std::string> text;      ///< the message contains it; nullopt = any
+  std::string spelled;                  ///< as written, for messages
+
+  std::size_t constraints() const {
+    return !severity.empty() + column.has_value() + text.has_value();
   }
-  bool operator==(const expectation& o) const = default;
 };
 
 std::string trim(std::string s) {
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\r')) s.pop_back();
-  while (!s.empty() && s.front() == ' ') s.erase(s.begin());
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\r' || s.back() == '\t')) s.pop_back();
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.erase(s.begin());
   return s;
 }
 
-// Every `# expect: rule [severity], ...` naming `rule`, from every file of the config.
-std::multiset<expectation> expectations(const config::config& cfg, const std::string& rule) {
-  std::multiset<expectation> out;
+/// The comma-separated items of an expect list; commas inside a quoted text do not split.
+std::vector<std::string> split_items(const std::string& list) {
+  std::vector<std::string> out(1);
+  bool quoted = false;
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    const char c = list[i];
+    if (quoted && c == '\\' && i + 1 < list.size()) {
+      out.back() += c;
+      out.back() += list[++i];
+      continue;
+    }
+    if (c == '"') quoted = !quoted;
+    if (c == ',' && !quoted) {
+      out.emplace_back();
+      continue;
+    }
+    out.back() += c;
+  }
+  return out;
+}
+
+/// Parses one item ("RULE [SEVERITY] [col N] [\"TEXT\"]"); throws std::runtime_error when the
+/// item is malformed, so that a typo in a fixture fails instead of matching anything.
+expectation parse_item(const std::string& item, const std::string& file, std::uint32_t line,
+                       std::string& rule) {
+  expectation e;
+  e.file = file;
+  e.line = line;
+  e.spelled = trim(item);
+  std::string rest = e.spelled;
+  const auto quote = rest.find('"');
+  if (quote != std::string::npos) {
+    std::string text;
+    std::size_t i = quote + 1;
+    for (; i < rest.size() && rest[i] != '"'; ++i) {
+      if (rest[i] == '\\' && i + 1 < rest.size()) ++i;
+      text += rest[i];
+    }
+    if (i >= rest.size() || !trim(rest.substr(i + 1)).empty())
+      throw std::runtime_error("unterminated or trailing text after the message in: " + e.spelled);
+    e.text = text;
+    rest = rest.substr(0, quote);
+  }
+  std::istringstream words(rest);
+  words >> rule;
+  std::string w;
+  while (words >> w) {
+    if (w == "error" || w == "warning" || w == "note") {
+      e.severity = w;
+    } else if (w == "col") {
+      std::string n;
+      if (!(words >> n) || n.empty() ||
+          !std::all_of(n.begin(), n.end(), [](unsigned char c) { return std::isdigit(c); }))
+        throw std::runtime_error("`col` needs a number in: " + e.spelled);
+      e.column = static_cast<std::uint32_t>(std::stoul(n));
+    } else {
+      throw std::runtime_error("unknown word \"" + w + "\" in: " + e.spelled);
+    }
+  }
+  return e;
+}
+
+/// Every expectation naming `rule`, from every file of the config.
+std::vector<expectation> expectations(const config::config& cfg, const std::string& rule) {
+  std::vector<expectation> out;
   for (const auto& f : cfg.files) {
     std::istringstream in{std::string(f.content)};
     std::string line;
     std::uint32_t n = 0;
     while (std::getline(in, line)) {
       ++n;
-      auto p = line.find("# expect:");
+      const auto p = line.find("# expect:");
       if (p == std::string::npos) continue;
-      std::string list = line.substr(p + 9);
-      std::stringstream items(list);
-      std::string item;
-      while (std::getline(items, item, ',')) {
-        std::istringstream words(trim(item));
-        std::string id, sev;
-        words >> id >> sev;
-        if (id == rule) out.insert({f.path, n, sev});
+      for (const auto& item : split_items(line.substr(p + 9))) {
+        std::string id;
+        expectation e = parse_item(item, f.path, n, id);
+        if (id == rule) out.push_back(std::move(e));
       }
     }
   }
   return out;
+}
+
+bool matches(const expectation& e, const engine::finding& f) {
+  return e.file == f.location.file && e.line == f.location.line &&
+         (e.severity.empty() || e.severity == engine::to_string(f.level)) &&
+         (!e.column || *e.column == f.location.column) &&
+         (!e.text || f.message.find(*e.text) != std::string::npos);
+}
+
+std::string describe(const engine::finding& f) {
+  return to_string(f.location) + " " + engine::to_string(f.level) + ": " + f.message;
+}
+
+/// What differs between the findings and the expectations ("" when they agree). The most
+/// constrained expectations pick their finding first, so that a looser one on the same line
+/// does not take the finding a stricter one needs.
+std::string compare(std::vector<expectation> expected,
+                    const std::vector<engine::finding>& findings) {
+  std::stable_sort(expected.begin(), expected.end(),
+                   [](const auto& a, const auto& b) { return a.constraints() > b.constraints(); });
+  std::vector<bool> used(findings.size(), false);
+  std::string problems;
+  for (const auto& e : expected) {
+    bool found = false;
+    for (std::size_t i = 0; i < findings.size() && !found; ++i) {
+      if (used[i] || !matches(e, findings[i])) continue;
+      used[i] = found = true;
+    }
+    if (!found)
+      problems += "\n  no finding matches `# expect: " + e.spelled + "` at " + e.file + ":" +
+                  std::to_string(e.line);
+  }
+  for (std::size_t i = 0; i < findings.size(); ++i)
+    if (!used[i]) problems += "\n  unexpected finding: " + describe(findings[i]);
+  if (!problems.empty()) {
+    problems += "\n  all findings:";
+    for (const auto& f : findings) problems += "\n    " + describe(f);
+  }
+  return problems;
 }
 
 std::vector<std::string> header_values(const std::string& text, const std::string& key) {
@@ -93,81 +213,217 @@ loaded load(const fs::path& p, const model::assumed_versions& v) {
   return l;
 }
 
-}  // namespace
+/// `text` with each absolute path into the fixture's temporary copy written as
+/// `{FIXTURE_DIR}`, so that a .fixed.conf holds no temporary path.
+std::string fixture_dir_placeholder(std::string text, const fs::path& rule_dir) {
+  const std::string dir = rule_dir.string();
+  for (auto p = text.find(dir); p != std::string::npos; p = text.find(dir, p))
+    text.replace(p, dir.size(), "{FIXTURE_DIR}");
+  return text;
+}
 
-TEST_CASE("every rule fixture gives exactly the findings its expect comments name") {
-  test::temp_dir tmp;
-  const fs::path src = test::source_dir() / "fixtures/rules";
-  fs::copy(src, tmp.path() / "rules", fs::copy_options::recursive);
-  std::size_t fixtures = 0, expected_total = 0;
-  for (const auto& rule_dir : fs::directory_iterator(tmp.path() / "rules")) {
-    if (!rule_dir.is_directory()) continue;
-    const std::string rule = rule_dir.path().filename().string();
-    REQUIRE_MESSAGE(engine::find_rule(rule) != nullptr, "fixture folder names no rule: " << rule);
-    test::make_fixture_material(rule_dir.path());
-    test::make_certificate_material(rule_dir.path());
-    std::vector<fs::path> files;
-    for (const auto& e : fs::directory_iterator(rule_dir.path()))
-      if (e.is_regular_file() && e.path().extension() == ".conf") files.push_back(e.path());
-    std::sort(files.begin(), files.end());
-    CHECK_MESSAGE(files.size() >= 2, rule << " needs positive fixtures and negative controls");
-    for (const auto& file : files) {
-      INFO("fixture: " << rule << "/" << file.filename().string());
-      const std::string text = test::read_file(file);
-      model::assumed_versions v;
-      v.nginx = *model::version::parse("1.22.1");
-      v.nginx_source = "fixture";
-      v.openssl = *model::version::parse("3.0.19");
-      if (auto nv = header_values(text, "nginx-version:"); !nv.empty())
-        v.nginx = *model::version::parse(nv[0]);
-      if (auto ov = header_values(text, "openssl-version:"); !ov.empty())
-        v.openssl = *model::version::parse(ov[0]);
-      if (auto pv = header_values(text, "nginx-package:"); !pv.empty()) v.nginx_package = pv[0];
-      loaded main = load(file, v);
-      engine::lint_options opts;
-      opts.select = std::set<std::string>{rule};
-      opts.strict_files = !header_values(text, "strict-files").empty();
-      if (auto e = header_values(text, "expiry-days:"); !e.empty())
-        opts.expiry_window_days = std::stoi(e[0]);
-      if (auto r = header_values(text, "new-sessions-per-second:"); !r.empty())
-        opts.new_sessions_per_second = std::stod(r[0]);
-      for (const auto& mod : header_values(text, "modules:")) opts.modules.insert(mod);
-      std::vector<loaded> others;
-      if (auto b = header_values(text, "baseline:"); !b.empty()) {
-        others.push_back(load(rule_dir.path() / b[0], v));
-        opts.baseline = others.back().m.get();
-      }
-      if (auto fl = header_values(text, "fleet:"); !fl.empty()) {
-        opts.fleet.push_back({file.string(), main.m.get()});
-        for (const auto& f : fl) {
-          others.push_back(load(rule_dir.path() / f, v));
-          opts.fleet.push_back({f, others.back().m.get()});
-        }
-      }
-      auto findings = engine::run(*main.m, opts);
-      auto expected = expectations(*main.cfg, rule);
-      std::multiset<expectation> got_any, expected_any;
-      std::string got_text;
-      for (const auto& f : findings) {
-        REQUIRE(f.rule == rule);
-        got_any.insert({f.location.file, f.location.line, ""});
-        got_text +=
-            "\n  " + to_string(f.location) + " " + engine::to_string(f.level) + ": " + f.message;
-        // A severity named in the expect comment must match.
-        bool matched = false;
-        for (const auto& e : expected)
-          if (e.file == f.location.file && e.line == f.location.line &&
-              (e.severity.empty() || e.severity == engine::to_string(f.level)))
-            matched = true;
-        CHECK_MESSAGE(matched, "unexpected finding:" << got_text);
-      }
-      for (const auto& e : expected) expected_any.insert({e.file, e.line, ""});
-      CHECK_MESSAGE(got_any == expected_any,
-                    "findings differ from expect comments; got:" << got_text);
-      ++fixtures;
-      expected_total += expected.size();
+bool is_fixed_file(const fs::path& p) {
+  const std::string name = p.filename().string();
+  return name.size() > 11 && name.compare(name.size() - 11, 11, ".fixed.conf") == 0;
+}
+
+/// What is wrong with one fixture file of `rule` ("" when nothing): its findings against its
+/// expectations, and its fixed text against NAME.fixed.conf. A missing NAME.fixed.conf is
+/// written to `write_to` (the source folder) when NGXTLS_WRITE_FIXED is set, for review.
+std::string check_fixture(const std::string& rule, const fs::path& rule_dir, const fs::path& file,
+                          const std::optional<fs::path>& write_to = std::nullopt) {
+  const std::string text = test::read_file(file);
+  model::assumed_versions v;
+  v.nginx = *model::version::parse("1.22.1");
+  v.nginx_source = "fixture";
+  v.openssl = *model::version::parse("3.0.19");
+  if (auto nv = header_values(text, "nginx-version:"); !nv.empty())
+    v.nginx = *model::version::parse(nv[0]);
+  if (auto ov = header_values(text, "openssl-version:"); !ov.empty())
+    v.openssl = *model::version::parse(ov[0]);
+  if (auto pv = header_values(text, "nginx-package:"); !pv.empty()) v.nginx_package = pv[0];
+  loaded main = load(file, v);
+  engine::lint_options opts;
+  opts.select = std::set<std::string>{rule};
+  opts.strict_files = !header_values(text, "strict-files").empty();
+  if (auto e = header_values(text, "expiry-days:"); !e.empty())
+    opts.expiry_window_days = std::stoi(e[0]);
+  if (auto r = header_values(text, "new-sessions-per-second:"); !r.empty())
+    opts.new_sessions_per_second = std::stod(r[0]);
+  for (const auto& mod : header_values(text, "modules:")) opts.modules.insert(mod);
+  std::vector<loaded> others;
+  if (auto b = header_values(text, "baseline:"); !b.empty()) {
+    others.push_back(load(rule_dir / b[0], v));
+    opts.baseline = others.back().m.get();
+  }
+  if (auto fl = header_values(text, "fleet:"); !fl.empty()) {
+    opts.fleet.push_back({file.string(), main.m.get()});
+    for (const auto& f : fl) {
+      others.push_back(load(rule_dir / f, v));
+      opts.fleet.push_back({f, others.back().m.get()});
     }
   }
-  MESSAGE("rule fixtures: " << fixtures << " files, " << expected_total << " expected findings");
-  CHECK(fixtures >= 20);
+  const auto findings = engine::run(*main.m, opts);
+  for (const auto& f : findings)
+    if (f.rule != rule) return "\n  a finding of another rule: " + f.rule;
+  std::string problems = compare(expectations(*main.cfg, rule), findings);
+
+  // Each file the fixes change (the fixture, or a file it includes) against its .fixed.conf.
+  const auto fixed = engine::apply_fixes(*main.cfg, findings);
+  const auto fixed_name = [](const fs::path& p) {
+    fs::path f = p;
+    return f.replace_extension(".fixed.conf");
+  };
+  std::set<std::string> compared;
+  for (const auto& [path, content] : fixed.files) {
+    const fs::path want = fixed_name(path);
+    const std::string got = fixture_dir_placeholder(content, rule_dir);
+    compared.insert(want.string());
+    if (!fs::exists(want)) {
+      problems += "\n  the findings carry a fix: write the fixed text of " + path + " to " +
+                  want.filename().string() + " (NGXTLS_WRITE_FIXED=1 writes it)";
+      if (write_to && std::getenv("NGXTLS_WRITE_FIXED"))
+        std::ofstream(*write_to / fs::relative(want, rule_dir), std::ios::binary) << got;
+    } else if (got != test::read_file(want)) {
+      problems += "\n  after --fix " + path + " differs from " + want.filename().string() +
+                  "; it reads:\n" + got;
+    }
+  }
+  // A .fixed.conf of the fixture itself that no fix produced: the fix has gone.
+  if (fs::exists(fixed_name(file)) && !compared.count(fixed_name(file).string()))
+    problems += "\n  no fix changed the fixture, but " + fixed_name(file).filename().string() +
+                " expects one";
+  return problems;
+}
+
+/// Every fixture file of one rule folder, checked in a copy of the folder with generated keys
+/// and certificates.
+void check_rule_folder(const std::string& rule) {
+  REQUIRE_MESSAGE(engine::find_rule(rule) != nullptr, "fixture folder names no rule: " << rule);
+  test::temp_dir tmp;
+  const fs::path rule_dir = tmp.path() / "rules" / rule;
+  fs::create_directories(rule_dir.parent_path());
+  fs::copy(test::source_dir() / "fixtures/rules" / rule, rule_dir, fs::copy_options::recursive);
+  test::make_fixture_material(rule_dir);
+  test::make_certificate_material(rule_dir);
+  std::vector<fs::path> files;
+  for (const auto& e : fs::directory_iterator(rule_dir))
+    if (e.is_regular_file() && e.path().extension() == ".conf" && !is_fixed_file(e.path()))
+      files.push_back(e.path());
+  std::sort(files.begin(), files.end());
+  CHECK_MESSAGE(files.size() >= 2, rule << " needs positive fixtures and negative controls");
+  for (const auto& file : files) {
+    INFO("fixture: " << rule << "/" << file.filename().string());
+    std::string problems;
+    try {
+      problems = check_fixture(rule, rule_dir, file, test::source_dir() / "fixtures/rules" / rule);
+    } catch (const std::exception& e) {
+      problems = std::string("\n  ") + e.what();
+    }
+    CHECK_MESSAGE(problems.empty(), problems);
+  }
+}
+
+// One registered test case per folder of fixtures/rules, named "rule fixtures: RULE". doctest
+// registers cases with a plain function pointer, so each folder gets the instantiation of
+// run_folder<I> for its index in the sorted list.
+std::vector<std::string>& rule_folders() {
+  static std::vector<std::string> names = [] {
+    std::vector<std::string> out;
+    std::error_code ec;
+    for (const auto& e : fs::directory_iterator(test::source_dir() / "fixtures/rules", ec))
+      if (e.is_directory()) out.push_back(e.path().filename().string());
+    std::sort(out.begin(), out.end());
+    return out;
+  }();
+  return names;
+}
+
+constexpr std::size_t max_folders = 128;
+
+template <std::size_t I>
+void run_folder() {
+  check_rule_folder(rule_folders()[I]);
+}
+
+template <std::size_t... I>
+int register_folders(std::index_sequence<I...>) {
+  static const doctest::detail::funcType runners[] = {&run_folder<I>...};
+  static std::deque<std::string> titles;
+  const auto& names = rule_folders();
+  for (std::size_t i = 0; i < names.size() && i < max_folders; ++i) {
+    titles.push_back("rule fixtures: " + names[i]);
+    doctest::detail::regTest(
+        doctest::detail::TestCase(runners[i], __FILE__, __LINE__,
+                                  doctest_detail_test_suite_ns::getCurrentTestSuite()) *
+        titles.back().c_str());
+  }
+  return 0;
+}
+
+const int registered = register_folders(std::make_index_sequence<max_folders>{});
+
+}  // namespace
+
+TEST_CASE("every rule fixture folder has its own test case") {
+  (void)registered;
+  const auto& names = rule_folders();
+  CHECK(names.size() >= 20);
+  CHECK_MESSAGE(names.size() <= max_folders, "raise max_folders in test_rule_fixtures.cpp");
+}
+
+TEST_CASE("a wrong expected message, column or severity fails the fixture") {
+  // A copy of a real fixture whose one expectation is rewritten: right, then wrong in each part.
+  const std::string rule = "tls13-resumption-disabled";
+  const fs::path src = test::source_dir() / "fixtures/rules" / rule / "tickets-off-no-cache.conf";
+  const std::string text = test::read_file(src);
+  const std::string marker = "# expect: " + rule + " error";
+  REQUIRE(text.find(marker) != std::string::npos);
+  test::temp_dir tmp;
+  const fs::path dir = tmp.path() / rule;
+  fs::create_directories(dir);
+  const std::string fixed = test::read_file(src.parent_path() / "tickets-off-no-cache.fixed.conf");
+  REQUIRE(fixed.find(marker) != std::string::npos);
+  // The problems check_fixture() finds with `expect` in place of the committed expectation.
+  const auto with = [&](const std::string& expect) {
+    std::string t = text, ft = fixed;
+    t.replace(t.find(marker), marker.size(), "# expect: " + expect);
+    ft.replace(ft.find(marker), marker.size(), "# expect: " + expect);
+    std::ofstream(dir / "case.conf", std::ios::trunc | std::ios::binary) << t;
+    std::ofstream(dir / "case.fixed.conf", std::ios::trunc | std::ios::binary) << ft;
+    try {
+      return check_fixture(rule, dir, dir / "case.conf");
+    } catch (const std::exception& e) {
+      return std::string(e.what());
+    }
+  };
+  const std::string right = rule + " error col 9 \"no TLS 1.3 client can resume\"";
+  CHECK(with(right) == "");
+  CHECK(with(rule) == "");
+  CHECK(with(rule + " error \"a message no rule writes\"").find("no finding matches") !=
+        std::string::npos);
+  CHECK(with(rule + " error col 3").find("no finding matches") != std::string::npos);
+  CHECK(with(rule + " note").find("no finding matches") != std::string::npos);
+  CHECK(with(rule + " error, " + rule).find("no finding matches") != std::string::npos);
+  CHECK(with(rule + " colour 3").find("unknown word") != std::string::npos);
+  CHECK(with(rule + " \"unterminated").find("unterminated") != std::string::npos);
+}
+
+TEST_CASE("a fix that does not give the .fixed.conf beside the fixture fails it") {
+  const std::string rule = "tls13-resumption-disabled";
+  const fs::path src_dir = test::source_dir() / "fixtures/rules" / rule;
+  test::temp_dir tmp;
+  const fs::path dir = tmp.path() / rule;
+  fs::create_directories(dir);
+  fs::copy_file(src_dir / "tickets-off-no-cache.conf", dir / "case.conf");
+  // Without a .fixed.conf, a fixture whose finding has an edit fails.
+  CHECK(check_fixture(rule, dir, dir / "case.conf").find("write the fixed text") !=
+        std::string::npos);
+  // With the committed one it passes; with one changed byte it fails.
+  const std::string fixed = test::read_file(src_dir / "tickets-off-no-cache.fixed.conf");
+  std::ofstream(dir / "case.fixed.conf", std::ios::binary) << fixed;
+  CHECK(check_fixture(rule, dir, dir / "case.conf") == "");
+  std::ofstream(dir / "case.fixed.conf", std::ios::trunc | std::ios::binary) << fixed << "\n";
+  CHECK(check_fixture(rule, dir, dir / "case.conf").find("differs from case.fixed.conf") !=
+        std::string::npos);
 }

@@ -1,4 +1,4 @@
-// Tree storage (issue 6): records live in one reserved range and refer to each other by
+// Tree storage: records live in one reserved range and refer to each other by
 // 32-bit offsets; blocks go back to the range when a storage is destroyed.
 #include <doctest/doctest.h>
 

@@ -1,5 +1,5 @@
-// nginx's tokenizer rules (DESIGN fact 10; ngx_conf_read_token), each with values worked out by
-// hand.
+// nginx's tokenizer rules (docs/nginx-facts.md#parsing; ngx_conf_read_token), each with values
+// worked out by hand.
 
 #include <doctest/doctest.h>
 

@@ -1,0 +1,117 @@
+// scripts/new-rule.sh, run on a scratch copy of the files it reads and writes (building ngxtls
+// there would take minutes): the files it writes, the registration lines it adds, and its
+// refusals, which must leave the tree as it was.
+
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <string>
+
+#include "support/process.hpp"
+
+namespace fs = std::filesystem;
+using namespace ngxtls;
+
+namespace {
+
+/// A scratch tree with the files the script reads: the rule list, the declarations, one rule
+/// and its fixtures and doc page.
+struct scratch_tree {
+  test::temp_dir dir;
+  scratch_tree() {
+    const fs::path src = test::source_dir();
+    for (const char* f : {"rules/registry.cpp", "rules/rules.hpp", "rules/weak_key.cpp",
+                          "docs/rules/weak-key.md"}) {
+      fs::create_directories((dir.path() / f).parent_path());
+      fs::copy_file(src / f, dir.path() / f);
+    }
+    fs::create_directories(dir.path() / "fixtures/rules");
+    fs::copy(src / "fixtures/rules/weak-key", dir.path() / "fixtures/rules/weak-key",
+             fs::copy_options::recursive);
+  }
+  test::command_result run(const std::vector<std::string>& args) const {
+    std::vector<std::string> argv{
+        "bash",       (test::source_dir() / "scripts/new-rule.sh").string(),
+        "--root",     dir.path().string(),
+        "--no-build", "--"};
+    argv.insert(argv.end(), args.begin(), args.end());
+    return test::run(argv);
+  }
+  std::string read(const std::string& f) const { return test::read_file(dir.path() / f); }
+};
+
+std::size_t count(const std::string& text, const std::string& what) {
+  std::size_t n = 0;
+  for (auto p = text.find(what); p != std::string::npos; p = text.find(what, p + 1)) ++n;
+  return n;
+}
+
+}  // namespace
+
+TEST_CASE("new-rule.sh writes the rule and two fixtures and registers the rule once") {
+  scratch_tree t;
+  const std::string registry_before = t.read("rules/registry.cpp");
+  const auto r = t.run({"cipher-order-odd", "Cipher order set oddly"});
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+
+  const std::string cpp = t.read("rules/cipher_order_odd.cpp");
+  CHECK(cpp.find("constexpr const char* id = \"cipher-order-odd\";") != std::string::npos);
+  CHECK(cpp.find("engine::rule cipher_order_odd() {") != std::string::npos);
+  CHECK(cpp.find("\"Cipher order set oddly\"") != std::string::npos);
+  CHECK(cpp.find("R\"(# cipher-order-odd\n") != std::string::npos);
+  for (const char* h : {"## What it flags", "## Why it matters", "## Example", "## Fix",
+                        "## How the prober confirms it", "## Source"})
+    CHECK_MESSAGE(count(cpp, std::string("\n") + h + "\n") == 1, h);
+
+  // Registered once each, after the last rule already there.
+  const std::string registry = t.read("rules/registry.cpp");
+  CHECK(count(registry, "rules::cipher_order_odd(),") == 1);
+  CHECK(registry.find("rules::directive_arguments(),\n      rules::cipher_order_odd(),\n") !=
+        std::string::npos);
+  CHECK(registry.size() ==
+        registry_before.size() + std::string("      rules::cipher_order_odd(),\n").size());
+  const std::string hpp = t.read("rules/rules.hpp");
+  CHECK(count(hpp, "engine::rule cipher_order_odd();") == 1);
+  CHECK(hpp.find("engine::rule directive_arguments();\n/// cipher-order-odd: Cipher order set "
+                 "oddly.\nengine::rule cipher_order_odd();\n") != std::string::npos);
+
+  // One fixture with one expected finding, one without.
+  const std::string flags = t.read("fixtures/rules/cipher-order-odd/flags.conf");
+  const std::string ok = t.read("fixtures/rules/cipher-order-odd/ok.conf");
+  CHECK(count(flags, "# expect: cipher-order-odd warning") == 1);
+  CHECK(count(ok, "# expect:") == 0);
+  CHECK(flags.find("listen 443 ssl;") != std::string::npos);
+}
+
+TEST_CASE("new-rule.sh refuses an existing rule and a malformed id and then writes nothing") {
+  scratch_tree t;
+  const std::string registry = t.read("rules/registry.cpp"), hpp = t.read("rules/rules.hpp");
+  const auto unchanged = [&] {
+    CHECK(t.read("rules/registry.cpp") == registry);
+    CHECK(t.read("rules/rules.hpp") == hpp);
+  };
+  // An existing rule: its file, its fixture folder, its registration.
+  auto r = t.run({"weak-key", "again"});
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("exists already") != std::string::npos);
+  unchanged();
+  for (const std::string bad : {"Weak-Key", "weak_key", "-weak", "weak-", "weak--key", "1weak",
+                                "weak/../key", "", "weak key"}) {
+    INFO("id: \"" << bad << "\"");
+    r = t.run({bad, "summary"});
+    CHECK(r.exit_code == 2);
+    CHECK(r.err.find("is not a rule id") != std::string::npos);
+    unchanged();
+  }
+  CHECK(t.run({"fine-id", "a \"quoted\" summary"}).exit_code == 2);
+  CHECK(t.run({"fine-id"}).exit_code == 2);
+  unchanged();
+  CHECK_FALSE(fs::exists(t.dir.path() / "rules/fine_id.cpp"));
+  CHECK_FALSE(fs::exists(t.dir.path() / "fixtures/rules/fine-id"));
+  // The same new id twice: the second run is refused.
+  REQUIRE(t.run({"fine-id", "Fine"}).exit_code == 0);
+  const std::string registered = t.read("rules/registry.cpp");
+  r = t.run({"fine-id", "Fine"});
+  CHECK(r.exit_code == 2);
+  CHECK(t.read("rules/registry.cpp") == registered);
+}
