@@ -44,6 +44,28 @@ std::map<std::size_t, std::vector<const model::listen_socket*>> ssl_sockets_by_d
   return out;
 }
 
+bool issues_tickets(const model::model& m, std::size_t default_server,
+                    const std::vector<const model::listen_socket*>& sockets) {
+  auto completes_with_tickets = [&](std::size_t i) {
+    const model::server& s = m.servers[i];
+    return !model::is_on(s.get("ssl_reject_handshake")) &&
+           model::is_on(s.get("ssl_session_tickets"));
+  };
+  if (completes_with_tickets(default_server)) return true;
+  for (const auto* k : sockets)
+    for (std::size_t i : k->servers)
+      if (i != default_server && completes_with_tickets(i)) return true;
+  return false;
+}
+
+bool server_sockets_issue_tickets(const model::model& m, std::size_t server_index) {
+  for (const auto& k : m.sockets)
+    if (k.ssl && std::find(k.servers.begin(), k.servers.end(), server_index) != k.servers.end() &&
+        issues_tickets(m, k.default_server, {&k}))
+      return true;
+  return false;
+}
+
 std::string socket_names(const std::vector<const model::listen_socket*>& sockets) {
   std::string out;
   for (const auto* k : sockets) {
