@@ -51,6 +51,10 @@ struct finding {
   std::vector<text_edit> edits;  ///< a mechanical fix, when the rule has one (lint --fix)
   std::vector<int> ports;        ///< ports of the listen sockets it concerns (check matches
                                  ///< probe evidence by these); empty = not socket-bound
+  /// Further places where this finding holds, after `location`: the directives a summary
+  /// finding covers, or identical findings merged for the report (report::merge_identical).
+  /// Empty for most findings.
+  std::vector<source_location> also_at;
 };
 
 /// The most findings one rule keeps in one run (unused-suppression notes count as a rule):

@@ -56,8 +56,7 @@ TEST_CASE("cross-server-resumption names a session source that completes handsha
 }
 
 TEST_CASE("certificate-name-mismatch never puts a pattern in a certbot request") {
-  auto findings =
-      lint_fixture("certificate-name-mismatch", "suffix-wildcard-uncovered.conf");
+  auto findings = lint_fixture("certificate-name-mismatch", "suffix-wildcard-uncovered.conf");
   REQUIRE(findings.size() == 2);
   for (const auto& f : findings) {
     INFO(f.message << "\n" << f.fix);
