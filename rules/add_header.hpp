@@ -12,7 +12,7 @@ namespace ngxtls::rules {
 
 /// The `add_header` directives in effect at one level (http, server, location, `if`).
 struct header_level {
-  const config::directive* block = nullptr;  ///< the server, location or `if` directive
+  const config::directive* block = nullptr;       ///< the server, location or `if` directive
   std::vector<const config::directive*> headers;  ///< in effect here, in the order nginx adds them
   /// This level's own add_header directives (empty: it inherits, or `add_header_inherit off`).
   std::vector<const config::directive*> own;

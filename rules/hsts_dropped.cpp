@@ -84,18 +84,19 @@ void check(const engine::context& ctx, engine::finding_list& out) {
       const config::directive* at = by_off ? here.inherit_where : here.own.front();
       if (!at) return;
       const std::string where = here.block == s.where ? "this server" : block_label(*here.block);
-      auto f = ctx.make(
-          id, engine::severity::warning,
-          (by_off ? "add_header_inherit off in " + where + " drops"
-                  : "add_header in " + where + " replaces the inherited add_header list, dropping") +
-              " Strict-Transport-Security (set at " + to_string(ctx.where(inherited)) +
-              "): its responses carry no HSTS",
-          at);
+      auto f = ctx.make(id, engine::severity::warning,
+                        (by_off ? "add_header_inherit off in " + where + " drops"
+                                : "add_header in " + where +
+                                      " replaces the inherited add_header list, dropping") +
+                            " Strict-Transport-Security (set at " +
+                            to_string(ctx.where(inherited)) + "): its responses carry no HSTS",
+                        at);
       std::string value;
       for (const auto& a : inherited->args) {
         const std::string_view v = a.value();
         const bool quote = v.find_first_of(" ;\"'") != std::string_view::npos;
-        (value += value.empty() ? "" : " ") += quote ? "\"" + std::string(v) + "\"" : std::string(v);
+        (value += value.empty() ? "" : " ") +=
+            quote ? "\"" + std::string(v) + "\"" : std::string(v);
       }
       f.facts.push_back({"inherited add_header", value, "enclosing level", ctx.where(inherited)});
       if (here.inherit_where)

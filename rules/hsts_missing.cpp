@@ -16,7 +16,9 @@ constexpr const char* doc = R"(# hsts-missing
 ## What it flags
 A TLS server in `http` (not one that rejects every handshake) where no `add_header
 Strict-Transport-Security ...` is in effect: not in the server, not inherited from `http`,
-and not in any of its locations. Warning. Servers whose HSTS comes from `more_set_headers`
+and not in any of its locations. A note: HSTS is a promise for the whole site (and with
+`includeSubDomains` its subdomains) that must hold before it is sent, so its absence is a
+choice to confirm, not a defect that should fail every existing CI run. Servers whose HSTS comes from `more_set_headers`
 (headers-more) are not judged. When only some locations lose the header, `hsts-dropped`
 reports them instead.
 
@@ -78,8 +80,8 @@ void check(const engine::context& ctx, engine::finding_list& out) {
     };
     visit_header_levels(ctx, s, [&](const header_level& here, const header_level& parent) {
       anywhere = anywhere || has_header(here.headers, "Strict-Transport-Security") ||
-                 has_header(parent.headers, "Strict-Transport-Security") ||
-                 more_headers(here) || more_headers(parent);
+                 has_header(parent.headers, "Strict-Transport-Security") || more_headers(here) ||
+                 more_headers(parent);
     });
     if (anywhere) continue;
     walk(s.where->block, [&](const config::directive& d) {
@@ -88,14 +90,14 @@ void check(const engine::context& ctx, engine::finding_list& out) {
                 n == "scgi_pass" || n == "grpc_pass";
     });
     auto f = ctx.make(
-        id, engine::severity::warning,
+        id, engine::severity::note,
         "TLS server " + server_label(ctx, s) +
             " sends no Strict-Transport-Security header: browsers may still try http:// first, "
             "which an attacker on the network can intercept" +
             (proxied ? " (unless every upstream response carries the header)" : ""),
         default_anchor(s));
-    f.facts.push_back({"add_header Strict-Transport-Security", "(not set)", "server, http",
-                       std::nullopt});
+    f.facts.push_back(
+        {"add_header Strict-Transport-Security", "(not set)", "server, http", std::nullopt});
     f.fix = "add_header Strict-Transport-Security \"max-age=63072000\" always;";
     f.server = server_label(ctx, s);
     for (const auto& l : s.listens)
@@ -107,8 +109,7 @@ void check(const engine::context& ctx, engine::finding_list& out) {
 }  // namespace
 
 engine::rule hsts_missing() {
-  return {id, engine::severity::warning, "TLS server without Strict-Transport-Security", doc,
-          check};
+  return {id, engine::severity::note, "TLS server without Strict-Transport-Security", doc, check};
 }
 
 }  // namespace ngxtls::rules
