@@ -36,7 +36,8 @@ bool has_header(const std::vector<const config::directive*>& headers, std::strin
 /// the enclosing level. A level's own add_header list replaces the inherited one; with
 /// `add_header_inherit merge` (nginx 1.29.3 or later, itself inherited) it is appended to the
 /// inherited one, and `add_header_inherit off` inherits nothing (nginx docs,
-/// ngx_http_headers_module; docs/nginx-facts.md, measured on 1.30.6).
+/// ngx_http_headers_module; measured on 1.22.1, 1.26.3 and 1.30.6 by
+/// tests/integration/test_hsts_nginx.cpp).
 void visit_header_levels(
     const engine::context& ctx, const model::server& s,
     const std::function<void(const header_level& here, const header_level& parent)>& visit);

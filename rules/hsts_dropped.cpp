@@ -56,8 +56,10 @@ serves `/` is confirmed when the response has no `Strict-Transport-Security`.
 ## Source
 nginx docs, ngx_http_headers_module: `add_header` directives "are inherited from the previous
 configuration level if and only if there are no add_header directives defined on the current
-level"; `add_header_inherit` (nginx CHANGES 1.29.3). Measured on nginx 1.22.1, 1.26.3 and
-1.30.6 by tests/integration/test_hsts_nginx.cpp (docs/nginx-facts.md).
+level"; `add_header_inherit` (nginx CHANGES 1.29.3). Measured by
+tests/integration/test_hsts_nginx.cpp: the locations served without the header on nginx
+1.22.1, 1.26.3 and 1.30.6 are exactly those this rule flags; `add_header_inherit` is an unknown
+directive on 1.22.1 and 1.26.3, and on 1.30.6 `merge` keeps and `off` drops the header.
 )";
 
 std::string block_label(const config::directive& d) {
