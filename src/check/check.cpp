@@ -6,6 +6,7 @@
 #include <set>
 
 #include "engine/file_facts.hpp"
+#include "probe/modules/headers.hpp"
 
 namespace ngxtls::check {
 
@@ -436,6 +437,29 @@ void judge_stapling(checked_finding& c, const std::vector<const probe::target_re
   }
 }
 
+// hsts-missing from the headers of the probe's `HEAD /` response (target_result::
+// response_headers): the header absent confirms it, present refutes it (an upstream, or a
+// module ngxtls does not model, sends it).
+void judge_hsts(checked_finding& c, const std::vector<const probe::target_result*>& rs) {
+  int read = 0, with = 0;
+  for (const auto* r : rs) {
+    if (r->response_headers.empty()) continue;
+    ++read;
+    const auto v = probe::header_value(r->response_headers, "Strict-Transport-Security");
+    with += v.has_value();
+    c.evidence.push_back({"Strict-Transport-Security", v.value_or("(absent)"), label(*r)});
+  }
+  if (read == 0) {
+    c.reason = "no response headers were read (the probe sends no HTTP request with --no-http)";
+  } else if (with == 0) {
+    c.result = verdict::confirmed;
+    c.reason = "the response to HEAD / has no Strict-Transport-Security header";
+  } else {
+    c.result = verdict::refuted;
+    c.reason = "the response to HEAD / carries Strict-Transport-Security";
+  }
+}
+
 // nginx's time value in seconds ("300", "60s", "5m", "1h", "1d", "1h30m"); nullopt when unreadable.
 std::optional<long> seconds_of(const std::string& text) {
   long total = 0, n = 0;
@@ -722,6 +746,8 @@ std::vector<checked_finding> judge(const std::vector<engine::finding>& findings,
       judge_protocols_per_sni(c, rs);
     } else if (f.rule == "session-cache-per-worker") {
       judge_per_worker(c, rs);
+    } else if (f.rule == "hsts-missing") {
+      judge_hsts(c, rs);
     } else {
       c.reason = "no probe measures this rule";
     }

@@ -108,8 +108,9 @@ void measure(const nginx_version_entry& v) {
     REQUIRE(headers.rfind("http/1.1 200", 0) == 0);
     const bool sent = sends_hsts(headers);
     std::cout << "nginx " << v.version << ": GET " << p.path << " -> Strict-Transport-Security "
-              << (sent ? "sent" : "absent") << "; lint: "
-              << (flagged.count(p.n) ? flagged[p.n] : std::string("no finding")) << std::endl;
+              << (sent ? "sent" : "absent")
+              << "; lint: " << (flagged.count(p.n) ? flagged[p.n] : std::string("no finding"))
+              << std::endl;
     // The rule says the header is dropped exactly where nginx does not send it.
     CHECK(sent == (flagged.count(p.n) == 0));
     if (!sent) CHECK(flagged[p.n] == "hsts-dropped");
@@ -162,4 +163,42 @@ TEST_CASE("add_header_inherit is an unknown directive before nginx 1.29.3") {
   on_version("1.22", inherit_directive_known);
   on_version("1.26", inherit_directive_known);
   on_version("1.30", inherit_directive_known);
+}
+
+TEST_CASE(
+    "check confirms hsts-missing from the served headers, and refutes it when they carry it") {
+  temp_dir dir;
+  tls::pki_options o;
+  o.dns_names = {"hsts.test"};
+  auto pki = tls::make_pki((dir.path() / "pki").string(), o);
+  const int port = free_port();
+  auto server = [&](const std::string& extra) {
+    return "  server {\n    listen 127.0.0.1:" + std::to_string(port) +
+           " ssl;\n    server_name hsts.test;\n    ssl_certificate " + pki.chain +
+           ";\n    ssl_certificate_key " + pki.leaf_key + ";\n" + extra +
+           "    location / { return 200 ok; }\n  }";
+  };
+  // The linted config never sets the header.
+  const std::string linted = dir.write("linted.conf", nginx_conf(1, server(""))).string();
+  auto verdict_for = [&](const std::string& served_extra) {
+    nginx_options opts;
+    opts.wait_ports = {port};
+    nginx_instance ngx(nginx_conf(1, server(served_extra)), opts);
+    auto r = run({ngxtls_binary(), "check", linted, "--nginx-version", "1.22.1", "--select",
+                  "hsts-missing", "--endpoint", "127.0.0.1:" + std::to_string(port), "-n", "2",
+                  "--format", "json", "--fail-on", "never"},
+                 "", 120);
+    INFO(r.out << r.err);
+    const auto doc = nlohmann::json::parse(r.out);
+    REQUIRE(doc["findings"].size() == 1);
+    CHECK(doc["findings"][0]["rule"] == "hsts-missing");
+    return doc["findings"][0];
+  };
+  const auto absent = verdict_for("");
+  CHECK(absent["verdict"] == "confirmed");
+  // Served with the header (as an upstream or a module ngxtls does not model would add it).
+  const auto served =
+      verdict_for("    add_header Strict-Transport-Security \"max-age=300\" always;\n");
+  CHECK(served["verdict"] == "refuted");
+  CHECK(served.dump().find("max-age=300") != std::string::npos);
 }
