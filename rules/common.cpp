@@ -58,12 +58,12 @@ bool issues_tickets(const model::model& m, std::size_t default_server,
   return false;
 }
 
-bool server_sockets_issue_tickets(const model::model& m, std::size_t server_index) {
+std::vector<bool> servers_on_ticket_sockets(const model::model& m) {
+  std::vector<bool> out(m.servers.size(), false);
   for (const auto& k : m.sockets)
-    if (k.ssl && std::find(k.servers.begin(), k.servers.end(), server_index) != k.servers.end() &&
-        issues_tickets(m, k.default_server, {&k}))
-      return true;
-  return false;
+    if (k.ssl && issues_tickets(m, k.default_server, {&k}))
+      for (std::size_t i : k.servers) out[i] = true;
+  return out;
 }
 
 std::string socket_names(const std::vector<const model::listen_socket*>& sockets) {

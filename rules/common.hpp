@@ -35,9 +35,9 @@ std::map<std::size_t, std::vector<const model::listen_socket*>> ssl_sockets_by_d
 bool issues_tickets(const model::model& m, std::size_t default_server,
                     const std::vector<const model::listen_socket*>& sockets);
 
-/// issues_tickets() for every ssl socket server `server_index` listens on: true when any of
-/// them issues tickets.
-bool server_sockets_issue_tickets(const model::model& m, std::size_t server_index);
+/// For each server of `m` (by index): true when an ssl socket it listens on issues tickets
+/// (issues_tickets()). One pass over the sockets.
+std::vector<bool> servers_on_ticket_sockets(const model::model& m);
 
 /// "*:443, [::]:443".
 std::string socket_names(const std::vector<const model::listen_socket*>& sockets);

@@ -82,14 +82,14 @@ void check_files(const engine::context& ctx, engine::finding_list& out) {
   const auto& m = ctx.model();
   const bool strict = ctx.options().strict_files;
   std::set<const config::directive*> seen;
+  const auto on_ticket_sockets = servers_on_ticket_sockets(m);
   for (const auto& s : m.servers) {
     if (!s.has_ssl) continue;
     const auto* keys = s.get("ssl_session_ticket_key");
     if (!keys) continue;
     // nginx reads the files either way (a wrong size stops it), but keys that seal no ticket
     // protect nothing and need no rotation.
-    const bool sealing =
-        server_sockets_issue_tickets(m, static_cast<std::size_t>(&s - &m.servers[0]));
+    const bool sealing = on_ticket_sockets[static_cast<std::size_t>(&s - m.servers.data())];
     for (const auto& occ : keys->values) {
       if (!occ.where || occ.args.empty() || !seen.insert(occ.where).second) continue;
       const std::string arg(occ.args.front());
