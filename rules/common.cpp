@@ -41,6 +41,28 @@ std::map<std::size_t, std::vector<const model::listen_socket*>> ssl_sockets_by_d
   return out;
 }
 
+bool issues_tickets(const model::model& m, std::size_t default_server,
+                    const std::vector<const model::listen_socket*>& sockets) {
+  auto completes_with_tickets = [&](std::size_t i) {
+    const model::server& s = m.servers[i];
+    return !model::is_on(s.get("ssl_reject_handshake")) &&
+           model::is_on(s.get("ssl_session_tickets"));
+  };
+  if (completes_with_tickets(default_server)) return true;
+  for (const auto* k : sockets)
+    for (std::size_t i : k->servers)
+      if (i != default_server && completes_with_tickets(i)) return true;
+  return false;
+}
+
+std::vector<bool> servers_on_ticket_sockets(const model::model& m) {
+  std::vector<bool> out(m.servers.size(), false);
+  for (const auto& k : m.sockets)
+    if (k.ssl && issues_tickets(m, k.default_server, {&k}))
+      for (std::size_t i : k.servers) out[i] = true;
+  return out;
+}
+
 std::string socket_names(const std::vector<const model::listen_socket*>& sockets) {
   std::string out;
   for (const auto* k : sockets) {

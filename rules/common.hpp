@@ -29,6 +29,18 @@ std::string server_label(const engine::context& ctx, const model::server& s);
 std::map<std::size_t, std::vector<const model::listen_socket*>> ssl_sockets_by_default(
     const model::model& m);
 
+/// True when a handshake on `sockets` (whose default server is `default_server`) can end with a
+/// session ticket: some server that completes handshakes there (the default server unless it
+/// has `ssl_reject_handshake on`, and every name-based server without it) has
+/// `ssl_session_tickets` on. nginx's SNI callback replaces the connection's options with the
+/// chosen server's, SSL_OP_NO_TICKET included (ngx_ssl_servername / ngx_http_ssl_servername).
+bool issues_tickets(const model::model& m, std::size_t default_server,
+                    const std::vector<const model::listen_socket*>& sockets);
+
+/// For each server of `m` (by index): true when an ssl socket it listens on issues tickets
+/// (issues_tickets()). One pass over the sockets.
+std::vector<bool> servers_on_ticket_sockets(const model::model& m);
+
 /// "*:443, [::]:443".
 std::string socket_names(const std::vector<const model::listen_socket*>& sockets);
 

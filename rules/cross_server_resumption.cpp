@@ -17,7 +17,9 @@ constexpr const char* doc = R"(# cross-server-resumption
 ## What it flags
 Two servers on one TLS listen socket that differ in client-certificate verification
 (`ssl_verify_client`, `ssl_client_certificate`, `ssl_trusted_certificate`), while the socket
-can resume sessions at all (its default server has tickets on or a session cache):
+can resume sessions at all (its default server has tickets on or a session cache). The
+session's source is a server that completes handshakes: with a default server that has
+`ssl_reject_handshake on`, another name-based server on the socket, or no finding:
 - Error on versions without the CVE-2025-23419 fix (before 1.26.3, and 1.27.0 to 1.27.3),
   when TLS 1.3 is enabled; a warning with TLS 1.2 only. When the nginx on PATH comes from a
   Debian package, its package version decides: Debian 12 backported the fix in
@@ -114,6 +116,10 @@ std::string verify_signature(const model::server& s) {
   return sig;
 }
 
+bool rejects(const model::server& s) {
+  return model::is_on(s.get("ssl_reject_handshake"));
+}
+
 bool verifies(const model::server& s) {
   const auto* v = s.get("ssl_verify_client");
   return v && v->first() != "off";
@@ -140,11 +146,27 @@ void check(const engine::context& ctx, engine::finding_list& out) {
     const bool tls13 = tls13_enabled(m, d);
     // Equal checks: no bypass, but the fix refuses any session for another name at a verifying
     // server, so those TLS 1.3 handshakes fail too (measured on 1.22.1-9+deb12u11 and 1.26.3).
-    if (verify_signature(s) == verify_signature(d) && !(fixed && tls13)) continue;
+    auto crosses = [&](const model::server& from, const model::server& into) {
+      return verify_signature(from) != verify_signature(into) || (fixed && tls13);
+    };
     // Point at the server that verifies clients: that is the one a crossing session bypasses.
     const model::server& victim = verifies(s) ? s : d;
+    // The session comes from a server that completes handshakes: never one with
+    // `ssl_reject_handshake on`. With such a default server, another name on the socket is the
+    // source, or there is none.
+    const model::server* source = nullptr;
+    if (&victim == &d) {
+      if (!rejects(s) && !rejects(d) && crosses(s, d)) source = &s;
+    } else {
+      if (!rejects(d) && crosses(d, s)) source = &d;
+      for (std::size_t i : p.socket->servers)
+        if (!source && i != p.name_based && i != p.default_server && !rejects(m.servers[i]) &&
+            crosses(m.servers[i], s))
+          source = &m.servers[i];
+    }
+    if (!source || rejects(victim)) continue;
     if (!seen.insert(p.name_based).second) continue;
-    const model::server& other = &victim == &s ? d : s;
+    const model::server& other = *source;
     const std::string a = server_label(ctx, other), b = server_label(ctx, victim);
     const std::string assumed =
         "nginx " + nv.str() + (package.empty() ? "" : " (Debian package " + package + ")");
@@ -188,6 +210,10 @@ void check(const engine::context& ctx, engine::finding_list& out) {
       f.facts.push_back(setting_evidence(ctx, s, n));
       f.facts.push_back(setting_evidence(ctx, d, n));
       f.facts.back().name = std::string("default server ") + n;
+    }
+    if (source != &s && source != &d) {
+      f.facts.push_back(setting_evidence(ctx, *source, "ssl_verify_client"));
+      f.facts.back().name = "session source " + a + " ssl_verify_client";
     }
     f.facts.push_back(setting_evidence(ctx, d, "ssl_session_tickets"));
     f.facts.push_back(setting_evidence(ctx, d, "ssl_session_cache"));

@@ -1,5 +1,8 @@
 // early-data-replay: ssl_early_data on, with no $ssl_early_data passed to the application.
 
+#include <algorithm>
+#include <cctype>
+#include <optional>
 #include <set>
 
 #include "rules/common.hpp"
@@ -15,7 +18,10 @@ constexpr const char* doc = R"(# early-data-replay
 ## What it flags
 A server with TLS 1.3 and `ssl_early_data on` in which no directive passes `$ssl_early_data`
 on (e.g. `proxy_set_header Early-Data $ssl_early_data;`, a `fastcgi_param`, `grpc_set_header`
-or `uwsgi_param`, in the server, its locations or the `http` block), or checks it. Warning.
+or `uwsgi_param`, in the server, its locations or the `http` block), or checks it. A variable that a `map` or `set` derives from `$ssl_early_data` (keyed on it,
+or returning it), at any depth, counts as the variable itself: `if ($too_early) { return 425; }`
+or `proxy_set_header Early-Data $early;` in the server, its locations or the `http` block
+handles early data, and there is no finding. A `map` alone handles nothing. Warning.
 In a `stream` server: a note (there is no request to mark).
 
 ## Why it matters
@@ -50,38 +56,102 @@ replays); RFC 8470 (Early-Data header, 425 Too Early); nginx docs ngx_http_ssl_m
 `ssl_early_data`.
 )";
 
-bool mentions_early_data(const config::directive& d) {
-  for (const auto& a : d.args)
-    if (a.value().find("$ssl_early_data") != std::string::npos ||
-        a.value().find("${ssl_early_data}") != std::string::npos)
+// True when `text` refers to variable `var` (given without `$`): `$var` or `${var}`, and not
+// the start of a longer name (`$var_x`).
+bool refers_to(std::string_view text, const std::string& var) {
+  auto word = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
+  for (std::size_t p = text.find('$'); p != std::string_view::npos; p = text.find('$', p + 1)) {
+    std::string_view rest = text.substr(p + 1);
+    if (rest.rfind("{" + var + "}", 0) == 0) return true;
+    if (rest.rfind(var, 0) == 0 && (rest.size() == var.size() || !word(rest[var.size()])))
       return true;
+  }
   return false;
 }
 
-bool passes_on(const config::directive* block) {
-  if (!block) return false;
-  bool found = false;
-  walk(block->block, [&](const config::directive& d) {
-    if (!found && mentions_early_data(d)) found = true;
+// The variables that carry $ssl_early_data: itself, and every variable a `map` or `set`
+// derives from one of them (a map keyed on it, or one that returns it as a value), to any
+// depth. nginx evaluates these per request, so checking any of them checks early data.
+std::vector<std::string> early_data_variables(const config::config& cfg) {
+  std::vector<std::string> vars{"ssl_early_data"};
+  auto carries = [&](std::string_view text) {
+    for (const auto& v : vars)
+      if (refers_to(text, v)) return true;
+    return false;
+  };
+  auto add = [&](std::string_view target) {
+    if (target.size() < 2 || target[0] != '$') return false;
+    std::string name(target.substr(1));
+    if (!name.empty() && name.front() == '{' && name.back() == '}')
+      name = name.substr(1, name.size() - 2);
+    if (std::find(vars.begin(), vars.end(), name) != vars.end()) return false;
+    vars.push_back(std::move(name));
+    return true;
+  };
+  std::vector<const config::directive*> assigners;
+  walk(cfg.root, [&](const config::directive& d) {
+    const std::string_view name = d.name.view();
+    if ((name == "map" && d.has_block && d.args.size() == 2) ||
+        (name == "set" && d.args.size() == 2))
+      assigners.push_back(&d);
   });
-  return found;
+  // Each round adds at least one variable, from at most one per assigner.
+  for (std::size_t round = 0; round <= assigners.size(); ++round) {
+    bool grew = false;
+    for (const auto* d : assigners) {
+      if (d->name.view() == "set") {
+        if (carries(d->args[1].value())) grew = add(d->args[0].value()) || grew;
+        continue;
+      }
+      bool from = carries(d->args[0].value());
+      for (const auto& entry : d->block)
+        for (const auto& a : entry.args) from = from || carries(a.value());
+      if (from) grew = add(d->args[1].value()) || grew;
+    }
+    if (!grew) break;
+  }
+  return vars;
 }
 
-bool http_level_passes_on(const config::directive* http) {
-  if (!http) return false;
-  for (const auto& d : http->block)
-    if (!d.has_block && mentions_early_data(d)) return true;
-  return false;
+// The first directive in `block` (at any depth, maps excepted: a map only defines a variable)
+// that uses one of `vars`: it passes early data on (a header, a param) or acts on it (`if`
+// returning 425).
+const config::directive* handler_in(config::list<config::directive> block,
+                                    const std::vector<std::string>& vars, bool nested) {
+  const config::directive* found = nullptr;
+  auto uses = [&](const config::directive& d) {
+    if (d.name.view() == "map") return false;
+    for (const auto& a : d.args)
+      for (const auto& v : vars)
+        if (refers_to(a.value(), v)) return true;
+    return false;
+  };
+  if (nested) {
+    walk(block, [&](const config::directive& d) {
+      if (!found && uses(d)) found = &d;
+    });
+  } else {
+    for (const auto& d : block)
+      if (!found && !d.has_block && uses(d)) found = &d;
+  }
+  return found;
 }
 
 void check(const engine::context& ctx, engine::finding_list& out) {
   const auto& m = ctx.model();
   std::set<const config::directive*> seen_servers;
+  std::optional<std::vector<std::string>> vars;  // worked out for the first server with 0-RTT
   for (const auto& s : m.servers) {
     if (!s.has_ssl || !model::is_on(s.get("ssl_early_data")) || !tls13_enabled(m, s)) continue;
     if (!seen_servers.insert(s.where).second) continue;
     const bool stream = s.context == model::context_kind::stream;
-    if (!stream && (passes_on(s.where) || http_level_passes_on(enclosing_block(m, s)))) continue;
+    if (!stream) {
+      if (!vars) vars = early_data_variables(*m.cfg);
+      const auto* http = enclosing_block(m, s);
+      if (handler_in(s.where->block, *vars, true) ||
+          (http && handler_in(http->block, *vars, false)))
+        continue;
+    }
     auto f = ctx.make(
         id, stream ? engine::severity::note : engine::severity::warning,
         stream ? "ssl_early_data on in a stream server: 0-RTT data can be replayed and the "

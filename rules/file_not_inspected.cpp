@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <map>
 #include <set>
+#include <vector>
 
 #include "rules/common.hpp"
 #include "rules/rules.hpp"
@@ -20,9 +21,12 @@ constexpr const char* doc = R"(# file-not-inspected
 ## What it flags
 A file named by `ssl_certificate`, `ssl_certificate_key`, `ssl_dhparam`,
 `ssl_trusted_certificate`, `ssl_client_certificate` or `ssl_crl` that does not exist on the
-machine running the lint, or cannot be read. Note; error with `--strict-files` (or
-`strict_files = true` in `.ngxtls.toml`). Paths with variables and `data:` values are not
-files and are skipped.
+machine running the lint, or cannot be read. One note per run: "N certificate/key files not on
+this machine: certificate checks skipped; --strict-files to fail", at the first such directive,
+with every file in its evidence and every directive among its places (`locations` in JSON,
+`relatedLocations` in SARIF). With `--strict-files` (or `strict_files = true` in
+`.ngxtls.toml`) each directive is an error of its own. Paths with variables and `data:` values
+are not files and are skipped.
 
 ## Why it matters
 CI often lints a config without its secrets, so a missing file is normal there: the note
@@ -54,6 +58,13 @@ void check(const engine::context& ctx, engine::finding_list& out) {
   const bool strict = ctx.options().strict_files;
   std::set<std::string> seen;
   std::map<std::string, std::string> problems;  ///< resolved path -> problem ("" = readable)
+  struct absent_file {
+    const char* name;  // the directive
+    std::string path;  // resolved
+    std::string problem;
+    const model::occurrence* occ;
+  };
+  std::vector<absent_file> absent;  // in config order, each directive and path once
   for (const auto& s : ctx.model().servers) {
     if (!s.has_ssl) continue;
     for (const char* name : {"ssl_certificate", "ssl_certificate_key", "ssl_dhparam",
@@ -78,11 +89,14 @@ void check(const engine::context& ctx, engine::finding_list& out) {
         if (known->second.empty()) continue;
         const std::string& problem = known->second;
         if (!seen.insert(std::string(name) + '\n' + path).second) continue;
-        auto f = ctx.make(
-            id, strict ? engine::severity::error : engine::severity::note,
-            std::string(name) + " \"" + path + "\" " + problem +
-                (strict ? ": nginx will not start" : ": certificate and key checks skipped"),
-            occ.where);
+        if (!strict) {
+          absent.push_back({name, path, problem, &occ});
+          continue;
+        }
+        auto f =
+            ctx.make(id, engine::severity::error,
+                     std::string(name) + " \"" + path + "\" " + problem + ": nginx will not start",
+                     occ.where);
         f.facts.push_back({name, std::string(occ.args[0]),
                            model::to_string(st->from, s.context == model::context_kind::stream),
                            occ.where ? std::optional(ctx.where(occ.where)) : std::nullopt});
@@ -91,6 +105,30 @@ void check(const engine::context& ctx, engine::finding_list& out) {
       }
     }
   }
+  if (absent.empty()) return;
+  // CI without secrets misses every file at once: one summary, the files as its evidence and
+  // its directives as its places.
+  std::set<std::string> paths;
+  bool unreadable = false;
+  for (const auto& a : absent) {
+    paths.insert(a.path);
+    unreadable = unreadable || a.problem != "is not on this machine";
+  }
+  const std::size_t n = paths.size();
+  auto f = ctx.make(
+      id, engine::severity::note,
+      std::to_string(n) + " certificate/key " + (n == 1 ? "file" : "files") +
+          (unreadable ? " not on this machine or unreadable here" : " not on this machine") +
+          ": certificate checks skipped; --strict-files to fail",
+      absent.front().occ->where);
+  for (std::size_t i = 0; i < absent.size(); ++i) {
+    const auto& a = absent[i];
+    const auto at = a.occ->where ? std::optional(ctx.where(a.occ->where)) : std::nullopt;
+    f.facts.push_back(
+        {a.name, a.path, a.problem == "is not on this machine" ? "missing" : "unreadable", at});
+    if (i > 0 && at) f.also_at.push_back(*at);
+  }
+  out.push_back(std::move(f));
 }
 
 }  // namespace

@@ -25,9 +25,16 @@ Warning: the config staples nothing and tells readers it does.
 A note when no `resolver` is set and the responder is a host name: nginx resolves it once at
 load; if that fails stapling is off, else the address stays frozen until the next reload.
 
+A warning for a Let's Encrypt certificate (under `/etc/letsencrypt/`, or issued by Let's
+Encrypt when readable) even when the file is not on this machine, unless
+`ssl_stapling_responder` names another responder: Let's Encrypt certificates carry no OCSP URL
+since 2025-05-07 and its OCSP responders are off since 2025-08-06.
+
 A certificate without an OCSP URL where stapling is not configured is no finding. A
-certificate that cannot be read here is a note ("not inspected here"), an error with
-`--strict-files`.
+certificate that cannot be read here is an error with `--strict-files`; otherwise a note
+saying what could not be checked when no `resolver` is in scope (the responder URL, the issuer,
+and whether the responder is a host name nginx resolves only at load), and no finding of
+this rule when a resolver is there (`file-not-inspected` lists the file).
 
 ## Why it matters
 `nginx -t` exits 0 and prints only a `[warn]` on stderr (not in the configured error_log):
@@ -61,8 +68,13 @@ testable and is reported as `ocsp-staple-invalid`.
 docs/nginx-facts.md#ocsp-stapling-quiet (nginx 1.22.1 `nginx -t` warnings, measured; shared cases B09, B10, B11);
 ssl_client_certificate supplies the issuer only with client verification on (measured in
 tests/integration/test_tls_stapling_nginx.cpp, which corrects docs/nginx-facts.md#ocsp-stapling-quiet);
-nginx src/event/ngx_event_openssl_stapling.c checks the issuer before the responder URL.
+nginx src/event/ngx_event_openssl_stapling.c checks the issuer before the responder URL;
+Let's Encrypt, "Ending OCSP Support in 2025" (letsencrypt.org/2024/12/05): no OCSP URL in
+certificates from 2025-05-07, responders turned off 2025-08-06.
 )";
+
+// Where certbot keeps Let's Encrypt certificates.
+constexpr std::string_view lets_encrypt_dir = "/etc/letsencrypt/";
 
 bool is_ip_literal(const std::string& host) {
   unsigned char buf[16];
@@ -124,14 +136,42 @@ void check(const engine::context& ctx, engine::finding_list& out) {
       }
       const std::string path = ctx.resolve(arg);
       const auto& l = ctx.files().certificate(path);
-      if (!l.facts || l.facts->empty()) {
-        auto f = ctx.make(id, strict ? engine::severity::error : engine::severity::note,
-                          "certificate \"" + path + "\" " +
-                              (l.missing ? std::string("is not on this machine")
-                                         : "cannot be read (" + l.error + ")") +
-                              (strict ? "" : ": stapling not inspected here"),
-                          occ.where);
+      const bool readable = l.facts && !l.facts->empty();
+      // Let's Encrypt: known from the path even when the file is not here, else from the issuer.
+      const bool lets_encrypt =
+          path.rfind(lets_encrypt_dir, 0) == 0 ||
+          (readable && l.facts->front().issuer.find("O=Let's Encrypt") != std::string::npos);
+      if (lets_encrypt && !responder) {
+        auto f = ctx.make(
+            id, engine::severity::warning,
+            "ssl_stapling is on for the Let's Encrypt certificate \"" + path + "\"" +
+                (readable ? std::string()
+                          : std::string(l.missing ? " (not on this machine)" : " (unreadable)")) +
+                ": Let's Encrypt certificates carry no OCSP responder URL since 2025-05-07 and "
+                "its OCSP responders are off since 2025-08-06, so no client ever gets a staple",
+            stapling->where() ? stapling->where() : occ.where);
         base_evidence(f);
+        f.fix = "ssl_stapling off;  # Let's Encrypt ended OCSP";
+        out.push_back(std::move(f));
+        continue;
+      }
+      if (!readable) {
+        // What could not be known: the responder URL, the issuer, and (with no resolver in
+        // scope) whether the responder is a host name that nginx resolves only once.
+        const bool resolver = s.get("resolver") != nullptr;
+        if (!strict && resolver) continue;  // file-not-inspected lists the file
+        auto f = ctx.make(
+            id, strict ? engine::severity::error : engine::severity::note,
+            "certificate \"" + path + "\" " +
+                (l.missing ? std::string("is not on this machine")
+                           : "cannot be read (" + l.error + ")") +
+                (strict ? ""
+                        : ": whether it names an OCSP responder, whether its issuer is available, "
+                          "and whether the responder is a host name (no `resolver` is in scope "
+                          "to resolve it after load) could not be checked"),
+            occ.where);
+        base_evidence(f);
+        f.facts.push_back(setting_evidence(ctx, s, "resolver"));
         out.push_back(std::move(f));
         continue;
       }

@@ -38,6 +38,8 @@ const std::vector<rule>& all_rules() {
       rules::unknown_directive(),
       rules::directive_not_allowed(),
       rules::directive_arguments(),
+      rules::hsts_missing(),
+      rules::hsts_dropped(),
   };
   return catalog;
 }

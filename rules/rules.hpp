@@ -40,5 +40,9 @@ engine::rule obsolete_directive();
 engine::rule unknown_directive();
 engine::rule directive_not_allowed();
 engine::rule directive_arguments();
+/// hsts-missing: a TLS http server with no Strict-Transport-Security header anywhere.
+engine::rule hsts_missing();
+/// hsts-dropped: a block whose own add_header drops an inherited Strict-Transport-Security.
+engine::rule hsts_dropped();
 
 }  // namespace ngxtls::rules

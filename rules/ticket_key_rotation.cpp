@@ -23,6 +23,9 @@ constexpr const char* doc = R"(# ticket-key-rotation
 - Warning: a key file readable by group or others (it holds the keys that protect every
   session's master secret).
 - Note: a single key. The next rotation must list `[new, this one]`, never replace it in place.
+- On sockets that issue no tickets (every server that completes handshakes there has
+  `ssl_session_tickets off`; a default server with `ssl_reject_handshake on` completes none)
+  only the size error applies: nginx reads the files, but they seal nothing.
 - A key file not present on this machine is a note ("not inspected here"); an error with
   `--strict-files`.
 
@@ -79,10 +82,14 @@ void check_files(const engine::context& ctx, engine::finding_list& out) {
   const auto& m = ctx.model();
   const bool strict = ctx.options().strict_files;
   std::set<const config::directive*> seen;
+  const auto on_ticket_sockets = servers_on_ticket_sockets(m);
   for (const auto& s : m.servers) {
     if (!s.has_ssl) continue;
     const auto* keys = s.get("ssl_session_ticket_key");
     if (!keys) continue;
+    // nginx reads the files either way (a wrong size stops it), but keys that seal no ticket
+    // protect nothing and need no rotation.
+    const bool sealing = on_ticket_sockets[static_cast<std::size_t>(&s - m.servers.data())];
     for (const auto& occ : keys->values) {
       if (!occ.where || occ.args.empty() || !seen.insert(occ.where).second) continue;
       const std::string arg(occ.args.front());
@@ -110,7 +117,7 @@ void check_files(const engine::context& ctx, engine::finding_list& out) {
         f.fix = "# umask 077; openssl rand 80 > " + path;
         out.push_back(std::move(f));
       }
-      if (k.group_or_other_readable) {
+      if (k.group_or_other_readable && sealing) {
         char mode[8];
         std::snprintf(mode, sizeof mode, "%04o", k.mode);
         auto f = ctx.make(id, engine::severity::warning,
@@ -122,7 +129,7 @@ void check_files(const engine::context& ctx, engine::finding_list& out) {
         out.push_back(std::move(f));
       }
     }
-    if (keys->values.size() == 1 && keys->where() && seen.count(keys->where()) &&
+    if (sealing && keys->values.size() == 1 && keys->where() && seen.count(keys->where()) &&
         keys->from != model::origin::nginx_default) {
       auto f = ctx.make(id, engine::severity::note,
                         "a single ticket key: the next rotation must list the new key first and "
@@ -155,6 +162,8 @@ void check_baseline(const engine::context& ctx, engine::finding_list& out) {
       const auto* old_keys = od.get("ssl_session_ticket_key");
       if (!old_keys || old_keys->values.empty() || old_keys->values.front().args.empty()) continue;
       if (!model::is_on(od.get("ssl_session_tickets"))) continue;
+      // No ticket is issued here now: outstanding ones are refused whichever keys are listed.
+      if (!issues_tickets(m, di, {k})) continue;
       key_id encrypting = identify(old_ctx, std::string(old_keys->values.front().args.front()));
       const auto* new_keys = d.get("ssl_session_ticket_key");
       bool kept = false;

@@ -29,6 +29,11 @@ A listen socket whose default server has session tickets on and no `ssl_session_
   (compared by a fingerprint of the encrypting key file, never printed): the message gives
   the expected resumption rate, about 1/N for N key domains.
 
+A socket that issues no tickets has no keys to share and is never reported: every server
+that completes handshakes there has `ssl_session_tickets off` (a default server with
+`ssl_reject_handshake on` completes none; nginx's SNI callback applies the chosen server's
+ticket setting).
+
 `reuseport` alone never raises it: one master's workers share every key; it is the second
 master on the port that splits them.
 
@@ -100,10 +105,14 @@ std::string key_domain(const engine::context& ctx, const model::server& d,
 void check(const engine::context& ctx, engine::finding_list& out) {
   const auto& m = ctx.model();
   const bool shared_zone_keys = m.versions.nginx >= model::version{1, 23, 2};
-  for (const auto& [di, sockets] : ssl_sockets_by_default(m)) {
+  for (const auto& [di, all_sockets] : ssl_sockets_by_default(m)) {
     const model::server& d = m.servers[di];
     if (!model::is_on(d.get("ssl_session_tickets"))) continue;
     if (d.get("ssl_session_ticket_key")) continue;
+    std::vector<const model::listen_socket*> sockets;  // those that issue tickets
+    for (const auto* k : all_sockets)
+      if (issues_tickets(m, di, {k})) sockets.push_back(k);
+    if (sockets.empty()) continue;
     const bool shared =
         model::cache_kind(d.get("ssl_session_cache")) == model::session_cache_kind::shared;
     bool reuseport = false;
@@ -168,7 +177,7 @@ void check(const engine::context& ctx, engine::finding_list& out) {
         for (const auto& n : m.servers[si].names)
           if (!n.empty() && n != "_") names.insert(n);
     const model::server& d = m.servers[di];
-    if (!model::is_on(d.get("ssl_session_tickets"))) continue;
+    if (!model::is_on(d.get("ssl_session_tickets")) || !issues_tickets(m, di, sockets)) continue;
     for (const auto& name : names) {
       std::set<std::string> domains;
       std::vector<std::string> members;
@@ -181,7 +190,9 @@ void check(const engine::context& ctx, engine::finding_list& out) {
               for (const auto& n : mem.model->servers[si].names) serves = serves || n == name;
           if (!serves) continue;
           const model::server& od = mem.model->servers[odi];
-          if (!model::is_on(od.get("ssl_session_tickets"))) continue;
+          if (!model::is_on(od.get("ssl_session_tickets")) ||
+              !issues_tickets(*mem.model, odi, osockets))
+            continue;
           domains.insert(key_domain(other, od, mem.label));
           members.push_back(mem.label);
           break;

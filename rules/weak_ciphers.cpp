@@ -35,6 +35,8 @@ the libssl ngxtls runs with, exactly as nginx hands it to SSL_CTX_set_cipher_lis
   128-bit keys, RC4, DES or 3DES, or MD5 MACs.
 - Note: suites with static RSA key exchange (no forward secrecy), and CBC suites the client
   may choose because `ssl_prefer_server_ciphers` is off.
+A server whose effective `ssl_protocols` enables TLS 1.3 only never uses these suites: only the
+error (a list that matches nothing stops nginx) applies to it.
 When the assumed OpenSSL (`--openssl-version`) differs from the linked one in major.minor,
 the message says so: expansions change between OpenSSL releases.
 
@@ -126,6 +128,13 @@ std::string weakness(const tls::cipher_info& c) {
   return {};
 }
 
+// True when `protocols` enables a protocol whose suites ssl_ciphers chooses (TLS 1.2 or lower).
+bool legacy_protocol_enabled(const model::setting* protocols) {
+  for (const char* p : {"SSLv2", "SSLv3", "TLSv1", "TLSv1.1", "TLSv1.2"})
+    if (model::protocols_enable(protocols, p)) return true;
+  return false;
+}
+
 std::string join_names(const std::vector<std::string>& names) {
   std::string out;
   for (std::size_t i = 0; i < names.size() && i < 6; ++i) out += (i ? ", " : "") + names[i];
@@ -207,6 +216,10 @@ void check(const engine::context& ctx, engine::finding_list& out) {
       out.push_back(std::move(f));
       continue;
     }
+    // ssl_ciphers sets the TLS 1.2-and-below suites only: a server that speaks TLS 1.3 alone
+    // never negotiates one of them (a list that matches nothing still stops nginx, above).
+    const auto* protocols = s.get("ssl_protocols");
+    if (protocols && !legacy_protocol_enabled(protocols)) continue;
     const auto& non_fs = e.non_fs;
     const auto& cbc = e.cbc;
     const bool weak = !e.weak_all.empty();

@@ -6,6 +6,7 @@
 #include <set>
 
 #include "engine/file_facts.hpp"
+#include "probe/modules/headers.hpp"
 
 namespace ngxtls::check {
 
@@ -440,6 +441,29 @@ void judge_stapling(checked_finding& c, const std::vector<const probe::target_re
   }
 }
 
+// hsts-missing from the headers of the probe's `HEAD /` response (target_result::
+// response_headers): the header absent confirms it, present refutes it (an upstream, or a
+// module ngxtls does not model, sends it).
+void judge_hsts(checked_finding& c, const std::vector<const probe::target_result*>& rs) {
+  int read = 0, with = 0;
+  for (const auto* r : rs) {
+    if (r->response_headers.empty()) continue;
+    ++read;
+    const auto v = probe::header_value(r->response_headers, "Strict-Transport-Security");
+    with += v.has_value();
+    c.evidence.push_back({"Strict-Transport-Security", v.value_or("(absent)"), label(*r)});
+  }
+  if (read == 0) {
+    c.reason = "no response headers were read (the probe sends no HTTP request with --no-http)";
+  } else if (with == 0) {
+    c.result = verdict::confirmed;
+    c.reason = "the response to HEAD / has no Strict-Transport-Security header";
+  } else {
+    c.result = verdict::refuted;
+    c.reason = "the response to HEAD / carries Strict-Transport-Security";
+  }
+}
+
 // nginx's time value in seconds ("300", "60s", "5m", "1h", "1d", "1h30m"); nullopt when unreadable.
 std::optional<long> seconds_of(const std::string& text) {
   long total = 0, n = 0;
@@ -713,6 +737,7 @@ bool answers(engine::probe_question q) {
     case engine::probe_question::session_crosses_names:
     case engine::probe_question::settings_per_name:
     case engine::probe_question::handshake_under_name:
+    case engine::probe_question::hsts_header_served:
       return true;
   }
   return false;
@@ -774,6 +799,9 @@ std::vector<checked_finding> judge(const std::vector<engine::finding>& findings,
           break;
         case engine::probe_question::protocols_per_name:
           judge_protocols_per_sni(c, rs);
+          break;
+        case engine::probe_question::hsts_header_served:
+          judge_hsts(c, rs);
           break;
         case engine::probe_question::session_id_resumption:
           judge_per_worker(c, rs);

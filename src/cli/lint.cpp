@@ -151,6 +151,8 @@ int run_lint(const lint_args& a) {
               << rep.findings.size() << " left without a mechanical fix\n";
   }
 
+  // One cause repeated in many servers is reported once, with every place.
+  report::merge_identical(rep.findings);
   if (a.fix && a.fix_mode != "write") {
     // stdout holds the diff; the remaining findings are not printed over it.
   } else if (a.format == "json") {

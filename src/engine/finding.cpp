@@ -53,6 +53,8 @@ std::string to_string(probe_question q) {
       return "handshake_under_name";
     case probe_question::socket_options_warned:
       return "socket_options_warned";
+    case probe_question::hsts_header_served:
+      return "hsts_header_served";
   }
   return "?";
 }
@@ -104,6 +106,9 @@ std::string describe(probe_question q) {
     case probe_question::socket_options_warned:
       return "`ngxtls check --sandbox` confirms it when nginx -t warns that the socket's "
              "options were redefined";
+    case probe_question::hsts_header_served:
+      return "`ngxtls check` reads the response to a request under this server's name: no "
+             "Strict-Transport-Security header confirms it, the header refutes it";
   }
   return "?";
 }

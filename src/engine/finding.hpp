@@ -37,6 +37,7 @@ enum class probe_question {
   handshake_under_name,   ///< does a TLS handshake complete under a server written without ssl
                           ///< (or nginx -t warn that the socket's options were redefined)?
   socket_options_warned,  ///< does nginx -t warn that the socket's options were redefined?
+  hsts_header_served,     ///< does the server's response carry Strict-Transport-Security?
 };
 /// "none", "nginx_t_verdict", ... (the enumerator's name).
 std::string to_string(probe_question q);
@@ -81,6 +82,10 @@ struct finding {
   /// The probe question that confirms this finding when it is not its rule's
   /// (rule::confirmed_by): set by rules whose findings need different judges.
   std::optional<probe_question> question;
+  /// Further places where this finding holds, after `location`: the directives a summary
+  /// finding covers, or identical findings merged for the report (report::merge_identical).
+  /// Empty for most findings.
+  std::vector<source_location> also_at;
 };
 
 /// The most findings one rule keeps in one run (unused-suppression notes count as a rule):

@@ -165,6 +165,18 @@ void read_status(connection& c, const char* data, std::size_t n) {
   c.http_status = code;
 }
 
+// Keeps the response's header section, bounded, for the headers module.
+void read_head(connection& c, const char* data, std::size_t n) {
+  if (c.head_complete || c.response_head.size() >= max_response_head_bytes) return;
+  const std::size_t before = c.response_head.size();
+  c.response_head.append(data, std::min(n, max_response_head_bytes - before));
+  // The blank line may straddle two reads: search from just before the new bytes.
+  const auto end = c.response_head.find("\r\n\r\n", before < 3 ? 0 : before - 3);
+  if (end == std::string::npos) return;
+  c.response_head.resize(end + 4);
+  c.head_complete = true;
+}
+
 std::string timeout_message(const connection& c) {
   std::string ms = std::to_string(c.limits->timeout_ms) + " ms";
   switch (c.phase) {
@@ -313,6 +325,7 @@ void step(connection& c) {
         }
         if (c.limits->http) {
           read_status(c, buf, static_cast<std::size_t>(rc));
+          read_head(c, buf, static_cast<std::size_t>(rc));
           c.tail.append(buf, static_cast<std::size_t>(rc));
           if (c.tail.find("\r\n\r\n") != std::string::npos) {
             finish(c);

@@ -28,6 +28,10 @@ using time_point = clock_type::time_point;
 /// Milliseconds from `a` to `b`.
 double ms_between(time_point a, time_point b);
 
+/// The most bytes of a response's header section a connection keeps (connection::
+/// response_head); a longer section is not parsed.
+inline constexpr std::size_t max_response_head_bytes = 16384;
+
 /// What a connection may do and for how long (taken from probe_options).
 struct connection_limits {
   int timeout_ms = 0;                  ///< connect + handshake + reading, ms
@@ -94,7 +98,11 @@ struct connection {
   bool reused = false;                ///< SSL_session_reused() == 1
   std::optional<std::string> error;   ///< why it failed; null when it did not
   std::optional<int> http_status;     ///< e.g. 421 for a session from another name
-  bool stapled = false;               ///< the handshake carried an OCSP staple
+  /// The response's header section as read, at most max_response_head_bytes (the headers
+  /// module parses it).
+  std::string response_head;
+  bool head_complete = false;  ///< response_head ends with the blank line
+  bool stapled = false;        ///< the handshake carried an OCSP staple
   std::string negotiated_protocol, cipher, group,
       alpn;                                   ///< of the handshake (SSL_get_version, ...)
   std::optional<time_point> connected_at;     ///< TCP connected

@@ -15,11 +15,13 @@ const measurement& timings_module();
 const measurement& ocsp_module();
 const measurement& certificate_module();
 const measurement& load_module();
+const measurement& headers_module();
 
 const std::vector<const measurement*>& measurements() {
   static const std::vector<const measurement*> all = {
       &resumption_module(), &tickets_module(),     &timings_module(),
       &ocsp_module(),       &certificate_module(), &load_module(),
+      &headers_module(),
   };
   return all;
 }

@@ -7,6 +7,8 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include "probe/modules/certificate.hpp"
@@ -87,6 +89,10 @@ struct target_result {
   ocsp_result ocsp;                              ///< the OCSP module's part
   std::optional<load_result> load;               ///< the load driver's part (only with --load)
   double elapsed_ms = 0;
+  /// The headers module's part: the header fields of the first complete response to the
+  /// probe's `HEAD /` (names as sent, values trimmed), in order; empty with --no-http or when
+  /// no response ended its header section within max_response_head_bytes.
+  std::vector<std::pair<std::string, std::string>> response_headers;
 };
 
 }  // namespace ngxtls::probe

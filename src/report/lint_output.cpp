@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <unordered_map>
 
 #include "report/terminal_text.hpp"
 
@@ -46,6 +47,34 @@ nlohmann::json location_json(const source_location& l) {
   return {{"file", l.file}, {"line", l.line}, {"column", l.column}};
 }
 
+}  // namespace
+
+void merge_identical(std::vector<engine::finding>& findings) {
+  // Evidence locations differ between servers (each its own `ssl_protocols` line): the cause
+  // is the values, not where each was written.
+  auto key = [](const engine::finding& f) {
+    std::string k = f.rule;
+    for (const std::string* part : {&f.message, &f.fix}) (k += '\0') += *part;
+    k += '\0' + to_string(f.level);
+    for (const auto& e : f.facts) (((k += '\0') += e.name) += '\1') += e.value + '\1' + e.origin;
+    return k;
+  };
+  std::unordered_map<std::string, std::size_t> first;  // key -> index in kept
+  std::vector<engine::finding> kept;
+  kept.reserve(findings.size());
+  for (auto& f : findings) {
+    auto [it, fresh] = first.emplace(key(f), kept.size());
+    if (fresh) {
+      kept.push_back(std::move(f));
+      continue;
+    }
+    auto& into = kept[it->second].also_at;
+    into.push_back(f.location);
+    into.insert(into.end(), f.also_at.begin(), f.also_at.end());
+  }
+  findings = std::move(kept);
+}
+
 std::string notice_line(const lint_report& r) {
   if (!r.notice) return {};
   const auto& n = *r.notice;
@@ -85,6 +114,16 @@ void write_text(const lint_report& r, bool color, std::ostream& os) {
            terminal_safe(f.message) + '\n';
     for (const auto& c : f.include_chain)
       out += "    included from " + terminal_safe(to_string(c)) + '\n';
+    if (!f.also_at.empty()) {
+      out += "    also at ";
+      const std::size_t shown = std::min(f.also_at.size(), text_places_shown);
+      for (std::size_t i = 0; i < shown; ++i)
+        out += (i ? ", " : "") + terminal_safe(to_string(f.also_at[i]));
+      if (shown < f.also_at.size())
+        out += " and " + std::to_string(f.also_at.size() - shown) + " more";
+      out += " (" + std::to_string(f.also_at.size() + 1) + " places" +
+             (shown < f.also_at.size() ? "; every one in JSON and SARIF" : "") + ")\n";
+    }
     for (const auto& e : f.facts) {
       out += "    " + terminal_safe(e.name) + " = " + terminal_safe(e.value) + "  (" +
              terminal_safe(e.origin);
@@ -150,6 +189,11 @@ void write_json(const lint_report& r, std::ostream& os) {
     j["severity"] = to_string(f.level);
     j["message"] = f.message;
     j["location"] = location_json(f.location);
+    if (!f.also_at.empty()) {
+      j["count"] = f.also_at.size() + 1;
+      nlohmann::json& places = j["locations"] = nlohmann::json::array({location_json(f.location)});
+      for (const auto& l : f.also_at) places.push_back(location_json(l));
+    }
     j["fix"] = f.fix;
     j["server"] = f.server;
     return "    " + dump_nested(j, 2) + (i + 1 < r.findings.size() ? ",\n" : "\n  ]");

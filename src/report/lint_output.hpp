@@ -35,6 +35,15 @@ struct lint_report {
   std::optional<version_notice> notice;
 };
 
+/// Merges identical findings, as a report shows them: findings of one rule with the same
+/// severity, message, fix and evidence values (their locations aside) are one cause repeated
+/// in many servers. The first (in `findings`' order) is kept, with every other's location
+/// (and its own also_at) appended to its also_at in order; order is otherwise kept.
+void merge_identical(std::vector<engine::finding>& findings);
+
+/// How many places of a finding the text report names before "and N more".
+inline constexpr std::size_t text_places_shown = 3;
+
 /// The sum of r.dropped_findings.
 std::size_t dropped_total(const lint_report& r);
 
@@ -43,16 +52,18 @@ std::size_t dropped_total(const lint_report& r);
 std::string notice_line(const lint_report& r);
 
 /// Text for a terminal: one block per finding (location, severity, rule, message, evidence,
-/// fix), then a summary line. `color` adds ANSI colors (only on a TTY).
+/// fix; a finding that holds in several places names the first text_places_shown more), then
+/// a summary line. `color` adds ANSI colors (only on a TTY).
 std::string render_text(const lint_report& r, bool color);
 /// render_text() written to `out` a finding at a time (a fleet can have 100,000s of findings).
 void write_text(const lint_report& r, bool color, std::ostream& out);
 
 /// The JSON record (docs/lint-json.md): top-level `findings` (each `rule`, `severity`,
 /// `message`, `location` {file, line, column}, `include_chain` [{file, line}], `evidence`
-/// [{name, value, origin, location?}], `fix`, `server`), `assumed` {nginx, nginx_source,
-/// openssl, openssl_source}, `summary` {error, warning, note}, `inputs`, `project_config`
-/// (the .ngxtls.toml read, or null). Pretty-printed.
+/// [{name, value, origin, location?}], `fix`, `server`, and for a finding that holds in
+/// several places `count` and `locations`, every place with the first), `assumed` {nginx,
+/// nginx_source, openssl, openssl_source}, `summary` {error, warning, note}, `inputs`,
+/// `project_config` (the .ngxtls.toml read, or null). Pretty-printed.
 std::string render_json(const lint_report& r);
 /// render_json() written to `out` a finding at a time: the same bytes, without holding the
 /// document (600,000 findings make 480 MB of JSON).

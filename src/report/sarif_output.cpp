@@ -98,15 +98,22 @@ json result_of(const engine::finding& f, const std::map<std::string, std::size_t
   res["message"] = {{"text", text}};
   res["locations"] =
       json::array({{{"physicalLocation", physical_location(f.location, working_dir)}}});
-  if (!f.include_chain.empty()) {
+  if (!f.include_chain.empty() || !f.also_at.empty()) {
     json rel = json::array();
     int id = 1;
     for (const auto& inc : f.include_chain)
       rel.push_back({{"id", id++},
                      {"physicalLocation", physical_location(inc, working_dir)},
                      {"message", {{"text", "included from here"}}}});
+    // The same finding at its other places (one cause in many servers, or each file a
+    // summary counts).
+    for (const auto& at : f.also_at)
+      rel.push_back({{"id", id++},
+                     {"physicalLocation", physical_location(at, working_dir)},
+                     {"message", {{"text", "also here"}}}});
     res["relatedLocations"] = rel;
   }
+  if (!f.also_at.empty()) res["occurrenceCount"] = f.also_at.size() + 1;
   json props = json::object();
   if (!f.server.empty()) props["server"] = f.server;
   if (!f.fix.empty()) props["fix"] = f.fix;
@@ -246,6 +253,16 @@ void write_github(const lint_report& r, const std::string& working_dir, std::ost
     if (f.location.column > 0) out += ",col=" + std::to_string(f.location.column);
     out += ",title=" + escape_property("ngxtls " + f.rule);
     std::string body = f.message;
+    if (!f.also_at.empty()) {
+      body += "\nAlso at ";
+      const std::size_t shown = std::min(f.also_at.size(), text_places_shown);
+      for (std::size_t i = 0; i < shown; ++i)
+        body += (i ? ", " : "") +
+                relative_under(f.also_at[i].file, working_dir).value_or(f.also_at[i].file) + ":" +
+                std::to_string(f.also_at[i].line);
+      if (shown < f.also_at.size())
+        body += " and " + std::to_string(f.also_at.size() - shown) + " more";
+    }
     if (!f.fix.empty()) body += "\nFix:\n" + f.fix;
     out += "::" + escape_data(body) + "\n";
     os << out;

@@ -1,0 +1,79 @@
+// What the user reads for rule fixtures whose text matters beyond the finding's place: the
+// session source a cross-server-resumption finding names, and the certbot request a
+// certificate-name-mismatch fix prints.
+
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "config/loader.hpp"
+#include "engine/engine.hpp"
+#include "model/model.hpp"
+#include "support/fixture_env.hpp"
+#include "support/process.hpp"
+
+namespace fs = std::filesystem;
+using namespace ngxtls;
+
+namespace {
+
+// The findings of `rule` on fixtures/rules/<rule>/<file> (copied with its key material),
+// assuming upstream nginx 1.22.1 and OpenSSL 3.0.19 as the fixture driver does.
+std::vector<engine::finding> lint_fixture(const std::string& rule, const std::string& file) {
+  static test::temp_dir tmp;
+  const fs::path dir = tmp.path() / rule;
+  if (!fs::exists(dir)) {
+    fs::copy(test::source_dir() / "fixtures/rules" / rule, dir, fs::copy_options::recursive);
+    test::make_fixture_material(dir);
+    test::make_certificate_material(dir);
+  }
+  model::assumed_versions v;
+  v.nginx = *model::version::parse("1.22.1");
+  v.nginx_source = "fixture";
+  v.openssl = *model::version::parse("3.0.19");
+  auto cfg = std::make_unique<config::config>(config::load_file((dir / file).string()));
+  auto m = model::build(*cfg, v);
+  engine::lint_options opts;
+  opts.select = std::set<std::string>{rule};
+  return engine::run(m, opts);
+}
+
+}  // namespace
+
+TEST_CASE("cross-server-resumption names a session source that completes handshakes") {
+  auto findings = lint_fixture("cross-server-resumption", "reject-default-named-source.conf");
+  REQUIRE(findings.size() == 1);
+  const auto& msg = findings[0].message;
+  CHECK(msg.find("session from www.example.test resumes in admin.example.test") !=
+        std::string::npos);
+  // `_` rejects every handshake: it never hands out a session.
+  CHECK(msg.find("from _") == std::string::npos);
+  CHECK(lint_fixture("cross-server-resumption", "ok-reject-default-only-source.conf").empty());
+}
+
+TEST_CASE("certificate-name-mismatch never puts a pattern in a certbot request") {
+  auto findings = lint_fixture("certificate-name-mismatch", "suffix-wildcard-uncovered.conf");
+  REQUIRE(findings.size() == 2);
+  for (const auto& f : findings) {
+    INFO(f.message << "\n" << f.fix);
+    CHECK(f.fix.find("certbot") == std::string::npos);
+    CHECK(f.fix.find("is a pattern: list the host names it should serve") != std::string::npos);
+  }
+  CHECK(findings[0].message.find("server_name mail.* is not covered") != std::string::npos);
+  CHECK(findings[1].message.find("server_name ~^www\\.example\\.org$ is not covered") !=
+        std::string::npos);
+}
+
+TEST_CASE("certificate-name-mismatch's certbot request keeps the certificate's names") {
+  auto findings = lint_fixture("certificate-name-mismatch", "extra-name.conf");
+  REQUIRE(findings.size() == 1);
+  // --expand replaces the certificate: its names come first, then the missing one; the
+  // wildcard quoted for the shell.
+  CHECK(findings[0].fix ==
+        "# reissue with every name, e.g.:\n"
+        "certbot certonly --expand -d example.test -d '*.example.test' -d other.test");
+}
