@@ -19,9 +19,8 @@ const measurement& headers_module();
 
 const std::vector<const measurement*>& measurements() {
   static const std::vector<const measurement*> all = {
-      &resumption_module(), &tickets_module(),     &timings_module(),
-      &ocsp_module(),       &certificate_module(), &load_module(),
-      &headers_module(),
+      &resumption_module(),  &tickets_module(), &timings_module(), &ocsp_module(),
+      &certificate_module(), &load_module(),    &headers_module(),
   };
   return all;
 }

@@ -47,8 +47,6 @@ nlohmann::json location_json(const source_location& l) {
   return {{"file", l.file}, {"line", l.line}, {"column", l.column}};
 }
 
-}  // namespace
-
 void merge_identical(std::vector<engine::finding>& findings) {
   // Evidence locations differ between servers (each its own `ssl_protocols` line): the cause
   // is the values, not where each was written.
