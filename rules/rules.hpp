@@ -40,5 +40,11 @@ engine::rule obsolete_directive();
 engine::rule unknown_directive();
 engine::rule directive_not_allowed();
 engine::rule directive_arguments();
+/// no-tls-server: no server in the configuration speaks TLS.
+engine::rule no_tls_server();
+/// ssl-certificate-missing: a TLS listener whose server has no certificate.
+engine::rule ssl_certificate_missing();
+/// ssl-certificate-key-missing: a certificate without its key.
+engine::rule ssl_certificate_key_missing();
 
 }  // namespace ngxtls::rules

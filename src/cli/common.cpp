@@ -17,6 +17,7 @@
 
 #include "base/error.hpp"
 #include "check/sandbox_process.hpp"
+#include "config/site_files.hpp"
 #include "report/terminal_text.hpp"
 #include "tls/ciphers.hpp"
 
@@ -37,11 +38,14 @@ config::config load_input(const std::string& path, const config::load_options& o
       o.conf_prefix = getcwd(buf, sizeof buf) ? std::string(buf) : std::string(".");
     }
     auto disk = config::make_disk_source();
-    return config::load_buffer(std::move(text), "<stdin>", *disk, o);
+    config::config cfg = config::load_buffer(std::move(text), "<stdin>", *disk, o);
+    config::imply_context(cfg);
+    return cfg;
   }
-  // load_file reads a saved `nginx -T` dump as a dump, and never opens FIFOs or devices
-  // in a way that blocks.
-  return config::load_file(path, opts);
+  // A directory, a site file or snippet (read inside the block nginx reads it in), a main
+  // nginx.conf or a saved `nginx -T` dump; FIFOs and devices are never opened in a way
+  // that blocks.
+  return config::load_path(path, opts);
 }
 
 std::optional<engine::project_config> load_project(const std::string& explicit_path) {

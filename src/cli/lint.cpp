@@ -12,6 +12,7 @@
 #include "base/error.hpp"
 #include "cli/commands.hpp"
 #include "cli/common.hpp"
+#include "config/site_files.hpp"
 #include "engine/engine.hpp"
 #include "engine/fix.hpp"
 #include "engine/project_config.hpp"
@@ -111,6 +112,17 @@ report::version_notice older_version_notice(
   return n;
 }
 
+// How input `path` was read (when not as a main nginx.conf) and its TLS servers, for the
+// report's header and summary line.
+void note_reading(report::lint_report& rep, const std::string& path, const config::config& cfg,
+                  const model::model& m) {
+  rep.files_read += cfg.files.size();
+  for (const auto& s : m.servers) rep.tls_servers += model::offers_tls(s);
+  if (cfg.implied == config::implied_context::none && cfg.skipped_files.empty()) return;
+  rep.readings.push_back({path, config::context_name(cfg.implied), config::describe(cfg.implied),
+                          cfg.implied_reason, cfg.skipped_files});
+}
+
 int run_lint(const lint_args& a) {
   // The diff (or the files written) is --fix's output; a --format that would be ignored is a
   // mistake in the command line, not a report in another format.
@@ -176,6 +188,7 @@ int run_lint(const lint_args& a) {
     configs.push_back(std::make_unique<config::config>(load_input(p, lo)));
     models.push_back(std::make_unique<model::model>(model::build(*configs.back(), rep.assumed)));
     rep.inputs.push_back(p);
+    note_reading(rep, p, *configs.back(), *models.back());
   }
   // A dump's files are the dumped host's (and its text may not be what is at those paths
   // here): writing fixes to them would replace files on this machine with the dump's text.
@@ -272,7 +285,9 @@ void register_lint(CLI::App& app, std::function<int()>& run) {
   auto a = std::make_shared<lint_args>();
   auto* sub =
       app.add_subcommand("lint", "Lint nginx TLS configuration: resumption, ticket keys, stapling");
-  sub->add_option("paths", a->paths, "nginx.conf files, saved `nginx -T` dumps, or - for stdin");
+  sub->add_option("paths", a->paths,
+                  "nginx.conf files, site files, snippets, directories (/etc/nginx, a folder of "
+                  "site files), saved `nginx -T` dumps, or - for stdin");
   sub->add_option("--conf-prefix", a->conf_prefix,
                   "nginx's conf prefix (default: the main file's directory)");
   sub->add_option("--nginx-version", a->nginx_version, "nginx version to assume (e.g. 1.22.1)")

@@ -16,6 +16,7 @@
 #include <sstream>
 
 #include "config/loader.hpp"
+#include "config/site_files.hpp"
 #include "engine/engine.hpp"
 #include "model/model.hpp"
 #include "support/fixture_env.hpp"
@@ -88,7 +89,8 @@ struct loaded {
 
 loaded load(const fs::path& p, const model::assumed_versions& v) {
   loaded l;
-  l.cfg = std::make_unique<config::config>(config::load_file(p.string()));
+  // As `ngxtls lint FILE` reads it: a site file inside the block nginx reads it in.
+  l.cfg = std::make_unique<config::config>(config::load_site_file(p.string(), {}));
   l.m = std::make_unique<model::model>(model::build(*l.cfg, v));
   return l;
 }

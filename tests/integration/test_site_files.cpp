@@ -1,0 +1,300 @@
+// Inputs as operators review them (site files, snippets, directories) and the errors that stop
+// nginx before deploy, each compared with what real nginx does with the same files: the file
+// included where Debian's nginx.conf includes it, run through `nginx -t` on every nginx of the
+// version matrix installed here (tests/support/nginx_versions.hpp).
+#include <doctest/doctest.h>
+
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <regex>
+
+#include "support/nginx_run.hpp"
+#include "support/nginx_versions.hpp"
+#include "support/process.hpp"
+#include "tls/pki.hpp"
+
+using namespace ngxtls;
+using namespace ngxtls::test;
+using json = nlohmann::json;
+
+namespace {
+
+command_result ngxtls_run(std::vector<std::string> args, const std::string& cwd = "") {
+  args.insert(args.begin(), ngxtls_binary());
+  args.insert(args.end(), {"--nginx-version", "1.22.1", "--openssl-version", "3.0.19"});
+  if (cwd.empty()) return run(args, "", 60);
+  std::string cmd = "cd '" + cwd + "' &&";
+  for (const auto& a : args) cmd += " '" + a + "'";
+  return run({"sh", "-c", cmd}, "", 60);
+}
+
+/// The installed nginx binaries of the matrix (at least Debian's 1.22.1 when installed).
+std::vector<nginx_version_entry> installed_nginx() {
+  std::vector<nginx_version_entry> out;
+  for (const char* slot : {"1.22", "1.26", "1.30"}) {
+    auto v = nginx_version_for(slot);
+    if (v.status == "ok")
+      out.push_back(v);
+    else
+      std::cout << "NGXTLS_SKIP: nginx " << v.version << ": " << v.note << std::endl;
+  }
+  return out;
+}
+
+/// `nginx -t` of `main` (prefix `dir`): stderr, with the syntax-ok lines.
+std::string nginx_t(const nginx_version_entry& v, const std::filesystem::path& dir,
+                    const std::filesystem::path& main) {
+  auto r =
+      run_nginx({v.binary, "-t", "-p", dir.string(), "-c", main.string(), "-e",
+                 (dir / "error.log").string(), "-g", "pid " + (dir / "nginx.pid").string() + ";"});
+  return r.err + r.out;
+}
+
+/// The http{} lines every test nginx.conf needs to keep nginx's writes in `dir`.
+std::string quiet_http(const std::filesystem::path& dir) {
+  std::string t = dir.string();
+  return "    access_log off;\n    client_body_temp_path " + t + "/b;\n    proxy_temp_path " + t +
+         "/p;\n    fastcgi_temp_path " + t + "/f;\n    uwsgi_temp_path " + t +
+         "/u;\n    scgi_temp_path " + t + "/s;\n";
+}
+
+const std::string debian_stream_module = "/usr/lib/nginx/modules/ngx_stream_module.so";
+
+}  // namespace
+
+TEST_CASE("a site file is read inside http as nginx reads conf.d/, and says so in every format") {
+  temp_dir tmp;
+  auto pki = tls::make_pki((tmp.path() / "pki").string(), {});
+  const std::string site =
+      "server {\n    listen 127.0.0.1:18443 ssl;\n    server_name app.test;\n"
+      "    ssl_certificate " +
+      pki.chain + ";\n    ssl_certificate_key " + pki.leaf_key +
+      ";\n    ssl_protocols TLSv1.2;\n}\n";
+  const auto file = tmp.write("conf.d/app.conf", site);
+  auto r = ngxtls_run({"lint", file.string(), "--format", "json"});
+  INFO(r.err);
+  REQUIRE((r.exit_code == 0 || r.exit_code == 1));
+  const json doc = json::parse(r.out);
+  REQUIRE(doc["input_contexts"].size() == 1);
+  CHECK(doc["input_contexts"][0]["context"] == "http");
+  CHECK(doc["input_contexts"][0]["how"].get<std::string>().find("inside http { }") !=
+        std::string::npos);
+  CHECK(doc["summary"]["tls_servers"] == 1);
+  // The TLS rules ran on the server, and point into the operator's file.
+  bool tls13 = false;
+  for (const auto& f : doc["findings"]) {
+    CHECK(f["location"]["file"] == file.string());
+    if (f["rule"] == "tls13-missing") {
+      tls13 = true;
+      CHECK(f["location"]["line"] == 6);
+    }
+  }
+  CHECK(tls13);
+  auto text = ngxtls_run({"lint", file.string()});
+  CHECK(text.out.find(file.string() + ": read inside http { }") != std::string::npos);
+  auto sarif = json::parse(ngxtls_run({"lint", file.string(), "--format", "sarif"}).out);
+  CHECK(sarif["runs"][0]["properties"]["input_contexts"][0]["context"] == "http");
+  auto gh = ngxtls_run({"lint", file.string(), "--format", "github"});
+  CHECK(gh.out.find("::notice title=ngxtls input::") != std::string::npos);
+
+  // nginx reads the same file without complaint where Debian's nginx.conf includes conf.d/.
+  const auto main = tmp.write("nginx.conf", "events {}\nhttp {\n" + quiet_http(tmp.path()) +
+                                                "    include conf.d/*.conf;\n}\n");
+  for (const auto& v : installed_nginx()) {
+    INFO("nginx " << v.version);
+    CHECK(nginx_t(v, tmp.path(), main).find("test is successful") != std::string::npos);
+  }
+}
+
+TEST_CASE(
+    "a server that proxies to HOST:PORT from the server block is read as stream, as nginx "
+    "accepts it only there") {
+  temp_dir tmp;
+  const auto file = tmp.write("conf.d/db.conf",
+                              "upstream pg { server 127.0.0.1:5432; }\nserver {\n    listen "
+                              "127.0.0.1:15432;\n    proxy_pass pg;\n}\n");
+  auto r = ngxtls_run({"lint", file.string(), "--format", "json"});
+  const json doc = json::parse(r.out);
+  REQUIRE(doc["input_contexts"].size() == 1);
+  CHECK(doc["input_contexts"][0]["context"] == "stream");
+  CHECK(doc["input_contexts"][0]["why"].get<std::string>().find("proxy_pass pg") !=
+        std::string::npos);
+  // Real nginx: inside http, `"proxy_pass" directive is not allowed here`; inside stream, fine.
+  const auto in_http = tmp.write("http.conf", "events {}\nhttp {\n" + quiet_http(tmp.path()) +
+                                                  "    include conf.d/db.conf;\n}\n");
+  const auto in_stream =
+      tmp.write("stream.conf", "load_module " + debian_stream_module +
+                                   ";\nevents {}\nstream {\n    include conf.d/db.conf;\n}\n");
+  auto v = nginx_version_for("1.22");
+  if (v.status != "ok" || !std::filesystem::exists(debian_stream_module)) {
+    std::cout << "NGXTLS_SKIP: Debian's nginx 1.22.1 with its stream module is not installed"
+              << std::endl;
+    return;
+  }
+  CHECK(nginx_t(v, tmp.path(), in_http).find("\"proxy_pass\" directive is not allowed here") !=
+        std::string::npos);
+  CHECK(nginx_t(v, tmp.path(), in_stream).find("test is successful") != std::string::npos);
+}
+
+TEST_CASE(
+    "a snippet of location blocks is read inside a server, and one of proxy lines inside "
+    "a location") {
+  temp_dir tmp;
+  const auto loc =
+      tmp.write("snippets/loc.conf", "location /health {\n    return 204;\n}\nlisten 8080;\n");
+  auto doc = json::parse(ngxtls_run({"lint", loc.string(), "--format", "json"}).out);
+  CHECK(doc["input_contexts"][0]["context"] == "server");
+  const auto proxy = tmp.write("snippets/proxy.conf",
+                               "proxy_pass http://127.0.0.1:8080;\nproxy_set_header Host $host;\n");
+  doc = json::parse(ngxtls_run({"lint", proxy.string(), "--format", "json"}).out);
+  CHECK(doc["input_contexts"][0]["context"] == "location");
+  // Neither is "not allowed here" any more: each is read where it belongs.
+  for (const auto& f : doc["findings"]) CHECK(f["rule"] != "directive-not-allowed-here");
+  // A main nginx.conf is read as it is: no input_contexts entry.
+  const auto main = tmp.write("nginx.conf", "events {}\nhttp {}\n");
+  doc = json::parse(ngxtls_run({"lint", main.string(), "--format", "json"}).out);
+  CHECK(doc["input_contexts"].empty());
+}
+
+TEST_CASE("a run with no TLS server says so in a note and on the summary line of every format") {
+  temp_dir tmp;
+  const auto file = tmp.write("sites-enabled/plain",
+                              "server {\n    listen 80;\n    return 301 https://$host;\n}\n");
+  auto text = ngxtls_run({"lint", file.string()});
+  CHECK(text.exit_code == 0);
+  CHECK(text.out.find("note [no-tls-server] no `listen ... ssl`, `quic` or `ssl_certificate` in 1 "
+                      "file: nothing TLS was checked") != std::string::npos);
+  CHECK(text.out.find("0 errors, 0 warnings, 1 notes; no TLS server in 1 file: nothing TLS was "
+                      "checked\n") != std::string::npos);
+  auto doc = json::parse(ngxtls_run({"lint", file.string(), "--format", "json"}).out);
+  CHECK(doc["summary"]["tls_servers"] == 0);
+  CHECK(doc["summary"]["no_tls_server"] == "no TLS server in 1 file: nothing TLS was checked");
+  auto sarif = json::parse(ngxtls_run({"lint", file.string(), "--format", "sarif"}).out);
+  CHECK(sarif["runs"][0]["properties"]["summary"]["no_tls_server"] ==
+        "no TLS server in 1 file: nothing TLS was checked");
+  auto gh = ngxtls_run({"lint", file.string(), "--format", "github"});
+  CHECK(gh.out.find("::notice title=ngxtls summary::no TLS server in 1 file") != std::string::npos);
+  // A TLS server: no note, no summary text.
+  auto pki = tls::make_pki((tmp.path() / "pki").string(), {});
+  const auto tls_file = tmp.write(
+      "sites-enabled/tls", "server {\n    listen 443 ssl;\n    ssl_certificate " + pki.chain +
+                               ";\n    ssl_certificate_key " + pki.leaf_key + ";\n}\n");
+  auto tls_text = ngxtls_run({"lint", tls_file.string()});
+  CHECK(tls_text.out.find("no-tls-server") == std::string::npos);
+  CHECK(tls_text.out.find("nothing TLS was checked") == std::string::npos);
+}
+
+TEST_CASE("a folder of site files is one http block: sorted, recursive, what it skipped listed") {
+  temp_dir tmp;
+  auto pki = tls::make_pki((tmp.path() / "pki").string(), {});
+  // Two files share *:443; the default server (first in file order) has no certificate and
+  // rejects no handshake: nginx refuses the whole set, which neither file shows on its own.
+  tmp.write("sites/conf.d/a.conf",
+            "server {\n    listen 443 ssl;\n    server_name a.test;\n    include "
+            "snippets/tls.conf;\n}\n");
+  tmp.write("sites/conf.d/b.conf", "server {\n    listen 443 ssl;\n    server_name b.test;\n}\n");
+  tmp.write("sites/snippets/tls.conf",
+            "ssl_certificate " + pki.chain + ";\nssl_certificate_key " + pki.leaf_key + ";\n");
+  tmp.write("sites/README.md", "not a config\n");
+  tmp.write("sites/sites-enabled/c", "server {\n    listen 8080;\n}\n");
+  tmp.write("sites/sites-available/c", "server {\n    listen 8080;\n}\n");
+  tmp.write("sites/sites-available/d", "server {\n    listen 443 ssl;\n}\n");
+  auto r = ngxtls_run({"lint", "sites", "--format", "json"}, tmp.path().string());
+  INFO(r.out << r.err);
+  const json doc = json::parse(r.out);
+  REQUIRE(doc["input_contexts"].size() == 1);
+  CHECK(doc["input_contexts"][0]["context"] == "directory");
+  std::map<std::string, std::string> skipped;
+  for (const auto& s : doc["input_contexts"][0]["skipped"])
+    skipped[s["path"].get<std::string>()] = s["reason"].get<std::string>();
+  CHECK(skipped.count("sites/README.md"));
+  CHECK(skipped.count("sites/sites-available"));  // nginx reads sites-enabled
+  CHECK(skipped["sites/snippets/tls.conf"].find("included by sites/conf.d/a.conf") !=
+        std::string::npos);
+  CHECK(doc["summary"]["files_read"] == 4);  // a.conf, tls.conf (included), b.conf, c
+  // b.conf's server shares a.conf's socket: the default (a) has a certificate, so nginx
+  // accepts b without one; and b's server is on the same socket, as nginx groups them.
+  for (const auto& f : doc["findings"]) CHECK(f["rule"] != "ssl-certificate-missing");
+  // An empty folder is no configuration: exit 2, said so.
+  std::filesystem::create_directories(tmp.path() / "empty");
+  auto e = ngxtls_run({"lint", (tmp.path() / "empty").string()});
+  CHECK(e.exit_code == 2);
+  CHECK(e.err.find("no nginx configuration in this directory") != std::string::npos);
+}
+
+TEST_CASE(
+    "an /etc/nginx style directory is read from its nginx.conf; files it does not "
+    "include are listed as skipped") {
+  temp_dir tmp;
+  tmp.write("etc/nginx.conf", "events {}\nhttp {\n    include sites-enabled/*;\n}\n");
+  tmp.write("etc/sites-enabled/app", "server {\n    listen 80;\n}\n");
+  tmp.write("etc/sites-available/old", "server {\n    listen 443 ssl;\n}\n");
+  auto doc =
+      json::parse(ngxtls_run({"lint", (tmp.path() / "etc").string(), "--format", "json"}).out);
+  REQUIRE(doc["input_contexts"].size() == 1);
+  CHECK(doc["input_contexts"][0]["context"] == "main");
+  const auto& skipped = doc["input_contexts"][0]["skipped"];
+  REQUIRE(skipped.size() == 1);
+  CHECK(skipped[0]["path"] == (tmp.path() / "etc/sites-available/old").string());
+  CHECK(skipped[0]["reason"] == "not included by nginx.conf");
+  // sites-available/old's listen without a certificate is not what nginx runs: not reported.
+  for (const auto& f : doc["findings"]) CHECK(f["rule"] != "ssl-certificate-missing");
+}
+
+TEST_CASE(
+    "listen ssl without ssl_certificate, and a certificate without its key, are errors "
+    "at the line nginx -t refuses") {
+  temp_dir tmp;
+  auto pki = tls::make_pki((tmp.path() / "pki").string(), {});
+  struct scenario {
+    const char* name;
+    std::string servers;
+    std::string nginx_says;  // regex on nginx -t's output
+    std::string rule;        // ngxtls finding
+    std::uint32_t line;      // of ngxtls's finding in conf.d/site.conf
+  };
+  const std::string cert = "    ssl_certificate " + pki.chain + ";\n";
+  const std::string key = "    ssl_certificate_key " + pki.leaf_key + ";\n";
+  const std::vector<scenario> cases = {
+      {"listen ssl, no certificate",
+       "server {\n    listen 127.0.0.1:18443 ssl;\n    server_name a.test;\n}\n",
+       R"(no "ssl_certificate" is defined for the "listen \.\.\. ssl" directive in .*site\.conf:1)",
+       "ssl-certificate-missing", 2},
+      {"default rejects handshakes, name-based server without certificate",
+       "server {\n    listen 127.0.0.1:18443 ssl default_server;\n    ssl_reject_handshake on;\n}\n"
+       "server {\n    listen 127.0.0.1:18443 ssl;\n    server_name b.test;\n}\n",
+       R"(no "ssl_certificate" is defined for the "listen \.\.\. ssl" directive in .*site\.conf:5)",
+       "ssl-certificate-missing", 6},
+      {"certificate without key", "server {\n    listen 127.0.0.1:18443 ssl;\n" + cert + "}\n",
+       "no \"ssl_certificate_key\" is defined for certificate \"" + pki.chain + "\"",
+       "ssl-certificate-key-missing", 3},
+      {"name-based server without certificate behind a default with one (accepted)",
+       "server {\n    listen 127.0.0.1:18443 ssl default_server;\n" + cert + key +
+           "}\nserver {\n    listen 127.0.0.1:18443 ssl;\n    server_name b.test;\n}\n",
+       "test is successful", "", 0},
+  };
+  const auto main = tmp.write("nginx.conf", "events {}\nhttp {\n" + quiet_http(tmp.path()) +
+                                                "    include conf.d/*.conf;\n}\n");
+  const auto nginx = installed_nginx();
+  for (const auto& c : cases) {
+    INFO(c.name);
+    const auto site = tmp.write("conf.d/site.conf", c.servers);
+    for (const auto& v : nginx) {
+      INFO("nginx " << v.version);
+      const std::string out = nginx_t(v, tmp.path(), main);
+      CHECK_MESSAGE(std::regex_search(out, std::regex(c.nginx_says)), out);
+    }
+    auto doc = json::parse(ngxtls_run({"lint", site.string(), "--format", "json"}).out);
+    std::vector<std::pair<std::string, std::uint32_t>> errors;
+    for (const auto& f : doc["findings"])
+      if (f["rule"] == "ssl-certificate-missing" || f["rule"] == "ssl-certificate-key-missing")
+        errors.emplace_back(f["rule"], f["location"]["line"]);
+    if (c.rule.empty()) {
+      CHECK(errors.empty());
+    } else {
+      REQUIRE(errors.size() == 1);
+      CHECK(errors[0].first == c.rule);
+      CHECK(errors[0].second == c.line);
+    }
+  }
+}
