@@ -133,6 +133,7 @@ model::assumed_versions choose_versions(const std::string& nginx_flag,
   } else if (detect().nginx) {
     v.nginx = *detect().nginx;
     v.nginx_source = "nginx -V";
+    v.dynamic_modules = detect().dynamic_modules;
     v.nginx_pinned = true;
     v.nginx_package = package_version_of(nginx_binary);
   } else {

@@ -3,6 +3,7 @@
 // without such a line must give no finding of that rule. Header comments set options:
 // `# nginx-version: V` (default 1.22.1), `# openssl-version: V` (default 3.0.19),
 // `# nginx-package: V` (the Debian package version dpkg-query would report; default none),
+// `# nginx-dynamic-modules: NAME...` (modules nginx -V shows as --with-NAME=dynamic),
 // `# baseline: FILE`, `# fleet: FILE...`, `# strict-files`, and the .ngxtls.toml settings
 // `# expiry-days: N`, `# new-sessions-per-second: N`, `# modules: NAME...`.
 
@@ -125,6 +126,8 @@ TEST_CASE("every rule fixture gives exactly the findings its expect comments nam
       if (auto ov = header_values(text, "openssl-version:"); !ov.empty())
         v.openssl = *model::version::parse(ov[0]);
       if (auto pv = header_values(text, "nginx-package:"); !pv.empty()) v.nginx_package = pv[0];
+      for (const auto& mod : header_values(text, "nginx-dynamic-modules:"))
+        v.dynamic_modules.insert(mod);
       loaded main = load(file, v);
       engine::lint_options opts;
       opts.select = std::set<std::string>{rule};
