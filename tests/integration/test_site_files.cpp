@@ -298,3 +298,109 @@ TEST_CASE(
     }
   }
 }
+
+TEST_CASE(
+    "stream {} without load_module where nginx -V shows --with-stream=dynamic is nginx's "
+    "unknown directive \"stream\"") {
+  auto v = nginx_version_for("1.22");
+  if (v.status != "ok" ||
+      run({v.binary, "-V"}).err.find("--with-stream=dynamic") == std::string::npos) {
+    std::cout << "NGXTLS_SKIP: no nginx built with --with-stream=dynamic here" << std::endl;
+    return;
+  }
+  temp_dir tmp;
+  const std::string body =
+      "events {}\nstream {\n    server {\n        listen 127.0.0.1:15433;\n        proxy_pass "
+      "127.0.0.1:5432;\n    }\n}\n";
+  const auto bare = tmp.write("bare.conf", body);
+  const auto loaded =
+      tmp.write("loaded.conf", "load_module " + debian_stream_module + ";\n" + body);
+  CHECK(nginx_t(v, tmp.path(), bare)
+            .find("unknown directive \"stream\" in " + bare.string() + ":2") != std::string::npos);
+  CHECK(nginx_t(v, tmp.path(), loaded).find("test is successful") != std::string::npos);
+  // ngxtls asks the same nginx (its directory first on PATH) for its build.
+  const std::string dir = std::filesystem::path(v.binary).parent_path().string();
+  auto lint = [&](const std::filesystem::path& conf) {
+    return run({"env", "PATH=" + dir + ":/usr/bin:/bin", ngxtls_binary(), "lint", conf.string(),
+                "--format", "json"},
+               "", 60);
+  };
+  auto r = lint(bare);
+  INFO(r.err);
+  auto doc = json::parse(r.out);
+  bool found = false;
+  for (const auto& f : doc["findings"])
+    if (f["rule"] == "unknown-directive" && f["location"]["line"] == 2 &&
+        f["severity"] == "error" &&
+        f["message"].get<std::string>().rfind("unknown directive \"stream\"", 0) == 0)
+      found = true;
+  CHECK(found);
+  for (const auto& f : json::parse(lint(loaded).out)["findings"])
+    CHECK(f["rule"] != "unknown-directive");
+}
+
+TEST_CASE(
+    "a syntax error after a brace in an unquoted regex names first the line nginx -t stops "
+    "at, and an unclosed block where it was opened") {
+  temp_dir tmp;
+  // `{4}` in the unquoted regex opens a block: nginx stops at line 5 (the rewrite), before the
+  // `}` that then closes the server too early and the end of file that follows.
+  const auto conf =
+      tmp.write("nginx.conf", "events {}\nhttp {\n" + quiet_http(tmp.path()) +
+                                  "    server {\n        listen 127.0.0.1:18080;\n"
+                                  "        more_headers ^/(\\d{4})/$ /x;\n    }\n}\n");
+  const int line = 11;  // events, http, 6 quiet_http lines, server, listen, then this one
+  for (const auto& v : installed_nginx()) {
+    INFO("nginx " << v.version);
+    const std::string out = nginx_t(v, tmp.path(), conf);
+    CHECK_MESSAGE(out.find("unknown directive \"more_headers\" in " + conf.string() + ":" +
+                           std::to_string(line)) != std::string::npos,
+                  out);
+  }
+  auto r = ngxtls_run({"lint", conf.string()});
+  CHECK(r.exit_code == 2);
+  INFO(r.err);
+  const std::string first = "ngxtls: error: " + conf.string() + ":" + std::to_string(line) +
+                            ":9: \"more_headers\" opens a block, which nginx stops at first";
+  CHECK(r.err.rfind(first, 0) == 0);
+  CHECK(r.err.find("unexpected end of file, expecting \"}\"") != std::string::npos);
+  CHECK(r.err.find("note: " + conf.string() +
+                   ":2:1: the \"http\" block opened here is not "
+                   "closed") != std::string::npos);
+}
+
+TEST_CASE("a stream listen ssl without ssl_certificate is an error at the listen nginx -t names") {
+  temp_dir tmp;
+  const std::string body =
+      "stream {\n    server {\n        listen 127.0.0.1:15433 ssl;\n"
+      "        proxy_pass 127.0.0.1:5432;\n    }\n}\n";
+  // The stream module: Debian's as a dynamic module on 1.22.1, built in on upstream 1.26.3.
+  std::size_t measured = 0;
+  for (const auto& v : installed_nginx()) {
+    const bool dynamic =
+        run({v.binary, "-V"}).err.find("--with-stream=dynamic") != std::string::npos;
+    std::string head = "events {}\n";
+    if (dynamic) {
+      if (v.slot != "1.22" || !std::filesystem::exists(debian_stream_module)) continue;
+      head = "load_module " + debian_stream_module + ";\n" + head;
+    }
+    const auto conf = tmp.write("stream-" + v.slot + ".conf", head + body);
+    const int listen_line = dynamic ? 5 : 4;
+    // nginx 1.22.1 names the listen line, 1.26.3 and later the server line.
+    const int nginx_line = v.slot == "1.22" ? listen_line : listen_line - 1;
+    INFO("nginx " << v.version);
+    const std::string out = nginx_t(v, tmp.path(), conf);
+    CHECK_MESSAGE(out.find("no \"ssl_certificate\" is defined for the \"listen ... ssl\" "
+                           "directive in " +
+                           conf.string() + ":" + std::to_string(nginx_line)) != std::string::npos,
+                  out);
+    auto doc = json::parse(ngxtls_run({"lint", conf.string(), "--format", "json"}).out);
+    bool found = false;
+    for (const auto& f : doc["findings"])
+      found =
+          found || (f["rule"] == "ssl-certificate-missing" && f["location"]["line"] == listen_line);
+    CHECK(found);
+    ++measured;
+  }
+  if (measured == 0) std::cout << "NGXTLS_SKIP: no nginx with a stream module here" << std::endl;
+}
