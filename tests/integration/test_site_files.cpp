@@ -189,6 +189,7 @@ TEST_CASE("a folder of site files is one http block: sorted, recursive, what it 
   auto pki = tls::make_pki((tmp.path() / "pki").string(), {});
   // Two files share *:443; the default server (first in file order) has no certificate and
   // rejects no handshake: nginx refuses the whole set, which neither file shows on its own.
+  tmp.write("sites/conf.d/0-empty.conf", "# nothing yet\n");  // first in order: no empty-config
   tmp.write("sites/conf.d/a.conf",
             "server {\n    listen 443 ssl;\n    server_name a.test;\n    include "
             "snippets/tls.conf;\n}\n");
@@ -211,10 +212,13 @@ TEST_CASE("a folder of site files is one http block: sorted, recursive, what it 
   CHECK(skipped.count("sites/sites-available"));  // nginx reads sites-enabled
   CHECK(skipped["sites/snippets/tls.conf"].find("included by sites/conf.d/a.conf") !=
         std::string::npos);
-  CHECK(doc["summary"]["files_read"] == 4);  // a.conf, tls.conf (included), b.conf, c
+  CHECK(doc["summary"]["files_read"] == 5);  // 0-empty.conf, a.conf, tls.conf (included), b.conf, c
   // b.conf's server shares a.conf's socket: the default (a) has a certificate, so nginx
   // accepts b without one; and b's server is on the same socket, as nginx groups them.
-  for (const auto& f : doc["findings"]) CHECK(f["rule"] != "ssl-certificate-missing");
+  for (const auto& f : doc["findings"]) {
+    CHECK(f["rule"] != "ssl-certificate-missing");
+    CHECK(f["rule"] != "empty-config");
+  }
   // An empty folder is no configuration: exit 2, said so.
   std::filesystem::create_directories(tmp.path() / "empty");
   auto e = ngxtls_run({"lint", (tmp.path() / "empty").string()});
