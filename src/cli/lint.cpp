@@ -119,8 +119,11 @@ void note_reading(report::lint_report& rep, const std::string& path, const confi
   rep.files_read += cfg.files.size();
   for (const auto& s : m.servers) rep.tls_servers += model::offers_tls(s);
   if (cfg.implied == config::implied_context::none && cfg.skipped_files.empty()) return;
-  rep.readings.push_back({path, config::context_name(cfg.implied), config::describe(cfg.implied),
-                          cfg.implied_reason, cfg.skipped_files});
+  const std::string how = cfg.implied == config::implied_context::none && !cfg.files.empty()
+                              ? "from " + cfg.files.front().path + " and the files it includes"
+                              : config::describe(cfg.implied);
+  rep.readings.push_back(
+      {path, config::context_name(cfg.implied), how, cfg.implied_reason, cfg.skipped_files});
 }
 
 int run_lint(const lint_args& a) {

@@ -237,6 +237,8 @@ TEST_CASE(
       json::parse(ngxtls_run({"lint", (tmp.path() / "etc").string(), "--format", "json"}).out);
   REQUIRE(doc["input_contexts"].size() == 1);
   CHECK(doc["input_contexts"][0]["context"] == "main");
+  CHECK(doc["input_contexts"][0]["how"] ==
+        "from " + (tmp.path() / "etc/nginx.conf").string() + " and the files it includes");
   const auto& skipped = doc["input_contexts"][0]["skipped"];
   REQUIRE(skipped.size() == 1);
   CHECK(skipped[0]["path"] == (tmp.path() / "etc/sites-available/old").string());
