@@ -4,6 +4,7 @@
 // version matrix installed here (tests/support/nginx_versions.hpp).
 #include <doctest/doctest.h>
 
+#include <cstdlib>
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <regex>
@@ -409,4 +410,68 @@ TEST_CASE("a stream listen ssl without ssl_certificate is an error at the listen
     ++measured;
   }
   if (measured == 0) std::cout << "NGXTLS_SKIP: no nginx with a stream module here" << std::endl;
+}
+
+TEST_CASE(
+    "mail: a STARTTLS or listen ssl server without a certificate is the error nginx -t "
+    "gives, and TLS 1.0 in mail is reported") {
+  // Debian ships the mail module in libnginx-mod-mail, which the test host need not have:
+  // NGXTLS_MAIL_MODULE names its ngx_mail_module.so (for Debian's nginx 1.22.1).
+  const char* module = std::getenv("NGXTLS_MAIL_MODULE");
+  auto v = nginx_version_for("1.22");
+  if (module == nullptr || !std::filesystem::exists(module) || v.status != "ok") {
+    std::cout << "NGXTLS_SKIP: set NGXTLS_MAIL_MODULE to Debian's ngx_mail_module.so (package "
+                 "libnginx-mod-mail) to measure mail on nginx 1.22.1"
+              << std::endl;
+    return;
+  }
+  temp_dir tmp;
+  auto pki = tls::make_pki((tmp.path() / "pki").string(), {});
+  const std::string head = "load_module " + std::string(module) +
+                           ";\nevents {}\nmail {\n    auth_http 127.0.0.1:9/auth;\n";
+  struct scenario {
+    std::string server;
+    std::string nginx_says;
+    std::string rule;
+    std::uint32_t line;
+  };
+  const std::vector<scenario> cases = {
+      {"    server {\n        listen 127.0.0.1:18143;\n        protocol imap;\n        starttls "
+       "on;\n    }\n",
+       "no \"ssl_certificate\" is defined for the \"starttls\" directive",
+       "ssl-certificate-missing", 8},
+      {"    server {\n        listen 127.0.0.1:18993 ssl;\n        protocol imap;\n    }\n",
+       "no \"ssl_certificate\" is defined for the \"listen ... ssl\" directive",
+       "ssl-certificate-missing", 6},
+      {"    server {\n        listen 127.0.0.1:18993 ssl;\n        protocol imap;\n"
+       "        ssl_certificate " +
+           pki.chain + ";\n    }\n",
+       "no \"ssl_certificate_key\" is defined for the \"listen ... ssl\" directive",
+       "ssl-certificate-key-missing", 8},
+  };
+  for (const auto& c : cases) {
+    const auto conf = tmp.write("mail.conf", head + c.server + "}\n");
+    const std::string out = nginx_t(v, tmp.path(), conf);
+    CHECK_MESSAGE(out.find(c.nginx_says) != std::string::npos, out);
+    auto doc = json::parse(ngxtls_run({"lint", conf.string(), "--format", "json"}).out);
+    bool found = false;
+    for (const auto& f : doc["findings"])
+      found = found || (f["rule"] == c.rule && f["location"]["line"] == c.line);
+    CHECK_MESSAGE(found, doc["findings"].dump());
+  }
+  // TLS 1.0/1.1 in a mail server: nginx takes it; lint reports it.
+  const auto legacy =
+      tmp.write("legacy.conf",
+                head +
+                    "    server {\n        listen 127.0.0.1:18993 ssl;\n        protocol "
+                    "imap;\n        ssl_protocols TLSv1 TLSv1.1 TLSv1.2;\n        "
+                    "ssl_certificate " +
+                    pki.chain + ";\n        ssl_certificate_key " + pki.leaf_key + ";\n    }\n}\n");
+  CHECK(nginx_t(v, tmp.path(), legacy).find("test is successful") != std::string::npos);
+  bool legacy_found = false;
+  const auto legacy_doc =
+      json::parse(ngxtls_run({"lint", legacy.string(), "--format", "json"}).out);
+  for (const auto& f : legacy_doc["findings"])
+    legacy_found = legacy_found || (f["rule"] == "legacy-protocols" && f["location"]["line"] == 8);
+  CHECK_MESSAGE(legacy_found, legacy_doc["findings"].dump());
 }

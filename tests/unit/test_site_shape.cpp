@@ -1,11 +1,10 @@
 // config/site_files: the block a file is read in, and what `lint DIR` reads, within its bounds.
-#include "config/site_files.hpp"
-
 #include <doctest/doctest.h>
 
 #include <filesystem>
 
 #include "base/error.hpp"
+#include "config/site_files.hpp"
 #include "support/process.hpp"
 
 namespace fs = std::filesystem;
@@ -21,7 +20,8 @@ config::config site(const test::temp_dir& tmp, const std::string& name, const st
 
 TEST_CASE("the top level decides the block a file is read in, and the tree keeps its lines") {
   test::temp_dir tmp;
-  auto main = site(tmp, "nginx.conf", "user www-data;\nevents {}\nhttp { server { listen 80; } }\n");
+  auto main =
+      site(tmp, "nginx.conf", "user www-data;\nevents {}\nhttp { server { listen 80; } }\n");
   CHECK(main.implied == config::implied_context::none);
   auto http = site(tmp, "a.conf", "map $a $b { default 1; }\nserver {\n    listen 443 ssl;\n}\n");
   CHECK(http.implied == config::implied_context::http);
@@ -38,8 +38,7 @@ TEST_CASE("the top level decides the block a file is read in, and the tree keeps
   auto stream = site(tmp, "db.conf", "server { listen 5432; proxy_pass 10.0.0.1:5432; }\n");
   CHECK(stream.implied == config::implied_context::stream);
   // An http-only directive, or a proxy_pass with a scheme, keeps it in http.
-  auto mixed = site(tmp, "m.conf",
-                    "server { listen 8080; proxy_pass 10.0.0.1:80; root /srv; }\n");
+  auto mixed = site(tmp, "m.conf", "server { listen 8080; proxy_pass 10.0.0.1:80; root /srv; }\n");
   CHECK(mixed.implied == config::implied_context::http);
   auto loc = site(tmp, "p.conf", "proxy_pass http://app;\n");
   CHECK(loc.implied == config::implied_context::http_location);
