@@ -24,7 +24,7 @@ engine::evidence setting_evidence(const engine::context& ctx, const model::serve
       e.value += st->values[i].args[j];
     }
   }
-  e.origin = model::to_string(st->from, s.context == model::context_kind::stream);
+  e.origin = model::to_string(st->from, s.context);
   if (const auto* d = st->where()) e.where = ctx.where(d);
   return e;
 }

@@ -280,6 +280,15 @@ struct walker {
   const table_index& idx = indexed_table();
   const model::version v = c.model().versions.nginx;
   const bool ssl_obsolete = v >= model::version{1, 25, 1};
+  /// Modules the detected nginx builds as dynamic ones (nginx -V).
+  const std::set<std::string>& v_dynamic = c.model().versions.dynamic_modules;
+
+  /// nginx's words for a block whose module is built dynamic and not loaded.
+  static std::string dynamic_message(const std::string& module) {
+    return "unknown directive \"" + module + "\": the nginx here is built with --with-" + module +
+           "=dynamic (nginx -V) and this config has no load_module for ngx_" + module +
+           "_module.so (Debian: include /etc/nginx/modules-enabled/*.conf): nginx refuses to start";
+  }
 
   void add(issue i) {
     const auto k = static_cast<std::size_t>(i.kind);
@@ -311,6 +320,10 @@ struct walker {
     }
     if (!e) {
       if (auto m = owning_module(d.name)) {
+        if (*m == "mail" && !modules.count("mail") && v_dynamic.count("mail")) {
+          add({problem::unknown, &d, dynamic_message("mail"), engine::severity::error});
+          return;
+        }
         if (!modules.count(*m))
           add({problem::unknown, &d,
                "unknown directive \"" + std::string(d.name) + "\" unless the " + *m +
@@ -325,6 +338,11 @@ struct walker {
                " refuses to start" +
                (unknown_module_loaded ? " unless a loaded third-party module provides it" : ""),
            unknown_module_loaded ? engine::severity::note : engine::severity::error});
+      return;
+    }
+    if (e->module == "stream" && d.name == "stream" && !modules.count("stream") &&
+        v_dynamic.count("stream")) {
+      add({problem::unknown, &d, dynamic_message("stream"), engine::severity::error});
       return;
     }
     if (!facts->builtin && !modules.count(e->module)) {

@@ -44,7 +44,11 @@ main config is an empty-config error, not a clean pass").
 
 void check(const engine::context& ctx, engine::finding_list& out) {
   const auto* cfg = ctx.model().cfg;
-  if (!cfg || cfg->files.empty() || !cfg->files.front().parsed.empty()) return;
+  if (!cfg || cfg->files.empty()) return;
+  // A folder of site files has no main file: it is empty when none of its files holds anything.
+  if (cfg->implied == config::implied_context::http_directory ? !cfg->root.empty()
+                                                              : !cfg->files.front().parsed.empty())
+    return;
   const auto& main = cfg->files.front();
   engine::finding f;
   f.rule = id;

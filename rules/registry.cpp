@@ -7,6 +7,7 @@ const std::vector<rule>& all_rules() {
   static const std::vector<rule> catalog = {
       rules::utf8_bom(),
       rules::empty_config(),
+      rules::no_tls_server(),
       rules::include_dir_unreadable(),
       rules::tls13_resumption_disabled(),
       rules::ticket_keys_not_shared(),
@@ -40,6 +41,8 @@ const std::vector<rule>& all_rules() {
       rules::directive_arguments(),
       rules::hsts_missing(),
       rules::hsts_dropped(),
+      rules::ssl_certificate_missing(),
+      rules::ssl_certificate_key_missing(),
   };
   return catalog;
 }

@@ -44,5 +44,11 @@ engine::rule directive_arguments();
 engine::rule hsts_missing();
 /// hsts-dropped: a block whose own add_header drops an inherited Strict-Transport-Security.
 engine::rule hsts_dropped();
+/// no-tls-server: no server in the configuration speaks TLS.
+engine::rule no_tls_server();
+/// ssl-certificate-missing: a TLS listener whose server has no certificate.
+engine::rule ssl_certificate_missing();
+/// ssl-certificate-key-missing: a certificate without its key.
+engine::rule ssl_certificate_key_missing();
 
 }  // namespace ngxtls::rules

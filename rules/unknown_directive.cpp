@@ -20,6 +20,12 @@ A directive name that the assumed nginx does not know:
 - Warning: a directive of a known module (Lua, headers-more, echo, njs, GeoIP, Brotli, mail,
   ...) that the config does not load with `load_module`; declare modules built into your
   nginx (OpenResty, a custom build) in `.ngxtls.toml`: `modules = ["lua", "headers-more"]`.
+- Error for `stream { }` or `mail { }` without a `load_module` for its module when the
+  nginx here is built with it as a dynamic module (`nginx -V` shows `--with-stream=dynamic`,
+  `--with-mail=dynamic`: Debian, Ubuntu): `nginx -t` says `unknown directive "stream"`.
+  Debian's nginx.conf loads them through `include /etc/nginx/modules-enabled/*.conf;`. When
+  nginx -V did not run (the version was given), `mail` stays a warning and `stream` is
+  taken as built in (nginx.org's packages build it in).
 - Note instead of error when the config loads a module ngxtls does not know, which may
   provide the name.
 The name inside a key-value block (`map`, `types`, `geo`, ...) is not a directive and is not
@@ -51,7 +57,9 @@ nginx's directive table measured from nginx 1.22.1 (Debian 12, with the Lua, NDK
 modules) by `tools/probe_directive_table.py`, stored in `rules/data/nginx-1.22.1-directives.tsv`;
 later additions from nginx CHANGES (1.25.0 HTTP/3, 1.25.1 `http2`); nginx
 src/core/ngx_conf_file.c, ngx_conf_handler (`unknown directive "%s"`). Checked against the
-verdicts of nginx 1.22.1 on the shared corpus (tests/unit/test_directive_table.cpp).
+verdicts of nginx 1.22.1 on the shared corpus (tests/unit/test_directive_table.cpp). The
+dynamic stream module measured with Debian's nginx 1.22.1 (tests/integration/test_site_files.cpp:
+`unknown directive "stream"` without `load_module`, accepted with it).
 )";
 
 void check(const engine::context& ctx, engine::finding_list& out) {

@@ -31,10 +31,23 @@ class input_error : public std::runtime_error {
   const std::string& message() const noexcept { return message_; }
   const std::vector<source_location>& include_chain() const noexcept { return chain_; }
 
+  /// A place related to the error: what nginx would report before it (`first`: an earlier
+  /// line nginx stops at), or where the block an end of file left open was opened.
+  struct related {
+    source_location where;
+    std::string message;
+    bool first = false;  ///< reported before the error itself (nginx stops there first)
+  };
+  /// The related places, in the order they were added.
+  const std::vector<related>& related_places() const noexcept { return related_; }
+  /// Adds a related place (see related).
+  void add_related(related r) { related_.push_back(std::move(r)); }
+
  private:
   source_location where_;
   std::string message_;
   std::vector<source_location> chain_;
+  std::vector<related> related_;
 };
 
 /// Wrong command-line use or option values that the CLI parser cannot catch (exit code 2).

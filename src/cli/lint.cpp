@@ -10,6 +10,7 @@
 #include "base/error.hpp"
 #include "cli/commands.hpp"
 #include "cli/common.hpp"
+#include "config/site_files.hpp"
 #include "engine/engine.hpp"
 #include "engine/fix.hpp"
 #include "engine/pipeline.hpp"
@@ -55,6 +56,20 @@ std::string current_dir() {
   std::error_code ec;
   auto p = std::filesystem::current_path(ec);
   return ec ? std::string() : p.string();
+}
+
+// How input `path` was read (when not as a main nginx.conf) and its TLS servers, for the
+// report's header and summary line.
+void note_reading(report::lint_report& rep, const std::string& path, const config::config& cfg,
+                  const model::model& m) {
+  rep.files_read += cfg.files.size();
+  for (const auto& s : m.servers) rep.tls_servers += model::offers_tls(s);
+  if (cfg.implied == config::implied_context::none && cfg.skipped_files.empty()) return;
+  const std::string how = cfg.implied == config::implied_context::none && !cfg.files.empty()
+                              ? "from " + cfg.files.front().path + " and the files it includes"
+                              : config::describe(cfg.implied);
+  rep.readings.push_back(
+      {path, config::context_name(cfg.implied), how, cfg.implied_reason, cfg.skipped_files});
 }
 
 int run_lint(const lint_args& a) {
@@ -113,6 +128,8 @@ int run_lint(const lint_args& a) {
   rep.inputs = run.inputs;
   rep.dropped_findings = run.dropped_per_rule;
   rep.notice = std::move(run.notice);
+  for (std::size_t i = 0; i < run.configs.size(); ++i)
+    note_reading(rep, run.inputs[i], *run.configs[i], *run.models[i]);
 
   std::string diff;
   std::size_t fixed = 0;
@@ -179,7 +196,9 @@ void register_lint(CLI::App& app, std::function<int()>& run) {
   auto a = std::make_shared<lint_args>();
   auto* sub =
       app.add_subcommand("lint", "Lint nginx TLS configuration: resumption, ticket keys, stapling");
-  sub->add_option("paths", a->paths, "nginx.conf files, saved `nginx -T` dumps, or - for stdin");
+  sub->add_option("paths", a->paths,
+                  "nginx.conf files, site files, snippets, directories (/etc/nginx, a folder of "
+                  "site files), saved `nginx -T` dumps, or - for stdin");
   sub->add_option("--conf-prefix", a->conf_prefix,
                   "nginx's conf prefix (default: the main file's directory)");
   sub->add_option("--nginx-version", a->nginx_version, "nginx version to assume (e.g. 1.22.1)")

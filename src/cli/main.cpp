@@ -67,9 +67,17 @@ int main(int argc, char** argv) {
   } catch (const ngxtls::input_error& e) {
     // Messages quote the config's bytes (`unknown directive "..."`): escape what a terminal
     // would act on.
+    // What nginx would report first (it reads directives in order) comes first.
+    for (const auto& r : e.related_places())
+      if (r.first)
+        std::cerr << "ngxtls: error: " << safe(ngxtls::to_string(r.where) + ": " + r.message)
+                  << '\n';
     std::cerr << "ngxtls: error: " << safe(e.what()) << '\n';
     for (const auto& f : e.include_chain())
       std::cerr << "  included from " << safe(ngxtls::to_string(f)) << '\n';
+    for (const auto& r : e.related_places())
+      if (!r.first)
+        std::cerr << "  note: " << safe(ngxtls::to_string(r.where) + ": " + r.message) << '\n';
     return ngxtls::cli::exit_input;
   } catch (const ngxtls::usage_error& e) {
     std::cerr << "ngxtls: error: " << safe(e.what()) << '\n';

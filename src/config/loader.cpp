@@ -282,6 +282,27 @@ class loader {
     return std::move(cfg_);
   }
 
+  /// Each of `paths` as one more top-level file of the same configuration (a folder of site
+  /// files): `roots[i]` is the expanded tree of paths[i], `indices[i]` its config::files index.
+  config run_each(const std::vector<std::string>& paths, std::vector<list<directive>>& roots,
+                  std::vector<std::uint32_t>& indices) {
+    cfg_.conf_prefix = options_.conf_prefix ? *options_.conf_prefix : std::string(".");
+    cfg_.chains.emplace_back();
+    const std::string& first = paths.empty() ? std::string() : paths.front();
+    try {
+      for (const auto& path : paths) {
+        const std::uint32_t index = file_index(path, {path, 0, 0}, block_context::directives);
+        active_.push_back(index);
+        roots.push_back(expand(cfg_.files[index].parsed, 0, block_context::directives));
+        active_.pop_back();
+        indices.push_back(index);
+      }
+    } catch (const std::length_error& e) {
+      throw input_error({first, 0, 0}, e.what());
+    }
+    return std::move(cfg_);
+  }
+
  private:
   list<directive> parse(std::string_view content, const std::string& path, std::uint32_t index,
                         block_context context) {
@@ -749,6 +770,12 @@ std::unique_ptr<file_source> make_memory_source(std::map<std::string, std::strin
 
 config load(const std::string& main_path, file_source& source, const load_options& options) {
   return loader(source, options).run(main_path);
+}
+
+config load_each(const std::vector<std::string>& paths, file_source& source,
+                 const load_options& options, std::vector<list<directive>>& roots,
+                 std::vector<std::uint32_t>& indices) {
+  return loader(source, options).run_each(paths, roots, indices);
 }
 
 config load_buffer(stored_text content, const std::string& name, file_source& source,

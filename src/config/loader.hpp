@@ -95,6 +95,14 @@ parsed_buffer parse_buffer(std::string_view content, const std::string& path,
 /// the chain of active includes), limits.
 config load(const std::string& main_path, file_source& source, const load_options& options = {});
 
+/// Loads each of `paths` as a top-level file of one configuration (a folder of site files,
+/// config/site_files.hpp): a file is read once however many name or include it. `roots[i]`
+/// receives the expanded tree of paths[i] and `indices[i]` its config::files index; the
+/// config's root is left empty for the caller to build. Throws input_error as load().
+config load_each(const std::vector<std::string>& paths, file_source& source,
+                 const load_options& options, std::vector<list<directive>>& roots,
+                 std::vector<std::uint32_t>& indices);
+
 /// Loads configuration text that is not a file (a plain config on stdin): `name` labels it
 /// in errors and in config::files[0].path; includes are read from `source`, relative to
 /// options.conf_prefix, else the current directory. The config takes over `content`'s

@@ -59,6 +59,12 @@ struct parse_state {
   const char* quote_start = nullptr;  ///< opening quote of the token being read
   std::size_t lua_line = 1;  ///< line of the last `{` seen in a Lua body (the module's start_line)
   g::lua_quote_memo lua_quotes{};  ///< unterminated Lua strings seen (g::lua_short_string)
+  /// The first block opened by a name the parser does not know as a block directive, in
+  /// reading order (see fail_syntax); no name when none.
+  struct opener {
+    std::optional<std::string_view> name;
+    std::uint32_t line = 0, column = 0;
+  } unknown_block{};
 
   /// Line and byte column (1-based) of `p`, counted on from the previous call: actions run
   /// in text order, so the whole buffer is scanned about once (PEGTL's eager tracking paid
@@ -100,6 +106,39 @@ struct parse_state {
   [[noreturn]] void fail(std::size_t line, std::size_t column, std::string message) const {
     throw input_error({path, static_cast<std::uint32_t>(line), static_cast<std::uint32_t>(column)},
                       std::move(message));
+  }
+
+  /// fail() for a syntax error, with the blocks still open: nginx reads directives in order
+  /// and stops at the first it cannot take, so a block opened by a directive that takes no
+  /// block (a `{` inside an unquoted argument, such as the quantifier of `\d{4}`) is where
+  /// `nginx -t` stops, before the syntax error it leads to; and an end of file inside a block
+  /// names where that block was opened.
+  [[noreturn]] void fail_syntax(std::size_t line, std::size_t column, std::string message) const {
+    input_error e({path, static_cast<std::uint32_t>(line), static_cast<std::uint32_t>(column)},
+                  std::move(message));
+    // Only for an unbalanced brace: a stray `{` shows up as an unexpected `}` or end of file.
+    const bool brace =
+        e.message().rfind("unexpected end of file", 0) == 0 || e.message() == "unexpected \"}\"";
+    if (brace && unknown_block.name) {
+      const std::string name(*unknown_block.name);
+      e.add_related({{path, unknown_block.line, unknown_block.column},
+                     "\"" + name +
+                         "\" opens a block, which nginx stops at first (nginx -t: unknown "
+                         "directive \"" +
+                         name + "\", or directive \"" + name +
+                         "\" is not terminated by \";\"), unless a loaded module makes it a "
+                         "block directive; a \"{\" in an unquoted argument (a regex such as "
+                         "\\d{4}) opens a block: quote the argument",
+                     true});
+    }
+    if (stack.size() > 1 && e.message().rfind("unexpected end of file", 0) == 0) {
+      const directive& opener = open[stack.back().first - 1];
+      e.add_related(
+          {{path, opener.line, opener.column},
+           "the \"" + std::string(opener.name.view()) + "\" block opened here is not closed",
+           false});
+    }
+    throw e;
   }
   std::size_t offset(const char* p) const { return static_cast<std::size_t>(p - buffer.data()); }
 
@@ -282,6 +321,9 @@ struct action<g::block_open> {
     const auto p = st.pos(in.begin());
     const directive_kind kind = st.check_block_open(p.line, p.column);
     directive d = st.take_pending();
+    if (kind == directive_kind::unknown && !st.unknown_block.name &&
+        st.stack.back().context != block_context::key_value)
+      st.unknown_block = {d.name.view(), d.line, d.column};
     d.has_block = true;
     st.add_child(d);
     st.stack.push_back({st.open.size(), context_of(kind)});
@@ -373,7 +415,7 @@ struct control : pegtl::normal<Rule> {
         for (const char* c = in.current() + 1; c < in.end() && *c == '='; ++c) close += '=';
         message.replace(p, 2, close + "]");
       }
-      st.fail(it.line, it.column, std::move(message));
+      st.fail_syntax(it.line, it.column, std::move(message));
     }
   }
 };

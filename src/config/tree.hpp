@@ -289,6 +289,17 @@ struct unread_directory {
   std::string reason;       ///< strerror text, e.g. "Permission denied"
 };
 
+/// The block a configuration's top level was read inside of, when it is not a main
+/// nginx.conf (config/site_files.hpp decides it from the file's shape).
+enum class implied_context : std::uint8_t {
+  none,            ///< read as a main file (nginx.conf)
+  http,            ///< a site file: inside `http { }`, as nginx reads conf.d/ and sites-enabled/
+  stream,          ///< a stream site file: inside `stream { }`
+  http_server,     ///< a server snippet: inside a `server { }` of an implied `http { }`
+  http_location,   ///< a location snippet: inside `location / { }` of an implied server
+  http_directory,  ///< a folder of site files: each inside one shared `http { }`
+};
+
 /// A whole configuration: the main file, every file it includes, and the expanded tree.
 /// Copies share the (immutable) storage.
 struct config {
@@ -303,6 +314,15 @@ struct config {
   std::vector<include_link> chains;
   list<directive> root;  ///< expanded tree (includes inlined at every site)
   std::vector<unread_directory> unread_directories;  ///< include globs that skipped a directory
+  /// The block the top level was read inside of (none: a main nginx.conf), and why, in words
+  /// for the report ("" when none).
+  implied_context implied = implied_context::none;
+  std::string implied_reason;
+  /// The blocks added around the top level (records in `store`, positioned at the first
+  /// directive they hold, so that a finding anchored at one points into the operator's file).
+  std::vector<const directive*> implied_blocks;
+  /// A directory input: the files under it that were not read, each with why.
+  std::vector<std::pair<std::string, std::string>> skipped_files;
 
   /// The location of a directive, as file:line:col.
   source_location where(const directive& d) const;

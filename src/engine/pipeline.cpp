@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "base/error.hpp"
+#include "config/site_files.hpp"
 #include "tls/ciphers.hpp"
 
 namespace ngxtls::engine {
@@ -30,11 +31,14 @@ config::config load_input(const std::string& path, const config::load_options& o
       o.conf_prefix = getcwd(buf, sizeof buf) ? std::string(buf) : std::string(".");
     }
     auto disk = config::make_disk_source();
-    return config::load_buffer(std::move(text), "<stdin>", *disk, o);
+    config::config cfg = config::load_buffer(std::move(text), "<stdin>", *disk, o);
+    config::imply_context(cfg);
+    return cfg;
   }
-  // load_file reads a saved `nginx -T` dump as a dump, and never opens FIFOs or devices
-  // in a way that blocks.
-  return config::load_file(path, opts);
+  // A directory, a site file or snippet (read inside the block nginx reads it in), a main
+  // nginx.conf or a saved `nginx -T` dump; FIFOs and devices are never opened in a way
+  // that blocks.
+  return config::load_path(path, opts);
 }
 
 std::optional<project_config> load_project(const std::string& explicit_path,
@@ -161,6 +165,7 @@ model::assumed_versions choose_versions(const std::string& nginx_flag,
   } else if (detect().nginx) {
     v.nginx = *detect().nginx;
     v.nginx_source = "nginx -V";
+    v.dynamic_modules = detect().dynamic_modules;
     v.nginx_pinned = true;
     if (nginx.package_version) v.nginx_package = nginx.package_version(nginx.binary);
   } else {

@@ -20,6 +20,22 @@ std::string to_string(origin o, bool stream_context) {
   return "?";
 }
 
+std::string to_string(context_kind c) {
+  switch (c) {
+    case context_kind::http:
+      return "http";
+    case context_kind::stream:
+      return "stream";
+    case context_kind::mail:
+      return "mail";
+  }
+  return "?";
+}
+
+std::string to_string(origin o, context_kind c) {
+  return o == origin::inherited ? to_string(c) : to_string(o);
+}
+
 values_view setting::args() const {
   return values.empty() ? values_view() : values.back().args;
 }
@@ -149,7 +165,8 @@ std::optional<std::vector<std::string>> nginx_default(const std::string& d, cons
 namespace {
 
 bool tracked(std::string_view name) {
-  return name.rfind("ssl_", 0) == 0 || name == "ssl" || name == "resolver" || name == "http2";
+  return name.rfind("ssl_", 0) == 0 || name == "ssl" || name == "resolver" || name == "http2" ||
+         name == "starttls";
 }
 
 /// Occurrences of the tracked directives of one block, by name in config order, sorted.
@@ -287,6 +304,14 @@ server make_server(const config::directive& sd, context_kind ctx,
     if (legacy_on) l.ssl = true;
     if (l.ssl) s.has_ssl = true;
   }
+  if (ctx == context_kind::mail) {
+    const setting* starttls = s.get("starttls");
+    if (starttls && (starttls->first() == "on" || starttls->first() == "only") &&
+        starttls->where()) {
+      s.starttls = starttls->where();
+      s.has_ssl = true;
+    }
+  }
   return s;
 }
 
@@ -326,7 +351,7 @@ model build(const config::config& cfg, const assumed_versions& versions) {
   // Every context's servers in one allocation (a second context grew the first's by doubling).
   std::size_t servers = 0;
   for (const auto& d : cfg.root)
-    if ((d.name == "http" || d.name == "stream") && d.has_block)
+    if ((d.name == "http" || d.name == "stream" || d.name == "mail") && d.has_block)
       for (const auto& c : d.block) servers += c.name == "server" && c.has_block;
   m.servers.reserve(servers);
   for (const auto& d : cfg.root) {
@@ -334,6 +359,8 @@ model build(const config::config& cfg, const assumed_versions& versions) {
       add_context(d, context_kind::http, m);
     else if (d.name == "stream" && d.has_block)
       add_context(d, context_kind::stream, m);
+    else if (d.name == "mail" && d.has_block)
+      add_context(d, context_kind::mail, m);
     else if (d.name == "worker_processes" && !d.args.empty()) {
       m.worker_processes_where = &d;
       const std::string_view v = d.args[0].value();
@@ -371,6 +398,14 @@ model build(const config::config& cfg, const assumed_versions& versions) {
     }
   }
   return m;
+}
+
+bool offers_tls(const server& s) {
+  if (s.has_ssl) return true;
+  for (const auto& l : s.listens)
+    if (l.quic) return true;
+  const setting* certs = s.get("ssl_certificate");
+  return certs && !certs->values.empty();
 }
 
 bool protocols_enable(const setting* protocols, std::string_view proto) {

@@ -221,7 +221,13 @@ struct context_settings {
   setting_list effective;  ///< both, sorted by key: what a server without its own value gets
 };
 
-enum class context_kind { http, stream };
+/// The block a server is in. Mail servers (IMAP, POP3, SMTP proxies) take the same ssl_*
+/// directives as stream ones, plus `starttls` (nginx ngx_mail_ssl_module).
+enum class context_kind { http, stream, mail };
+/// "http", "stream", "mail".
+std::string to_string(context_kind c);
+/// to_string(origin) with the inherited origin named by the block it came from.
+std::string to_string(origin o, context_kind c);
 
 /// One `listen` directive of a server.
 struct listen_directive {
@@ -253,8 +259,11 @@ struct server {
   const setting* get(std::string_view name, std::uint64_t key) const;
   /// Every effective setting, sorted by name.
   std::vector<std::pair<std::string_view, const setting*>> settings() const;
-  /// True when any listen has `ssl` (or `ssl on` applies, nginx < 1.25.1).
+  /// True when any listen has `ssl` (or `ssl on` applies, nginx < 1.25.1), or, in mail,
+  /// `starttls on` / `starttls only` upgrades its plain connections.
   bool has_ssl = false;
+  /// Mail: the `starttls` directive in effect when it is `on` or `only`, else null.
+  const config::directive* starttls = nullptr;
   /// The first `listen ... ssl` (or first listen) directive; null for the implicit listen.
   const config::directive* first_ssl_listen() const;
 };
@@ -301,6 +310,11 @@ std::optional<std::vector<std::string>> nginx_default(const std::string& directi
 /// arguments are kept as written (port 0). The returned model points into `cfg`,
 /// which must outlive it.
 model build(const config::config& cfg, const assumed_versions& versions);
+
+/// True when server `s` speaks TLS or is set up to: a `listen ... ssl` or `quic`, `ssl on`, a
+/// mail `starttls`, or an `ssl_certificate` in effect (own or inherited). A run that finds
+/// none checked nothing TLS (the no-tls-server note).
+bool offers_tls(const server& s);
 
 /// Helpers on effective values.
 /// True when the ssl_protocols arguments enable `proto` ("TLSv1.3", ...).

@@ -40,6 +40,17 @@ nginx_v_info parse_nginx_v(const std::string& text) {
     out.openssl = version::parse(text.substr(running + 21, 20));
   else if (built != std::string::npos)
     out.openssl = version::parse(text.substr(built + 19, 20));
+  for (const char* module : {"stream", "mail"}) {
+    const std::string flag = std::string("--with-") + module + "=dynamic";
+    for (auto p = text.find(flag); p != std::string::npos; p = text.find(flag, p + 1)) {
+      const std::size_t end = p + flag.size();
+      if ((p == 0 || text[p - 1] == ' ') &&
+          (end == text.size() || std::isspace(static_cast<unsigned char>(text[end])))) {
+        out.dynamic_modules.insert(module);
+        break;
+      }
+    }
+  }
   return out;
 }
 

@@ -3,6 +3,7 @@
 
 #include <compare>
 #include <optional>
+#include <set>
 #include <string>
 
 namespace ngxtls::model {
@@ -41,6 +42,11 @@ struct assumed_versions {
   bool nginx_pinned = false;
   version openssl{3, 0, 0};
   std::string openssl_source = "linked libssl";
+  /// Modules the detected nginx builds as dynamic ones (`nginx -V`: `--with-stream=dynamic`
+  /// gives "stream", `--with-mail=dynamic` "mail", as Debian and Ubuntu build them): their
+  /// blocks are unknown directives unless a `load_module` loads them. Empty when nginx -V
+  /// did not run (the version was given) or shows none.
+  std::set<std::string> dynamic_modules;
 };
 
 /// Reads `nginx -V` output (stderr) and returns the nginx version and the OpenSSL it runs
@@ -48,6 +54,9 @@ struct assumed_versions {
 struct nginx_v_info {
   std::optional<version> nginx;
   std::optional<version> openssl;
+  /// Modules configured `--with-NAME=dynamic` among those whose blocks lint checks: "stream",
+  /// "mail".
+  std::set<std::string> dynamic_modules;
 };
 nginx_v_info parse_nginx_v(const std::string& text);
 

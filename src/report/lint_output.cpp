@@ -99,8 +99,25 @@ std::string notice_line(const lint_report& r) {
   return out;
 }
 
+std::string no_tls_text(const lint_report& r) {
+  if (r.tls_servers > 0 || r.files_read == 0) return {};
+  return "no TLS server in " + std::to_string(r.files_read) +
+         (r.files_read == 1 ? " file" : " files") + ": nothing TLS was checked";
+}
+
 void write_text(const lint_report& r, bool color, std::ostream& os) {
   if (r.notice) os << notice_line(r) << '\n';
+  for (const auto& in : r.readings) {
+    os << terminal_safe(in.input) << ": read " << terminal_safe(in.how);
+    if (!in.why.empty()) os << " (" << terminal_safe(in.why) << ")";
+    os << '\n';
+    constexpr std::size_t shown = 10;
+    for (std::size_t i = 0; i < in.skipped.size() && i < shown; ++i)
+      os << "    skipped " << terminal_safe(in.skipped[i].first) << ": "
+         << terminal_safe(in.skipped[i].second) << '\n';
+    if (in.skipped.size() > shown)
+      os << "    and " << in.skipped.size() - shown << " more skipped (listed in --format json)\n";
+  }
   const char* bold = color ? "\x1b[1m" : "";
   const char* reset = color ? "\x1b[0m" : "";
   std::string out;
@@ -135,7 +152,9 @@ void write_text(const lint_report& r, bool color, std::ostream& os) {
      << "), OpenSSL " << r.assumed.openssl.str() << " (" << terminal_safe(r.assumed.openssl_source)
      << ")\n";
   os << count(r, engine::severity::error) << " errors, " << count(r, engine::severity::warning)
-     << " warnings, " << count(r, engine::severity::note) << " notes\n";
+     << " warnings, " << count(r, engine::severity::note) << " notes";
+  if (const std::string none = no_tls_text(r); !none.empty()) os << "; " << none;
+  os << '\n';
   if (const std::size_t n = dropped_total(r); n > 0) {
     os << n << " more findings dropped, not shown (at most " << engine::max_findings_per_rule
        << " per rule and " << engine::max_findings << " in all are kept):";
@@ -154,6 +173,21 @@ std::string render_text(const lint_report& r, bool color) {
   std::ostringstream out;
   write_text(r, color, out);
   return std::move(out).str();
+}
+
+nlohmann::json readings_json(const lint_report& r) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& in : r.readings) {
+    nlohmann::json skipped = nlohmann::json::array();
+    for (const auto& [path, reason] : in.skipped)
+      skipped.push_back({{"path", path}, {"reason", reason}});
+    out.push_back({{"input", in.input},
+                   {"context", in.context},
+                   {"how", in.how},
+                   {"why", in.why},
+                   {"skipped", std::move(skipped)}});
+  }
+  return out;
 }
 
 void write_json(const lint_report& r, std::ostream& os) {
@@ -199,7 +233,10 @@ void write_json(const lint_report& r, std::ostream& os) {
   nlohmann::json inputs = r.inputs;
   nlohmann::json summary = {{"error", count(r, engine::severity::error)},
                             {"warning", count(r, engine::severity::warning)},
-                            {"note", count(r, engine::severity::note)}};
+                            {"note", count(r, engine::severity::note)},
+                            {"tls_servers", r.tls_servers},
+                            {"files_read", r.files_read}};
+  if (const std::string none = no_tls_text(r); !none.empty()) summary["no_tls_server"] = none;
   // Keys in nlohmann::json's sorted order: "findings_dropped" sorts after "findings".
   if (const std::size_t n = dropped_total(r); n > 0) {
     nlohmann::json dropped = {{"per_rule", r.dropped_findings}, {"total", n}};
@@ -207,6 +244,7 @@ void write_json(const lint_report& r, std::ostream& os) {
   }
   nlohmann::json project =
       r.project_config ? nlohmann::json(*r.project_config) : nlohmann::json(nullptr);
+  os << ",\n  \"input_contexts\": " << dump_nested(readings_json(r), 1);
   os << ",\n  \"inputs\": " << dump_nested(inputs, 1)
      << ",\n  \"project_config\": " << dump_nested(project, 1)
      << ",\n  \"summary\": " << dump_nested(summary, 1) << "\n}\n";

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <ostream>
 #include <string>
@@ -21,6 +22,16 @@ using version_difference = engine::version_difference;
 /// The older measured version the findings were also computed for, and what differs there.
 using version_notice = engine::version_notice;
 
+/// How one input was read, when not as a main nginx.conf: the block its top level was read
+/// inside of, and, for a directory, the files it did not read.
+struct input_reading {
+  std::string input;    ///< as given
+  std::string context;  ///< "http", "stream", "server", "location", "directory"
+  std::string how;      ///< config::describe(): "inside http { }, as nginx reads ..."
+  std::string why;      ///< what in the input decided it
+  std::vector<std::pair<std::string, std::string>> skipped;  ///< directory: path, reason
+};
+
 /// Everything a lint run reports.
 struct lint_report {
   std::vector<std::string> inputs;            ///< configs linted, as given
@@ -33,6 +44,12 @@ struct lint_report {
   /// Set when the nginx version is only assumed (the newest known): the text report's first
   /// line says so, names the findings that would differ on `older`, and how to pin it.
   std::optional<version_notice> notice;
+  /// Inputs not read as a main nginx.conf (site files, snippets, directories).
+  std::vector<input_reading> readings;
+  /// Servers that speak TLS (model::offers_tls) and files read, over every input: a run with
+  /// none says "nothing TLS was checked" on its summary line.
+  std::size_t tls_servers = 0;
+  std::size_t files_read = 0;
 };
 
 /// Merges identical findings, as a report shows them: findings of one rule with the same
@@ -43,6 +60,11 @@ void merge_identical(std::vector<engine::finding>& findings);
 
 /// How many places of a finding the text report names before "and N more".
 inline constexpr std::size_t text_places_shown = 3;
+/// r.readings as the JSON array of `input_contexts` (docs/lint-json.md).
+nlohmann::json readings_json(const lint_report& r);
+
+/// "no TLS server in N files: nothing TLS was checked" when r found none, else "".
+std::string no_tls_text(const lint_report& r);
 
 /// The sum of r.dropped_findings.
 std::size_t dropped_total(const lint_report& r);

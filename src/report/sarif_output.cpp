@@ -181,6 +181,10 @@ void write_sarif(const lint_report& r, const std::string& working_dir, std::ostr
   // As JSON's assumed.notice: the version was only assumed, and what differs on the older one.
   if (r.notice) run["properties"]["assumed"]["notice"] = notice_line(r);
   run["properties"]["project_config"] = r.project_config ? json(*r.project_config) : json(nullptr);
+  run["properties"]["input_contexts"] = readings_json(r);
+  run["properties"]["summary"] = {{"tls_servers", r.tls_servers}, {"files_read", r.files_read}};
+  if (const std::string none = no_tls_text(r); !none.empty())
+    run["properties"]["summary"]["no_tls_server"] = none;
   if (const std::size_t n = dropped_total(r); n > 0)
     run["properties"]["findings_dropped"] = {{"per_rule", r.dropped_findings}, {"total", n}};
   json log = {{"$schema", "https://json.schemastore.org/sarif-2.1.0.json"},
@@ -240,6 +244,16 @@ void write_github(const lint_report& r, const std::string& working_dir, std::ost
   if (r.notice)
     os << "::notice title=" << escape_property("ngxtls nginx version")
        << "::" << escape_data(notice_line(r)) << "\n";
+  for (const auto& in : r.readings)
+    os << "::notice title=" << escape_property("ngxtls input") << "::"
+       << escape_data(in.input + ": read " + in.how + (in.why.empty() ? "" : " (" + in.why + ")") +
+                      (in.skipped.empty()
+                           ? ""
+                           : "; " + std::to_string(in.skipped.size()) + " files skipped"))
+       << "\n";
+  if (const std::string none = no_tls_text(r); !none.empty())
+    os << "::notice title=" << escape_property("ngxtls summary") << "::" << escape_data(none)
+       << "\n";
   for (const auto& f : r.findings) {
     out.clear();
     const char* cmd = f.level == engine::severity::error     ? "error"

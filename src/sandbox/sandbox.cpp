@@ -511,6 +511,11 @@ void sandbox::generate(const model::model& m) {
 void sandbox::assign_ports(const model::model& m, generation_plan& plan) {
   for (std::size_t k = 0; k < m.sockets.size(); ++k) {
     const auto& sock = m.sockets[k];
+    if (sock.context == model::context_kind::mail) {
+      notes_.push_back({"", "mail socket " + sock.name() +
+                                ": not started, the sandbox runs http and stream servers"});
+      continue;
+    }
     bool tls = sock.ssl;
     // `ssl on` (nginx < 1.25.1) makes every listen of the server TLS.
     for (auto si : sock.servers) tls = tls || model::is_on(m.servers[si].get("ssl"));

@@ -23,6 +23,8 @@ http {
         listen 443 ssl;
         ssl_protocols TLSv1.3;
         ssl_session_tickets off;
+        ssl_certificate cert.pem;
+        ssl_certificate_key key.pem;
     }
 }
 )";
@@ -180,7 +182,9 @@ TEST_CASE("a 100 MB config is read and linted, not rejected or hung") {
       "    # filler comment line to make the file large ......................................\n";
   std::string text = "events {}\nhttp {\n";
   while (text.size() < 100u * 1024 * 1024) text += block;
-  text += "    server { listen 443 ssl; ssl_protocols TLSv1.3; ssl_session_tickets off; }\n}\n";
+  text +=
+      "    server { listen 443 ssl; ssl_protocols TLSv1.3; ssl_session_tickets off; "
+      "ssl_certificate c.pem; ssl_certificate_key k.pem; }\n}\n";
   auto conf = tmp.write("big.conf", text).string();
   auto r = run_ngxtls({"lint", conf, "--nginx-version", "1.22.1", "--format", "json"});
   CHECK(r.exit_code == 1);

@@ -290,7 +290,8 @@ TEST_CASE("--fix=write on an nginx -T dump writes nothing: the dump's paths name
   std::ofstream(named) << on_disk;
   const std::string dump = "# configuration file " + named.string() +
                            ":\nevents {}\nhttp { server { listen 443 ssl; ssl_protocols TLSv1.3; "
-                           "ssl_session_tickets off; } }\n";
+                           "ssl_session_tickets off; ssl_certificate c.pem; "
+                           "ssl_certificate_key k.pem; } }\n";
   std::ofstream(tmp.path() / "dump.txt") << dump;
   auto w = ngxtls_in(tmp.path(), {"lint", "dump.txt", "--nginx-version", "1.22.1", "--fix=write"});
   CHECK(w.exit_code == 2);

@@ -33,6 +33,8 @@ http {
         listen 443 ssl;
         ssl_protocols TLSv1.3;
         ssl_session_tickets off;
+        ssl_certificate cert.pem;
+        ssl_certificate_key key.pem;
     }
 }
 )";

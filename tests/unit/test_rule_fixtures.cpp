@@ -15,8 +15,9 @@
 //
 // Header comments set options: `# nginx-version: V` (default 1.22.1), `# openssl-version: V`
 // (default 3.0.19), `# nginx-package: V` (the Debian package version dpkg-query would report;
-// default none), `# baseline: FILE`, `# fleet: FILE...`, `# strict-files`, and the .ngxtls.toml
-// settings `# expiry-days: N`, `# new-sessions-per-second: N`, `# modules: NAME...`.
+// default none), `# nginx-dynamic-modules: NAME...` (modules nginx -V shows as
+// --with-NAME=dynamic), `# baseline: FILE`, `# fleet: FILE...`, `# strict-files`, and the
+// .ngxtls.toml settings `# expiry-days: N`, `# new-sessions-per-second: N`, `# modules: NAME...`.
 
 #include <doctest/doctest.h>
 
@@ -34,6 +35,7 @@
 #include <utility>
 
 #include "config/loader.hpp"
+#include "config/site_files.hpp"
 #include "engine/engine.hpp"
 #include "engine/fix.hpp"
 #include "model/model.hpp"
@@ -208,7 +210,8 @@ struct loaded {
 
 loaded load(const fs::path& p, const model::assumed_versions& v) {
   loaded l;
-  l.cfg = std::make_unique<config::config>(config::load_file(p.string()));
+  // As `ngxtls lint FILE` reads it: a site file inside the block nginx reads it in.
+  l.cfg = std::make_unique<config::config>(config::load_site_file(p.string(), {}));
   l.m = std::make_unique<model::model>(model::build(*l.cfg, v));
   return l;
 }
@@ -242,6 +245,8 @@ std::string check_fixture(const std::string& rule, const fs::path& rule_dir, con
   if (auto ov = header_values(text, "openssl-version:"); !ov.empty())
     v.openssl = *model::version::parse(ov[0]);
   if (auto pv = header_values(text, "nginx-package:"); !pv.empty()) v.nginx_package = pv[0];
+  for (const auto& mod : header_values(text, "nginx-dynamic-modules:"))
+    v.dynamic_modules.insert(mod);
   loaded main = load(file, v);
   engine::lint_options opts;
   opts.select = std::set<std::string>{rule};

@@ -1,0 +1,88 @@
+// config/site_files: the block a file is read in, and what `lint DIR` reads, within its bounds.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+
+#include "base/error.hpp"
+#include "config/site_files.hpp"
+#include "support/process.hpp"
+
+namespace fs = std::filesystem;
+using namespace ngxtls;
+
+namespace {
+
+config::config site(const test::temp_dir& tmp, const std::string& name, const std::string& text) {
+  return config::load_site_file(tmp.write(name, text).string(), {});
+}
+
+}  // namespace
+
+TEST_CASE("the top level decides the block a file is read in, and the tree keeps its lines") {
+  test::temp_dir tmp;
+  auto main =
+      site(tmp, "nginx.conf", "user www-data;\nevents {}\nhttp { server { listen 80; } }\n");
+  CHECK(main.implied == config::implied_context::none);
+  auto http = site(tmp, "a.conf", "map $a $b { default 1; }\nserver {\n    listen 443 ssl;\n}\n");
+  CHECK(http.implied == config::implied_context::http);
+  REQUIRE(http.root.size() == 1);
+  CHECK(http.root[0].name == "http");
+  CHECK(http.root[0].line == 1);  // placed at the first directive it holds
+  REQUIRE(http.root[0].block.size() == 2);
+  CHECK(http.root[0].block[1].line == 2);  // the server, where the file has it
+  auto ssl_only = site(tmp, "ssl.conf", "ssl_protocols TLSv1.2 TLSv1.3;\n");
+  CHECK(ssl_only.implied == config::implied_context::http);
+  auto server = site(tmp, "s.conf", "listen 443 ssl;\nssl_certificate c.pem;\n");
+  CHECK(server.implied == config::implied_context::http_server);
+  CHECK(server.root[0].block[0].name == "server");
+  auto stream = site(tmp, "db.conf", "server { listen 5432; proxy_pass 10.0.0.1:5432; }\n");
+  CHECK(stream.implied == config::implied_context::stream);
+  // An http-only directive, or a proxy_pass with a scheme, keeps it in http.
+  auto mixed = site(tmp, "m.conf", "server { listen 8080; proxy_pass 10.0.0.1:80; root /srv; }\n");
+  CHECK(mixed.implied == config::implied_context::http);
+  auto loc = site(tmp, "p.conf", "proxy_pass http://app;\n");
+  CHECK(loc.implied == config::implied_context::http_location);
+  CHECK(loc.root[0].block[0].block[0].name == "location");
+  CHECK(loc.root[0].block[0].block[0].args[0].value() == "/");
+  // In conf.d/, relative includes resolve against its parent (where nginx.conf sits).
+  tmp.write("etc/snippets/tls.conf", "ssl_certificate c.pem;\n");
+  auto inc = site(tmp, "etc/conf.d/x.conf", "server { include snippets/tls.conf; }\n");
+  CHECK(inc.files.size() == 2);
+}
+
+TEST_CASE("lint DIR lists files sorted and recursively, the usual names only, within its bounds") {
+  test::temp_dir tmp;
+  tmp.write("d/conf.d/b.conf", "server { listen 81; }\n");
+  tmp.write("d/conf.d/a.conf", "server { listen 80; }\n");
+  tmp.write("d/sites-enabled/app", "server { listen 82; }\n");
+  tmp.write("d/notes.txt", "x\n");
+  tmp.write("d/.hidden.conf", "x;\n");
+  fs::create_symlink(tmp.path() / "d/conf.d/a.conf", tmp.path() / "d/conf.d/z.conf");
+  const std::string dir = (tmp.path() / "d").string();
+  auto plan = config::plan_directory(dir, {});
+  CHECK_FALSE(plan.nginx_conf);
+  CHECK(plan.files == std::vector<std::string>{dir + "/conf.d/a.conf", dir + "/conf.d/b.conf",
+                                               dir + "/sites-enabled/app"});
+  REQUIRE(plan.skipped.size() == 3);
+  CHECK(plan.skipped[0].path == dir + "/.hidden.conf");
+  CHECK(plan.skipped[1].path == dir + "/conf.d/z.conf");  // the same file as a.conf
+  CHECK(plan.skipped[2].path == dir + "/notes.txt");
+  // One shared http block holds every site file's servers.
+  config::directory_plan used;
+  auto cfg = config::load_directory(dir, {}, used);
+  REQUIRE(cfg.root.size() == 1);
+  CHECK(cfg.root[0].name == "http");
+  CHECK(cfg.root[0].block.size() == 3);
+  // Bounded: file count and directory entries.
+  config::load_options few;
+  few.max_included_files = 2;
+  try {
+    config::plan_directory(dir, few);
+    FAIL("no error");
+  } catch (const input_error& e) {
+    CHECK(e.message() == "more than 2 configuration files (max_included_files)");
+  }
+  config::load_options entries;
+  entries.max_glob_entries = 3;
+  CHECK_THROWS_AS(config::plan_directory(dir, entries), input_error);
+}
