@@ -23,6 +23,7 @@
 
 #include "config/paths.hpp"
 #include "tls/certificate.hpp"
+#include "tls/ciphers.hpp"
 #include "tls/pki.hpp"
 #include "tls/ticket_key.hpp"
 
@@ -111,6 +112,32 @@ bool trusted_module(const std::string& path) {
 // A closed local port for stand-in OCSP URLs: connecting is refused at once, nothing leaves the
 // host.
 constexpr const char* k_dead_responder = "http://127.0.0.1:9/";
+
+/// Key types a stand-in certificate can have when the real one is not readable.
+enum class standin_key { ec, rsa };
+
+// The key type the server's own TLS 1.2 cipher list can use: RSA when every suite it enables
+// authenticates with RSA (an EC certificate would fail every TLS 1.2 handshake), EC otherwise,
+// also when no protocol below TLS 1.3 is on (TLS 1.3 suites serve any key type).
+standin_key preferred_standin_key(const model::server& s) {
+  const auto* protocols = s.get("ssl_protocols");
+  if (!model::protocols_enable(protocols, "TLSv1.2") &&
+      !model::protocols_enable(protocols, "TLSv1.1") &&
+      !model::protocols_enable(protocols, "TLSv1"))
+    return standin_key::ec;
+  const auto* ciphers = s.get("ssl_ciphers");
+  if (!ciphers || ciphers->first().empty()) return standin_key::ec;
+  bool rsa = false, ecdsa = false;
+  try {
+    for (const auto& c : tls::expand_cipher_string(std::string(ciphers->first()))) {
+      rsa = rsa || c.auth == "RSA";
+      ecdsa = ecdsa || c.auth == "ECDSA";
+    }
+  } catch (const std::exception&) {
+    return standin_key::ec;  // nginx -t reports the list; the key type does not matter then
+  }
+  return rsa && !ecdsa ? standin_key::rsa : standin_key::ec;
+}
 
 std::string resolve(const model::model& m, const std::string& path) {
   if (path.empty() || !m.cfg) return path;
@@ -619,6 +646,25 @@ void sandbox::stand_in_certificates(const model::model& m, server_plan& p) {
   std::vector<std::pair<const config::directive*, const config::directive*>> pair_where;
   const std::size_t n_pairs =
       std::max(certs ? certs->values.size() : 0, keys ? keys->values.size() : 0);
+  // Key types already served by readable certificates: with two or more certificates the
+  // stand-ins add the kind that is missing, so that RSA and EC are both served as nginx
+  // would serve both.
+  std::set<standin_key> served_keys;
+  for (std::size_t i = 0; certs && i < certs->values.size(); ++i) {
+    const auto& c = certs->values[i];
+    if (c.args.empty() || c.args.front().rfind("data:", 0) == 0 ||
+        c.args.front().find('$') != std::string::npos)
+      continue;
+    const std::string real = resolve(m, std::string(c.args.front()));
+    if (!readable_file(real)) continue;
+    try {
+      const auto chain = tls::read_certificate_chain(real);
+      if (!chain.empty() && chain.front().key_type == "RSA") served_keys.insert(standin_key::rsa);
+      if (!chain.empty() && chain.front().key_type == "EC") served_keys.insert(standin_key::ec);
+    } catch (const std::exception&) {
+    }
+  }
+  const standin_key preferred = preferred_standin_key(s);
   for (std::size_t i = 0; i < std::max<std::size_t>(n_pairs, 1); ++i) {
     const model::occurrence* c = certs && i < certs->values.size() ? &certs->values[i] : nullptr;
     const model::occurrence* k = keys && i < keys->values.size() ? &keys->values[i] : nullptr;
@@ -652,7 +698,17 @@ void sandbox::stand_in_certificates(const model::model& m, server_plan& p) {
       pair_where.push_back({c ? c->where : nullptr, k ? k->where : nullptr});
       continue;
     }
-    const std::string pair_key = creal + "\n" + kreal;
+    const bool chain_known = chain && !chain->empty();
+    standin_key key_kind = preferred;
+    if (!chain_known) {
+      const standin_key other = preferred == standin_key::ec ? standin_key::rsa : standin_key::ec;
+      if (served_keys.count(preferred) && !served_keys.count(other)) key_kind = other;
+      served_keys.insert(key_kind);
+    }
+    const std::string pair_key = creal + "\n" + kreal + "\n" +
+                                 (chain_known                    ? "chain"
+                                  : key_kind == standin_key::rsa ? "rsa"
+                                                                 : "ec");
     auto it = pki_of_pair_.find(pair_key);
     std::string why;
     if (it == pki_of_pair_.end()) {
@@ -675,9 +731,13 @@ void sandbox::stand_in_certificates(const model::model& m, server_plan& p) {
         for (const auto& n : s.names)
           if (literal_name(n)) po.dns_names.push_back(n);
         if (po.dns_names.empty()) po.dns_names = {"localhost"};
-        kind =
-            "an EC P-256 key, the server's names and no OCSP URL (the certificate is not "
-            "readable here)";
+        if (key_kind == standin_key::rsa) po.key_type = "rsa";
+        const std::string why_kind = n_pairs > 1 ? "one of each kind for the server's certificates"
+                                     : key_kind == standin_key::rsa
+                                         ? "the TLS 1.2 cipher list authenticates with RSA only"
+                                         : "the TLS 1.2 cipher list takes an EC key";
+        kind = "an " + describe_key(po) + " key (" + why_kind +
+               "), the server's names and no OCSP URL (the certificate is not readable here)";
       }
       const std::string dir = run_dir_ + "/material/pki-" + std::to_string(++standins_);
       auto pki = tls::make_pki(dir, po);
