@@ -665,7 +665,10 @@ void sandbox::stand_in_certificates(const model::model& m, server_plan& p) {
     }
   }
   const standin_key preferred = preferred_standin_key(s);
-  for (std::size_t i = 0; i < std::max<std::size_t>(n_pairs, 1); ++i) {
+  // A server that rejects every handshake needs no certificate (ssl_reject_handshake, nginx
+  // 1.19.4 and later per nginx's CHANGES): none is stood in for it.
+  const bool needs_certificate = n_pairs > 0 || !model::is_on(s.get("ssl_reject_handshake"));
+  for (std::size_t i = 0; needs_certificate && i < std::max<std::size_t>(n_pairs, 1); ++i) {
     const model::occurrence* c = certs && i < certs->values.size() ? &certs->values[i] : nullptr;
     const model::occurrence* k = keys && i < keys->values.size() ? &keys->values[i] : nullptr;
     const std::string carg(c && !c->args.empty() ? c->args.front() : "");
@@ -1327,11 +1330,19 @@ void sandbox::record_served(const model::model& m, const generation_plan& plan) 
         if (literal_name(n) && std::find(ss.names.begin(), ss.names.end(), n) == ss.names.end()) {
           ss.names.push_back(n);
           if (p.index == sock.default_server) default_named = true;
+          if (model::is_on(m.servers[p.index].get("ssl_reject_handshake")))
+            ss.refusing.push_back(n);
         }
       }
     }
     if (!any) continue;
-    if (!default_named) ss.names.insert(ss.names.begin(), "");
+    if (!default_named) {
+      ss.names.insert(ss.names.begin(), "");
+      // Without SNI (or with a name no server has) nginx stays in the default server.
+      if (sock.default_server < m.servers.size() &&
+          model::is_on(m.servers[sock.default_server].get("ssl_reject_handshake")))
+        ss.refusing.push_back("");
+    }
     sockets_.push_back(std::move(ss));
   }
   for (const auto& p : plan.servers)

@@ -47,6 +47,9 @@ struct sandbox_socket {
   /// Literal server names of its servers (SNI to probe), config order, without duplicates;
   /// an empty string stands for "no SNI" (the default server has no literal name).
   std::vector<std::string> names;
+  /// The entries of `names` whose server has `ssl_reject_handshake on`: nginx refuses the
+  /// handshake there (an unrecognized_name alert), so a refused probe is the expected outcome.
+  std::vector<std::string> refusing;
 };
 
 /// A directive the sandbox nginx rejected (`nginx -t` [emerg]), traced to the linted config.

@@ -51,21 +51,20 @@ std::string all_notes(const json& doc) {
 
 TEST_CASE("sandbox: stand-in certificates take the key type the server's cipher list needs") {
   test::temp_dir dir;
-  auto conf = dir.write(
-      "nginx.conf",
-      "events {}\nhttp {\n  ssl_protocols TLSv1.2;\n"
-      "  server { listen 443 ssl; server_name rsa.example.test;\n"
-      "    ssl_ciphers ECDHE-RSA-AES128-GCM-SHA256:ECDHE-RSA-AES256-GCM-SHA384;\n"
-      "    ssl_certificate /etc/ngxtls-absent/rsa.pem;\n"
-      "    ssl_certificate_key /etc/ngxtls-absent/rsa.key; }\n"
-      "  server { listen 443 ssl; server_name ec.example.test;\n"
-      "    ssl_certificate /etc/ngxtls-absent/ec.pem;\n"
-      "    ssl_certificate_key /etc/ngxtls-absent/ec.key; }\n"
-      "  server { listen 8443 ssl; server_name dual.example.test;\n"
-      "    ssl_certificate /etc/ngxtls-absent/dual-1.pem;\n"
-      "    ssl_certificate_key /etc/ngxtls-absent/dual-1.key;\n"
-      "    ssl_certificate /etc/ngxtls-absent/dual-2.pem;\n"
-      "    ssl_certificate_key /etc/ngxtls-absent/dual-2.key; }\n}\n");
+  auto conf = dir.write("nginx.conf",
+                        "events {}\nhttp {\n  ssl_protocols TLSv1.2;\n"
+                        "  server { listen 443 ssl; server_name rsa.example.test;\n"
+                        "    ssl_ciphers ECDHE-RSA-AES128-GCM-SHA256:ECDHE-RSA-AES256-GCM-SHA384;\n"
+                        "    ssl_certificate /etc/ngxtls-absent/rsa.pem;\n"
+                        "    ssl_certificate_key /etc/ngxtls-absent/rsa.key; }\n"
+                        "  server { listen 443 ssl; server_name ec.example.test;\n"
+                        "    ssl_certificate /etc/ngxtls-absent/ec.pem;\n"
+                        "    ssl_certificate_key /etc/ngxtls-absent/ec.key; }\n"
+                        "  server { listen 8443 ssl; server_name dual.example.test;\n"
+                        "    ssl_certificate /etc/ngxtls-absent/dual-1.pem;\n"
+                        "    ssl_certificate_key /etc/ngxtls-absent/dual-1.key;\n"
+                        "    ssl_certificate /etc/ngxtls-absent/dual-2.pem;\n"
+                        "    ssl_certificate_key /etc/ngxtls-absent/dual-2.key; }\n}\n");
   int rc = 0;
   auto doc = sandbox_check(conf.string(), {"--tls1.2", "-n", "2"}, rc);
   CHECK(rc == 0);
@@ -78,7 +77,8 @@ TEST_CASE("sandbox: stand-in certificates take the key type the server's cipher 
   REQUIRE((*rsa)["certificate"].is_object());
   CHECK((*rsa)["certificate"]["key_type"] == "RSA");
   CHECK(notes.find("rsa.example.test: ssl_certificate \"/etc/ngxtls-absent/rsa.pem\" is not "
-                   "readable here: stand-in certificate with an RSA 2048 key") != std::string::npos);
+                   "readable here: stand-in certificate with an RSA 2048 key") !=
+        std::string::npos);
   // nginx's default list (HIGH:!aNULL:!MD5) takes ECDSA suites: EC.
   const json* ec = target_of(doc, "ec.example.test");
   REQUIRE(ec);
@@ -99,15 +99,130 @@ TEST_CASE("sandbox: a readable RSA certificate whose key is absent gets an RSA s
   rsa.dns_names = {"a.example.test"};
   const auto pki = tls::make_pki((dir.path() / "pki").string(), rsa);
   // A readable RSA chain whose key file is not on this machine.
-  auto conf = dir.write("nginx.conf",
-                        "events {}\nhttp {\n  server { listen 443 ssl; server_name a.example.test;\n"
-                        "    ssl_ciphers ECDHE-RSA-AES128-GCM-SHA256;\n"
-                        "    ssl_certificate " + pki.chain + ";\n"
-                        "    ssl_certificate_key /etc/ngxtls-absent/a.key; }\n}\n");
+  auto conf =
+      dir.write("nginx.conf",
+                "events {}\nhttp {\n  server { listen 443 ssl; server_name a.example.test;\n"
+                "    ssl_ciphers ECDHE-RSA-AES128-GCM-SHA256;\n"
+                "    ssl_certificate " +
+                    pki.chain +
+                    ";\n"
+                    "    ssl_certificate_key /etc/ngxtls-absent/a.key; }\n}\n");
   int rc = 0;
   auto doc = sandbox_check(conf.string(), {"--tls1.2", "-n", "2"}, rc);
   const json* t = target_of(doc, "a.example.test");
   REQUIRE(t);
   REQUIRE((*t)["certificate"].is_object());
   CHECK((*t)["certificate"]["key_type"] == "RSA");
+}
+
+TEST_CASE("sandbox: a default server that rejects handshakes refuses the no-SNI probe, as asked") {
+  test::temp_dir dir;
+  auto conf = dir.write(
+      "nginx.conf",
+      "events {}\nhttp {\n  ssl_protocols TLSv1.2 TLSv1.3;\n"
+      "  server { listen 443 ssl default_server; server_name _; ssl_reject_handshake on; }\n"
+      "  server { listen 443 ssl; server_name a.example.test;\n"
+      "    ssl_certificate /etc/ngxtls-absent/a.pem; ssl_certificate_key /etc/ngxtls-absent/a.key; "
+      "}\n"
+      "  server { listen 443 ssl; server_name b.example.test;\n"
+      "    ssl_certificate /etc/ngxtls-absent/b.pem; ssl_certificate_key /etc/ngxtls-absent/b.key; "
+      "}\n"
+      "}\n");
+  int rc = 0;
+  auto doc = sandbox_check(conf.string(), {"-n", "4"}, rc);
+  CHECK(rc == 0);
+  std::string notes;
+  for (const auto& n : doc["notes"]) notes += n.get<std::string>() + "\n";
+  INFO(notes);
+  INFO(all_notes(doc));
+  CHECK(notes.find("could not be probed") == std::string::npos);
+  // The name-based servers are probed and speak for their findings.
+  for (const char* name : {"a.example.test", "b.example.test"}) {
+    const json* t = target_of(doc, name);
+    REQUIRE(t);
+    CHECK((*t)["error"].is_null());
+  }
+  // The no-SNI probe reached the rejecting default server and was refused: the report says so.
+  const json* nosni = target_of(doc, "");
+  REQUIRE(nosni);
+  CHECK(!(*nosni)["error"].is_null());
+  CHECK(notes.find("(no SNI) refused the handshake, as its ssl_reject_handshake on asks") !=
+        std::string::npos);
+  // A server with no certificate and ssl_reject_handshake on is valid nginx (1.19.4 and later):
+  // no stand-in note claims nginx would refuse it, and nginx -t passes the config as written.
+  CHECK(all_notes(doc).find("nginx would refuse") == std::string::npos);
+  CHECK(doc["nginx_test"]["verdict"] == "passed");
+  // Verdicts judged by the name-based servers' own probes.
+  for (const char* name : {"a.example.test", "b.example.test"}) {
+    const json* f = find_finding(doc, "hsts-missing", name);
+    REQUIRE(f);
+    CHECK((*f)["verdict"] == "confirmed");
+  }
+  // No error finding stands, and a refused no-SNI probe is no reason for exit 3.
+  auto r = test::run({test::ngxtls_binary(), "check", conf.string(), "--sandbox", "-n", "2",
+                      "--fail-on", "error"});
+  CHECK(r.exit_code == 0);
+}
+
+TEST_CASE(
+    "sandbox: session-ID resumption per name confirms session-setting-ignored and "
+    "session-cache-per-worker") {
+  {
+    // A cache only in the name-based server: its sessions live in the default server's
+    // context, which has none (docs/nginx-facts.md#default-server-rules).
+    test::temp_dir dir;
+    auto conf = dir.write(
+        "nginx.conf",
+        "events {}\nhttp {\n  ssl_session_tickets off;\n"
+        "  server { listen 443 ssl default_server; server_name _; ssl_reject_handshake on; }\n"
+        "  server { listen 443 ssl; server_name a.example.test;\n"
+        "    ssl_session_cache shared:A:1m; }\n}\n");
+    int rc = 0;
+    auto doc = sandbox_check(conf.string(), {"--tls1.2", "-n", "10"}, rc);
+    CHECK(rc == 0);
+    const json* f = find_finding(doc, "session-setting-ignored", "a.example.test");
+    REQUIRE(f);
+    CHECK((*f)["verdict"] == "confirmed");
+    CHECK((*f)["verdict_reason"].get<std::string>().find("TLS 1.2 session IDs never resumed "
+                                                         "under this name (0/10)") !=
+          std::string::npos);
+  }
+  {
+    // The same cache set for the whole socket: the finding is gone, and session IDs resume.
+    test::temp_dir dir;
+    auto conf = dir.write(
+        "nginx.conf",
+        "events {}\nhttp {\n  ssl_session_tickets off;\n  ssl_session_cache shared:A:1m;\n"
+        "  server { listen 443 ssl default_server; server_name _; ssl_reject_handshake on; }\n"
+        "  server { listen 443 ssl; server_name a.example.test; }\n}\n");
+    int rc = 0;
+    auto doc = sandbox_check(conf.string(), {"--tls1.2", "-n", "10"}, rc);
+    CHECK(rc == 0);
+    CHECK(find_finding(doc, "session-setting-ignored", "") == nullptr);
+    const json* t = target_of(doc, "a.example.test");
+    REQUIRE(t);
+    int resumed = -1;
+    for (const auto& p : (*t)["protocols"])
+      if (p["mechanism"] == "session_id") resumed = p["resumed"].get<int>();
+    CHECK(resumed == 10);
+  }
+  {
+    // A builtin cache split over four reuseport workers, under a name of a socket whose default
+    // server rejects every handshake.
+    test::temp_dir dir;
+    auto conf =
+        dir.write("nginx.conf",
+                  "worker_processes 4;\nevents {}\nhttp {\n  ssl_session_cache builtin:20000;\n"
+                  "  server { listen 443 ssl default_server reuseport; server_name _;\n"
+                  "    ssl_reject_handshake on; }\n"
+                  "  server { listen 443 ssl; server_name a.example.test; }\n}\n");
+    int rc = 0;
+    // 80 attempts: each reaches the caching worker with p = 1/4, so 0 or 80 resumed has
+    // probability below 1e-9.
+    auto doc = sandbox_check(conf.string(), {"--tls1.2", "-n", "80"}, rc);
+    CHECK(rc == 0);
+    const json* f = find_finding(doc, "session-cache-per-worker", "");
+    REQUIRE(f);
+    CHECK((*f)["verdict"] == "confirmed");
+  }
 }
