@@ -78,26 +78,6 @@ const std::set<std::string> k_ssl_module_directives = {"ssl_certificate",
 // Files a copied file argument may be at most: the copy is read whole.
 constexpr std::uintmax_t k_max_material_bytes = 64u << 20;
 
-// Whether `host` (no port, brackets allowed) is this machine's loopback.
-bool loopback_host(std::string host) {
-  if (host.size() > 1 && host.front() == '[' && host.back() == ']')
-    host = host.substr(1, host.size() - 2);
-  std::transform(host.begin(), host.end(), host.begin(),
-                 [](unsigned char c) { return std::tolower(c); });
-  if (host == "localhost" || host == "::1" || host == "0:0:0:0:0:0:0:1") return true;
-  in_addr a{};
-  return ::inet_pton(AF_INET, host.c_str(), &a) == 1 && (ntohl(a.s_addr) >> 24) == 127;
-}
-
-// The host of an nginx address argument: "http://host:port/path", "host:port", "[v6]:port", "host".
-std::string host_of(std::string arg) {
-  if (auto at = arg.find("://"); at != std::string::npos) arg = arg.substr(at + 3);
-  arg = arg.substr(0, arg.find('/'));
-  if (!arg.empty() && arg[0] == '[') return arg.substr(0, arg.find(']') + 1);
-  if (std::count(arg.begin(), arg.end(), ':') > 1) return arg;  // a bare IPv6 address
-  return arg.substr(0, arg.find(':'));
-}
-
 // A module file nginx may load for the sandbox: a regular file in a directory, both owned by
 // root (or this user) and writable by no one else.
 bool trusted_module(const std::string& path) {
@@ -236,6 +216,24 @@ std::optional<emerg> first_emerg(const std::string& err, const std::string& conf
 }
 
 }  // namespace
+
+bool loopback_host(std::string host) {
+  if (host.size() > 1 && host.front() == '[' && host.back() == ']')
+    host = host.substr(1, host.size() - 2);
+  std::transform(host.begin(), host.end(), host.begin(),
+                 [](unsigned char c) { return std::tolower(c); });
+  if (host == "localhost" || host == "::1" || host == "0:0:0:0:0:0:0:1") return true;
+  in_addr a{};
+  return ::inet_pton(AF_INET, host.c_str(), &a) == 1 && (ntohl(a.s_addr) >> 24) == 127;
+}
+
+std::string host_of(std::string arg) {
+  if (auto at = arg.find("://"); at != std::string::npos) arg = arg.substr(at + 3);
+  arg = arg.substr(0, arg.find('/'));
+  if (!arg.empty() && arg[0] == '[') return arg.substr(0, arg.find(']') + 1);
+  if (std::count(arg.begin(), arg.end(), ':') > 1) return arg;  // a bare IPv6 address
+  return arg.substr(0, arg.find(':'));
+}
 
 std::string default_sandbox_base() {
   const char* tmp = std::getenv("TMPDIR");
@@ -857,6 +855,14 @@ void sandbox::plan_directives(const model::model& m, server_plan& p) {
                             "network cannot resolve)"});
           continue;
         }
+        std::string off_host;
+        for (const auto& a : args)
+          if (a.find('=') == std::string::npos && !loopback_host(host_of(a))) off_host = a;
+        if (!off_host.empty())
+          notes_.push_back({p.label, "resolver \"" + off_host +
+                                         "\": kept, but not reachable from the sandbox's "
+                                         "loopback-only network: nothing it would resolve (an OCSP "
+                                         "responder's host) is resolved here"});
       }
       if (name == "ssl_stapling_responder") responder_kept = true;
       if (name == "ssl_session_ticket_key") {
@@ -885,6 +891,21 @@ void sandbox::plan_directives(const model::model& m, server_plan& p) {
                    "\": the stand-in issuer stands in for it (assumed to hold the real issuer)"});
         } else if (readable_file(real) && !usable(real, arg0).empty()) {
           args[0] = usable(real, arg0);
+        } else if (name == "ssl_client_certificate") {
+          // Left out, ssl_verify_client would make nginx refuse the server ("no
+          // ssl_client_certificate for ssl_verify_client"): a CA of the sandbox's own stands in,
+          // one per file so that servers sharing the file share the stand-in.
+          auto it = pki_of_pair_.find("client-ca\n" + real);
+          if (it == pki_of_pair_.end()) {
+            const std::string dir = run_dir_ + "/material/pki-" + std::to_string(++standins_);
+            it = pki_of_pair_.emplace("client-ca\n" + real, tls::make_pki(dir, {})).first;
+            notes_.push_back({p.label, name + " \"" + arg0 +
+                                           "\" is not readable here: a CA of the sandbox's own "
+                                           "stands in for it (no client certificate the real CA "
+                                           "issued is verified here)"});
+          }
+          args[0] = it->second.root_cert;
+          display_of_[args[0]] = arg0;
         } else {
           drop("is not readable here: left out");
           continue;

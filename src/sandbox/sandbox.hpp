@@ -52,6 +52,14 @@ struct sandbox_socket {
   std::vector<std::string> refusing;
 };
 
+/// Whether `host` (no port, brackets allowed) is this machine's loopback: "localhost", ::1 or
+/// 127.0.0.0/8.
+bool loopback_host(std::string host);
+
+/// The host of an nginx address argument: "http://host:port/path", "host:port", "[v6]:port",
+/// "host" (brackets kept for IPv6).
+std::string host_of(std::string arg);
+
 /// A directive the sandbox nginx rejected (`nginx -t` [emerg]), traced to the linted config.
 struct sandbox_rejection {
   source_location where;  ///< the directive in the linted config

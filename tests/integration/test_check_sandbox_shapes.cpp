@@ -226,3 +226,77 @@ TEST_CASE(
     CHECK((*f)["verdict"] == "confirmed");
   }
 }
+
+TEST_CASE(
+    "sandbox: client-certificate CAs, upstreams and resolvers it cannot reach are stood in or "
+    "kept, listed, and the run goes on") {
+  {
+    // Hosts nginx resolves while it tests the config: stood in by 127.0.0.1 in the whole-config
+    // test, each listed; a resolver given by address is kept and said to be unreachable.
+    test::temp_dir dir;
+    auto conf =
+        dir.write("nginx.conf",
+                  "events {}\nhttp {\n"
+                  "  upstream backend { server backend.internal.example:8080; }\n"
+                  "  server { listen 443 ssl; server_name a.example.test;\n"
+                  "    ssl_certificate /etc/ngxtls-absent/a.pem;\n"
+                  "    ssl_certificate_key /etc/ngxtls-absent/a.key;\n"
+                  "    ssl_client_certificate /etc/ngxtls-absent/clients-ca.pem;\n"
+                  "    ssl_verify_client on;\n"
+                  "    resolver 10.0.0.53 valid=30s;\n"
+                  "    location / { proxy_pass http://backend; }\n"
+                  "    location /api { proxy_pass https://api.internal.example; }\n  }\n}\n");
+    int rc = 0;
+    auto doc = sandbox_check(conf.string(), {"-n", "2"}, rc);
+    CHECK(rc == 0);
+    const std::string notes = all_notes(doc);
+    INFO(notes);
+    CHECK(doc["errors"].empty());
+    CHECK(doc["nginx_test"]["verdict"] == "passed");
+    CHECK(doc["sandbox"]["untested"].empty());
+    const json* t = target_of(doc, "a.example.test");
+    REQUIRE(t);
+    CHECK((*t)["error"].is_null());
+    CHECK(notes.find("ssl_client_certificate \"/etc/ngxtls-absent/clients-ca.pem\"") !=
+          std::string::npos);
+    CHECK(notes.find("resolver \"10.0.0.53\": kept, but not reachable") != std::string::npos);
+    CHECK(notes.find("server at " + conf.string() +
+                     ":3:22: host \"backend.internal.example\" stands as 127.0.0.1") !=
+          std::string::npos);
+    CHECK(notes.find("proxy_pass at " + conf.string() +
+                     ":11:21: host \"api.internal.example\" stands as 127.0.0.1") !=
+          std::string::npos);
+    // `http://backend` names the upstream block: nothing to resolve, nothing replaced.
+    CHECK(notes.find("host \"backend\"") == std::string::npos);
+  }
+  {
+    // A readable certificate and a client CA that is not on this machine: left out,
+    // ssl_verify_client would make nginx refuse the server; a CA of the sandbox's own stands in.
+    test::temp_dir dir;
+    tls::pki_options o;
+    o.dns_names = {"a.example.test"};
+    const auto pki = tls::make_pki((dir.path() / "pki").string(), o);
+    auto conf =
+        dir.write("nginx.conf",
+                  "events {}\nhttp {\n  server { listen 443 ssl; server_name a.example.test;\n"
+                  "    ssl_certificate " +
+                      pki.chain + ";\n    ssl_certificate_key " + pki.leaf_key +
+                      ";\n"
+                      "    ssl_client_certificate /etc/ngxtls-absent/clients-ca.pem;\n"
+                      "    ssl_verify_client optional;\n  }\n}\n");
+    int rc = 0;
+    auto doc = sandbox_check(conf.string(), {"-n", "2"}, rc);
+    const std::string notes = all_notes(doc);
+    INFO(notes);
+    CHECK(rc == 0);
+    CHECK(doc["errors"].empty());
+    CHECK(doc["nginx_test"]["verdict"] == "passed");
+    CHECK(doc["sandbox"]["untested"].empty());
+    const json* t = target_of(doc, "a.example.test");
+    REQUIRE(t);
+    CHECK((*t)["error"].is_null());
+    CHECK(notes.find("ssl_client_certificate \"/etc/ngxtls-absent/clients-ca.pem\" is not "
+                     "readable here: a CA of the sandbox's own stands in for it") !=
+          std::string::npos);
+  }
+}
