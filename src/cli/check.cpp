@@ -334,6 +334,7 @@ int run_check(const check_args& a) {
   jo.reload = a.reload || swap;
   if (sb) {
     jo.port_map = sb->port_map();
+    jo.sandbox_responses = true;
     for (const auto& r : sb->rejections()) jo.rejected.push_back({r.where, r.message});
     for (const auto& w : sb->warnings()) jo.warnings.push_back({w.where, w.port, w.message});
     jo.ssl_added_ports = sb->ssl_added_ports();

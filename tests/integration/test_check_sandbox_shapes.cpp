@@ -121,7 +121,7 @@ TEST_CASE("sandbox: a default server that rejects handshakes refuses the no-SNI 
       "nginx.conf",
       "events {}\nhttp {\n  ssl_protocols TLSv1.2 TLSv1.3;\n"
       "  server { listen 443 ssl default_server; server_name _; ssl_reject_handshake on; }\n"
-      "  server { listen 443 ssl; server_name a.example.test;\n"
+      "  server { listen 443 ssl; server_name a.example.test; ssl_protocols TLSv1.3;\n"
       "    ssl_certificate /etc/ngxtls-absent/a.pem; ssl_certificate_key /etc/ngxtls-absent/a.key; "
       "}\n"
       "  server { listen 443 ssl; server_name b.example.test;\n"
@@ -152,11 +152,19 @@ TEST_CASE("sandbox: a default server that rejects handshakes refuses the no-SNI 
   // no stand-in note claims nginx would refuse it, and nginx -t passes the config as written.
   CHECK(all_notes(doc).find("nginx would refuse") == std::string::npos);
   CHECK(doc["nginx_test"]["verdict"] == "passed");
-  // Verdicts judged by the name-based servers' own probes.
+  // A verdict judged by a name-based server's own probe: its ssl_protocols is ignored, the
+  // socket's default server's apply (docs/nginx-facts.md#default-server-rules).
+  const json* f = find_finding(doc, "protocols-ignored-per-sni", "a.example.test");
+  REQUIRE(f);
+  CHECK((*f)["verdict"] == "confirmed");
+  CHECK((*f)["verdict_reason"].get<std::string>().find("TLSv1.2 accepted under this name") !=
+        std::string::npos);
+  // The sandbox answers with its own `return 200`, without the server's add_header or
+  // upstreams: its response headers cannot confirm hsts-missing.
   for (const char* name : {"a.example.test", "b.example.test"}) {
-    const json* f = find_finding(doc, "hsts-missing", name);
-    REQUIRE(f);
-    CHECK((*f)["verdict"] == "confirmed");
+    const json* h = find_finding(doc, "hsts-missing", name);
+    REQUIRE(h);
+    CHECK((*h)["verdict"] == "not_testable");
   }
   // No error finding stands, and a refused no-SNI probe is no reason for exit 3.
   auto r = test::run({test::ngxtls_binary(), "check", conf.string(), "--sandbox", "-n", "2",
