@@ -48,6 +48,8 @@ in the server (or the `http` block), and in every location that has `add_header`
 ## How the prober confirms it
 `ngxtls check` reads the headers of the probe's `HEAD /` response: no
 `Strict-Transport-Security` confirms it, the header refutes it (an upstream sends it).
+`check --sandbox` leaves it not testable: the sandbox answers with its own response, not the
+server's `add_header`, locations or upstreams.
 
 ## Source
 RFC 6797 (HTTP Strict Transport Security); nginx docs, ngx_http_headers_module `add_header`

@@ -801,7 +801,12 @@ std::vector<checked_finding> judge(const std::vector<engine::finding>& findings,
           judge_protocols_per_sni(c, rs);
           break;
         case engine::probe_question::hsts_header_served:
-          judge_hsts(c, rs);
+          if (options.sandbox_responses)
+            c.reason =
+                "the sandbox answers with its own response, not the server's add_header, "
+                "locations or upstreams: its headers say nothing about this server's";
+          else
+            judge_hsts(c, rs);
           break;
         case engine::probe_question::session_id_resumption:
           judge_per_worker(c, rs);

@@ -107,6 +107,9 @@ struct judge_options {
   /// Sandbox --reload: the results are of sessions taken before a reload and offered after it
   /// (runs with session_source "sess_in").
   bool reload = false;
+  /// Sandbox: the responses come from the sandbox's own `location / { return 200 }`, not from
+  /// the server's add_header, locations or upstreams, so response headers say nothing about them.
+  bool sandbox_responses = false;
   /// The catalog the findings' rules come from (their rule::confirmed_by); null: the built-in.
   const engine::rule_catalog* catalog = nullptr;
 };
@@ -150,6 +153,8 @@ bool answers(engine::probe_question q);
 ///   ssl_session_timeout confirmed when the ticket lifetime is not this server's own timeout
 ///   (refuted when it is); ssl_session_cache confirmed when this server has a cache, the
 ///   default server none, and TLS 1.2 session IDs never resume under its name.
+/// - hsts-missing: confirmed when the response to HEAD / has no Strict-Transport-Security,
+///   refuted when it has; not testable in the sandbox (options.sandbox_responses).
 /// - listen-protocols-differ: confirmed by nginx -t's "protocol options redefined" on the
 ///   socket, or (a server written without ssl) by a TLS handshake under its name, unless the
 ///   sandbox added the ssl flag there (options.ssl_added_ports).

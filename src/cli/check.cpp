@@ -334,6 +334,7 @@ int run_check(const check_args& a) {
   jo.reload = a.reload || swap;
   if (sb) {
     jo.port_map = sb->port_map();
+    jo.sandbox_responses = true;
     for (const auto& r : sb->rejections()) jo.rejected.push_back({r.where, r.message});
     for (const auto& w : sb->warnings()) jo.warnings.push_back({w.where, w.port, w.message});
     jo.ssl_added_ports = sb->ssl_added_ports();
@@ -462,8 +463,22 @@ int run_check(const check_args& a) {
               sb->whole_config().message + "; no lint rule predicted it, nginx would not start");
     }
   }
+  // A probe of a server with ssl_reject_handshake on ends in nginx's unrecognized_name alert:
+  // the server did what it was configured to do, not a target that could not be probed.
+  auto refused_as_configured = [&](const probe::target_result& r) {
+    if (!sb || r.error->find("unrecognized name") == std::string::npos) return false;
+    for (const auto& s : sb->sockets())
+      if (r.target == "127.0.0.1:" + std::to_string(s.port) &&
+          std::find(s.refusing.begin(), s.refusing.end(), r.sni) != s.refusing.end())
+        return true;
+    return false;
+  };
   for (const auto& r : rep.probes)
-    if (r.error) {
+    if (r.error && refused_as_configured(r)) {
+      rep.notes.push_back(
+          r.target + (r.sni.empty() ? " (no SNI)" : " (SNI " + r.sni + ")") +
+          " refused the handshake, as its ssl_reject_handshake on asks: " + *r.error);
+    } else if (r.error) {
       unreachable = true;
       rep.notes.push_back(r.target + (r.sni.empty() ? "" : " (SNI " + r.sni + ")") +
                           " could not be probed: " + *r.error);

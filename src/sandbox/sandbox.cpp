@@ -23,6 +23,7 @@
 
 #include "config/paths.hpp"
 #include "tls/certificate.hpp"
+#include "tls/ciphers.hpp"
 #include "tls/pki.hpp"
 #include "tls/ticket_key.hpp"
 
@@ -77,26 +78,6 @@ const std::set<std::string> k_ssl_module_directives = {"ssl_certificate",
 // Files a copied file argument may be at most: the copy is read whole.
 constexpr std::uintmax_t k_max_material_bytes = 64u << 20;
 
-// Whether `host` (no port, brackets allowed) is this machine's loopback.
-bool loopback_host(std::string host) {
-  if (host.size() > 1 && host.front() == '[' && host.back() == ']')
-    host = host.substr(1, host.size() - 2);
-  std::transform(host.begin(), host.end(), host.begin(),
-                 [](unsigned char c) { return std::tolower(c); });
-  if (host == "localhost" || host == "::1" || host == "0:0:0:0:0:0:0:1") return true;
-  in_addr a{};
-  return ::inet_pton(AF_INET, host.c_str(), &a) == 1 && (ntohl(a.s_addr) >> 24) == 127;
-}
-
-// The host of an nginx address argument: "http://host:port/path", "host:port", "[v6]:port", "host".
-std::string host_of(std::string arg) {
-  if (auto at = arg.find("://"); at != std::string::npos) arg = arg.substr(at + 3);
-  arg = arg.substr(0, arg.find('/'));
-  if (!arg.empty() && arg[0] == '[') return arg.substr(0, arg.find(']') + 1);
-  if (std::count(arg.begin(), arg.end(), ':') > 1) return arg;  // a bare IPv6 address
-  return arg.substr(0, arg.find(':'));
-}
-
 // A module file nginx may load for the sandbox: a regular file in a directory, both owned by
 // root (or this user) and writable by no one else.
 bool trusted_module(const std::string& path) {
@@ -111,6 +92,32 @@ bool trusted_module(const std::string& path) {
 // A closed local port for stand-in OCSP URLs: connecting is refused at once, nothing leaves the
 // host.
 constexpr const char* k_dead_responder = "http://127.0.0.1:9/";
+
+/// Key types a stand-in certificate can have when the real one is not readable.
+enum class standin_key { ec, rsa };
+
+// The key type the server's own TLS 1.2 cipher list can use: RSA when every suite it enables
+// authenticates with RSA (an EC certificate would fail every TLS 1.2 handshake), EC otherwise,
+// also when no protocol below TLS 1.3 is on (TLS 1.3 suites serve any key type).
+standin_key preferred_standin_key(const model::server& s) {
+  const auto* protocols = s.get("ssl_protocols");
+  if (!model::protocols_enable(protocols, "TLSv1.2") &&
+      !model::protocols_enable(protocols, "TLSv1.1") &&
+      !model::protocols_enable(protocols, "TLSv1"))
+    return standin_key::ec;
+  const auto* ciphers = s.get("ssl_ciphers");
+  if (!ciphers || ciphers->first().empty()) return standin_key::ec;
+  bool rsa = false, ecdsa = false;
+  try {
+    for (const auto& c : tls::expand_cipher_string(std::string(ciphers->first()))) {
+      rsa = rsa || c.auth == "RSA";
+      ecdsa = ecdsa || c.auth == "ECDSA";
+    }
+  } catch (const std::exception&) {
+    return standin_key::ec;  // nginx -t reports the list; the key type does not matter then
+  }
+  return rsa && !ecdsa ? standin_key::rsa : standin_key::ec;
+}
 
 std::string resolve(const model::model& m, const std::string& path) {
   if (path.empty() || !m.cfg) return path;
@@ -209,6 +216,24 @@ std::optional<emerg> first_emerg(const std::string& err, const std::string& conf
 }
 
 }  // namespace
+
+bool loopback_host(std::string host) {
+  if (host.size() > 1 && host.front() == '[' && host.back() == ']')
+    host = host.substr(1, host.size() - 2);
+  std::transform(host.begin(), host.end(), host.begin(),
+                 [](unsigned char c) { return std::tolower(c); });
+  if (host == "localhost" || host == "::1" || host == "0:0:0:0:0:0:0:1") return true;
+  in_addr a{};
+  return ::inet_pton(AF_INET, host.c_str(), &a) == 1 && (ntohl(a.s_addr) >> 24) == 127;
+}
+
+std::string host_of(std::string arg) {
+  if (auto at = arg.find("://"); at != std::string::npos) arg = arg.substr(at + 3);
+  arg = arg.substr(0, arg.find('/'));
+  if (!arg.empty() && arg[0] == '[') return arg.substr(0, arg.find(']') + 1);
+  if (std::count(arg.begin(), arg.end(), ':') > 1) return arg;  // a bare IPv6 address
+  return arg.substr(0, arg.find(':'));
+}
 
 std::string default_sandbox_base() {
   const char* tmp = std::getenv("TMPDIR");
@@ -619,7 +644,29 @@ void sandbox::stand_in_certificates(const model::model& m, server_plan& p) {
   std::vector<std::pair<const config::directive*, const config::directive*>> pair_where;
   const std::size_t n_pairs =
       std::max(certs ? certs->values.size() : 0, keys ? keys->values.size() : 0);
-  for (std::size_t i = 0; i < std::max<std::size_t>(n_pairs, 1); ++i) {
+  // Key types already served by readable certificates: with two or more certificates the
+  // stand-ins add the kind that is missing, so that RSA and EC are both served as nginx
+  // would serve both.
+  std::set<standin_key> served_keys;
+  for (std::size_t i = 0; certs && i < certs->values.size(); ++i) {
+    const auto& c = certs->values[i];
+    if (c.args.empty() || c.args.front().rfind("data:", 0) == 0 ||
+        c.args.front().find('$') != std::string::npos)
+      continue;
+    const std::string real = resolve(m, std::string(c.args.front()));
+    if (!readable_file(real)) continue;
+    try {
+      const auto chain = tls::read_certificate_chain(real);
+      if (!chain.empty() && chain.front().key_type == "RSA") served_keys.insert(standin_key::rsa);
+      if (!chain.empty() && chain.front().key_type == "EC") served_keys.insert(standin_key::ec);
+    } catch (const std::exception&) {
+    }
+  }
+  const standin_key preferred = preferred_standin_key(s);
+  // A server that rejects every handshake needs no certificate (ssl_reject_handshake, nginx
+  // 1.19.4 and later per nginx's CHANGES): none is stood in for it.
+  const bool needs_certificate = n_pairs > 0 || !model::is_on(s.get("ssl_reject_handshake"));
+  for (std::size_t i = 0; needs_certificate && i < std::max<std::size_t>(n_pairs, 1); ++i) {
     const model::occurrence* c = certs && i < certs->values.size() ? &certs->values[i] : nullptr;
     const model::occurrence* k = keys && i < keys->values.size() ? &keys->values[i] : nullptr;
     const std::string carg(c && !c->args.empty() ? c->args.front() : "");
@@ -652,7 +699,17 @@ void sandbox::stand_in_certificates(const model::model& m, server_plan& p) {
       pair_where.push_back({c ? c->where : nullptr, k ? k->where : nullptr});
       continue;
     }
-    const std::string pair_key = creal + "\n" + kreal;
+    const bool chain_known = chain && !chain->empty();
+    standin_key key_kind = preferred;
+    if (!chain_known) {
+      const standin_key other = preferred == standin_key::ec ? standin_key::rsa : standin_key::ec;
+      if (served_keys.count(preferred) && !served_keys.count(other)) key_kind = other;
+      served_keys.insert(key_kind);
+    }
+    const std::string pair_key = creal + "\n" + kreal + "\n" +
+                                 (chain_known                    ? "chain"
+                                  : key_kind == standin_key::rsa ? "rsa"
+                                                                 : "ec");
     auto it = pki_of_pair_.find(pair_key);
     std::string why;
     if (it == pki_of_pair_.end()) {
@@ -675,9 +732,13 @@ void sandbox::stand_in_certificates(const model::model& m, server_plan& p) {
         for (const auto& n : s.names)
           if (literal_name(n)) po.dns_names.push_back(n);
         if (po.dns_names.empty()) po.dns_names = {"localhost"};
-        kind =
-            "an EC P-256 key, the server's names and no OCSP URL (the certificate is not "
-            "readable here)";
+        if (key_kind == standin_key::rsa) po.key_type = "rsa";
+        const std::string why_kind = n_pairs > 1 ? "one of each kind for the server's certificates"
+                                     : key_kind == standin_key::rsa
+                                         ? "the TLS 1.2 cipher list authenticates with RSA only"
+                                         : "the TLS 1.2 cipher list takes an EC key";
+        kind = "an " + describe_key(po) + " key (" + why_kind +
+               "), the server's names and no OCSP URL (the certificate is not readable here)";
       }
       const std::string dir = run_dir_ + "/material/pki-" + std::to_string(++standins_);
       auto pki = tls::make_pki(dir, po);
@@ -794,6 +855,14 @@ void sandbox::plan_directives(const model::model& m, server_plan& p) {
                             "network cannot resolve)"});
           continue;
         }
+        std::string off_host;
+        for (const auto& a : args)
+          if (a.find('=') == std::string::npos && !loopback_host(host_of(a))) off_host = a;
+        if (!off_host.empty())
+          notes_.push_back({p.label, "resolver \"" + off_host +
+                                         "\": kept, but not reachable from the sandbox's "
+                                         "loopback-only network: nothing it would resolve (an OCSP "
+                                         "responder's host) is resolved here"});
       }
       if (name == "ssl_stapling_responder") responder_kept = true;
       if (name == "ssl_session_ticket_key") {
@@ -822,6 +891,21 @@ void sandbox::plan_directives(const model::model& m, server_plan& p) {
                    "\": the stand-in issuer stands in for it (assumed to hold the real issuer)"});
         } else if (readable_file(real) && !usable(real, arg0).empty()) {
           args[0] = usable(real, arg0);
+        } else if (name == "ssl_client_certificate") {
+          // Left out, ssl_verify_client would make nginx refuse the server ("no
+          // ssl_client_certificate for ssl_verify_client"): a CA of the sandbox's own stands in,
+          // one per file so that servers sharing the file share the stand-in.
+          auto it = pki_of_pair_.find("client-ca\n" + real);
+          if (it == pki_of_pair_.end()) {
+            const std::string dir = run_dir_ + "/material/pki-" + std::to_string(++standins_);
+            it = pki_of_pair_.emplace("client-ca\n" + real, tls::make_pki(dir, {})).first;
+            notes_.push_back({p.label, name + " \"" + arg0 +
+                                           "\" is not readable here: a CA of the sandbox's own "
+                                           "stands in for it (no client certificate the real CA "
+                                           "issued is verified here)"});
+          }
+          args[0] = it->second.root_cert;
+          display_of_[args[0]] = arg0;
         } else {
           drop("is not readable here: left out");
           continue;
@@ -1267,11 +1351,19 @@ void sandbox::record_served(const model::model& m, const generation_plan& plan) 
         if (literal_name(n) && std::find(ss.names.begin(), ss.names.end(), n) == ss.names.end()) {
           ss.names.push_back(n);
           if (p.index == sock.default_server) default_named = true;
+          if (model::is_on(m.servers[p.index].get("ssl_reject_handshake")))
+            ss.refusing.push_back(n);
         }
       }
     }
     if (!any) continue;
-    if (!default_named) ss.names.insert(ss.names.begin(), "");
+    if (!default_named) {
+      ss.names.insert(ss.names.begin(), "");
+      // Without SNI (or with a name no server has) nginx stays in the default server.
+      if (sock.default_server < m.servers.size() &&
+          model::is_on(m.servers[sock.default_server].get("ssl_reject_handshake")))
+        ss.refusing.push_back("");
+    }
     sockets_.push_back(std::move(ss));
   }
   for (const auto& p : plan.servers)

@@ -47,7 +47,18 @@ struct sandbox_socket {
   /// Literal server names of its servers (SNI to probe), config order, without duplicates;
   /// an empty string stands for "no SNI" (the default server has no literal name).
   std::vector<std::string> names;
+  /// The entries of `names` whose server has `ssl_reject_handshake on`: nginx refuses the
+  /// handshake there (an unrecognized_name alert), so a refused probe is the expected outcome.
+  std::vector<std::string> refusing;
 };
+
+/// Whether `host` (no port, brackets allowed) is this machine's loopback: "localhost", ::1 or
+/// 127.0.0.0/8.
+bool loopback_host(std::string host);
+
+/// The host of an nginx address argument: "http://host:port/path", "host:port", "[v6]:port",
+/// "host" (brackets kept for IPv6).
+std::string host_of(std::string arg);
 
 /// A directive the sandbox nginx rejected (`nginx -t` [emerg]), traced to the linted config.
 struct sandbox_rejection {

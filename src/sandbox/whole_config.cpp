@@ -3,6 +3,7 @@
 // FILE:LINE), with what could act on the host neutralised in place. See
 // sandbox::test_whole_config.
 
+#include <arpa/inet.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -11,6 +12,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
 #include <tuple>
 
@@ -55,6 +57,23 @@ bool writes_path(std::string_view name) {
          name == "fastcgi_temp_path" || name == "uwsgi_temp_path" || name == "scgi_temp_path" ||
          name == "proxy_cache_path" || name == "fastcgi_cache_path" || name == "uwsgi_cache_path" ||
          name == "scgi_cache_path";
+}
+
+// Directives whose address (first argument) nginx resolves while it loads the config, unless it
+// holds a variable or names an upstream block.
+bool resolves_at_load(std::string_view name) {
+  return name == "proxy_pass" || name == "grpc_pass" || name == "uwsgi_pass" ||
+         name == "scgi_pass" || name == "fastcgi_pass" || name == "memcached_pass";
+}
+
+// A host name (not an address literal, not loopback) that only a name service could resolve.
+bool unreachable_name(std::string host) {
+  if (host.empty() || loopback_host(host)) return false;
+  if (host.size() > 1 && host.front() == '[') return false;  // an IPv6 literal
+  in_addr v4{};
+  in6_addr v6{};
+  return ::inet_pton(AF_INET, host.c_str(), &v4) != 1 &&
+         ::inet_pton(AF_INET6, host.c_str(), &v6) != 1;
 }
 
 std::string replace_all(std::string s, const std::string& from, const std::string& to) {
@@ -161,6 +180,21 @@ void sandbox::test_whole_config(const model::model& m) {
   std::map<std::string, std::string> original_of;
   for (std::size_t i = 0; i < cfg.files.size(); ++i) original_of[mirror_of(i)] = cfg.files[i].path;
 
+  // upstream block names: a *_pass that names one resolves nothing.
+  std::set<std::string> upstream_names;
+  {
+    std::vector<config::list<config::directive>> runs;
+    for (const auto& f : cfg.files) runs.push_back(f.parsed);
+    while (!runs.empty()) {
+      auto run = runs.back();
+      runs.pop_back();
+      for (const auto& d : run) {
+        if (d.name.view() == "upstream" && d.has_block && !d.args.empty())
+          upstream_names.insert(std::string(d.args[0].value()));
+        if (d.has_block) runs.push_back(d.block);
+      }
+    }
+  }
   bool loads_modules = false, has_stream = false;
   std::set<std::string> untranslated;  // files left as configured: nginx may not read them here
   std::vector<std::vector<edit>> edits(cfg.files.size());
@@ -221,9 +255,11 @@ void sandbox::test_whole_config(const model::model& m) {
       whole_.notes.push_back(std::string(d.name.view()) + " at " + to_string(cfg.where(d)) + ": " +
                              what);
     };
-    std::vector<std::pair<config::list<config::directive>, std::size_t>> todo{{file.parsed, 0}};
+    // Each run of directives with the name of the block that holds it ("" at a file's top).
+    std::vector<std::tuple<config::list<config::directive>, std::size_t, std::string>> todo{
+        {file.parsed, 0, ""}};
     while (!todo.empty() && why_not.empty()) {
-      auto& [run, i] = todo.back();
+      auto& [run, i, parent] = todo.back();
       if (i == run.size()) {
         todo.pop_back();
         continue;
@@ -248,6 +284,38 @@ void sandbox::test_whole_config(const model::model& m) {
         replace(d, "", true);
         note(d, "left out (code the sandbox does not run; its module is not loaded)");
         continue;
+      }
+      // Host names nginx resolves while it tests the config (an upstream's servers, a
+      // *_pass to a host that is no upstream's name, a resolver given by name): the sandbox's
+      // network has loopback only, so nginx -t would stop at the first ("host not found in
+      // upstream") and test nothing after it. Each stands as 127.0.0.1, listed in the notes.
+      if (const bool upstream_server = name == "server" && !d.has_block && parent == "upstream";
+          (upstream_server || name == "resolver" || resolves_at_load(name)) && !d.args.empty() &&
+          !d.has_block) {
+        std::string text = name;
+        std::vector<std::string> hosts;
+        for (std::size_t ai = 0; ai < d.args.size(); ++ai) {
+          std::string a(d.args[ai].value());
+          const bool address = ai == 0 || (name == "resolver" && a.find('=') == std::string::npos);
+          if (address && a.find('$') == std::string::npos && a.rfind("unix:", 0) != 0) {
+            const std::string host = host_of(a);
+            if (unreachable_name(host) && !upstream_names.count(host)) {
+              auto at = a.find("://");
+              at = a.find(host, at == std::string::npos ? 0 : at + 3);
+              a.replace(at, host.size(), "127.0.0.1");
+              hosts.push_back(host);
+            }
+          }
+          text += " " + (a == d.args[ai].value() ? std::string(d.args[ai].raw()) : quote_token(a));
+        }
+        if (!hosts.empty()) {
+          replace(d, text + ";");
+          for (const auto& h : hosts)
+            note(d, "host \"" + h +
+                        "\" stands as 127.0.0.1 (nginx resolves it while it tests the config, and "
+                        "the sandbox's network has loopback only)");
+          continue;
+        }
       }
       if (name == "load_module") {
         loads_modules = true;
@@ -343,7 +411,7 @@ void sandbox::test_whole_config(const model::model& m) {
         }
         edits[fi].push_back({*open + 1, *open + 1, text});
       }
-      if (d.has_block) todo.emplace_back(d.block, 0);
+      if (d.has_block) todo.emplace_back(d.block, 0, name);
     }
   }
   if (!why_not.empty()) return skip(why_not + ": the whole config is not tested");
