@@ -2,7 +2,9 @@
 
 #include <arpa/inet.h>
 #include <httplib.h>
+#include <openssl/crypto.h>
 #include <openssl/err.h>
+#include <openssl/pem.h>
 #include <openssl/ssl.h>
 
 #include <charconv>
@@ -10,6 +12,8 @@
 
 #include "base/error.hpp"
 #include "serve/exposition.hpp"
+#include "tls/errors.hpp"
+#include "tls/file_read.hpp"
 
 namespace ngxtls::serve {
 
@@ -80,6 +84,66 @@ struct http_server::impl {
   }
 };
 
+namespace {
+
+// An encrypted key would make OpenSSL's default callback prompt on the terminal (a hang
+// under a service manager): the passphrase is refused, so the load fails with a message.
+int refuse_passphrase(char*, int, int, void*) {
+  return -1;
+}
+
+// The exporter's own certificate chain and key, read as every TLS file the tool reads: a
+// regular file, bounded, opened without blocking (a FIFO at the path would block open() for
+// good). "" when both are in `ctx`, else why not (the key's path may be printed, never its bytes).
+std::string load_certificate_and_key(SSL_CTX& ctx, const web_config& w) {
+  std::string pem;
+  try {
+    pem = tls::read_file_bounded(*w.cert_file);
+  } catch (const tls::file_error& e) {
+    return "cannot read the certificate chain " + *w.cert_file + ": " + e.reason();
+  }
+  BIO* bio = BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size()));
+  if (!bio) return "out of memory reading " + *w.cert_file;
+  X509* leaf = PEM_read_bio_X509_AUX(bio, nullptr, nullptr, nullptr);
+  bool ok = leaf != nullptr && SSL_CTX_use_certificate(&ctx, leaf) == 1;
+  X509_free(leaf);
+  while (ok) {
+    X509* ca = PEM_read_bio_X509(bio, nullptr, nullptr, nullptr);
+    if (!ca) break;
+    if (SSL_CTX_add0_chain_cert(&ctx, ca) != 1) {
+      X509_free(ca);
+      ok = false;
+    }
+  }
+  BIO_free(bio);
+  ERR_clear_error();
+  if (!ok) return "no PEM certificate chain in " + *w.cert_file;
+
+  try {
+    pem = tls::read_file_bounded(*w.key_file);
+  } catch (const tls::file_error& e) {
+    return "cannot read the private key " + *w.key_file + ": " + e.reason();
+  }
+  bio = BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size()));
+  EVP_PKEY* key = bio ? PEM_read_bio_PrivateKey(bio, nullptr, refuse_passphrase, nullptr) : nullptr;
+  BIO_free(bio);
+  OPENSSL_cleanse(pem.data(), pem.size());
+  ERR_clear_error();
+  if (!key)
+    return "cannot load the private key from " + *w.key_file +
+           " (not a PEM key, or an encrypted one: ngxtls serve takes an unencrypted key)";
+  ok = SSL_CTX_use_PrivateKey(&ctx, key) == 1;
+  EVP_PKEY_free(key);
+  if (!ok || SSL_CTX_check_private_key(&ctx) != 1) {
+    ERR_clear_error();
+    return "the private key in " + *w.key_file + " does not match the certificate in " +
+           *w.cert_file;
+  }
+  return {};
+}
+
+}  // namespace
+
 http_server::http_server(exporter& core, const std::optional<web_config>& web)
     : impl_(std::make_unique<impl>(core)) {
   impl_->auth = std::make_shared<basic_auth>(web ? web->basic_auth_users
@@ -88,20 +152,8 @@ http_server::http_server(exporter& core, const std::optional<web_config>& web)
     std::string why;
     const web_config& w = *web;
     auto server = std::make_unique<httplib::SSLServer>([&](SSL_CTX& ctx) {
-      if (SSL_CTX_use_certificate_chain_file(&ctx, w.cert_file->c_str()) != 1) {
-        why = "cannot load the certificate chain from " + *w.cert_file;
-        return false;
-      }
-      // The key's file name may be printed, never its bytes.
-      if (SSL_CTX_use_PrivateKey_file(&ctx, w.key_file->c_str(), SSL_FILETYPE_PEM) != 1) {
-        why = "cannot load the private key from " + *w.key_file;
-        return false;
-      }
-      if (SSL_CTX_check_private_key(&ctx) != 1) {
-        why = "the private key in " + *w.key_file + " does not match the certificate in " +
-              *w.cert_file;
-        return false;
-      }
+      why = load_certificate_and_key(ctx, w);
+      if (!why.empty()) return false;
       SSL_CTX_set_min_proto_version(&ctx,
                                     w.min_version == "TLS13" ? TLS1_3_VERSION : TLS1_2_VERSION);
       return true;

@@ -153,6 +153,9 @@ bool basic_auth::check(const std::string& header) {
   const std::string password = raw.substr(colon + 1);
   OPENSSL_cleanse(raw.data(), raw.size());
   if (user == users_.end()) return false;
+  // crypt_r() reads a C string: bytes after a NUL would be ignored, so "s3cret\0x" would pass
+  // for "s3cret". No password with a NUL in it is taken (Prometheus compares every byte).
+  if (password.find('\0') != std::string::npos) return false;
   crypt_data data{};
   const char* out = ::crypt_r(password.c_str(), user->second.c_str(), &data);
   const bool ok = out != nullptr && out[0] != '*' && user->second.size() == std::strlen(out) &&

@@ -6,6 +6,7 @@
 #include <netinet/in.h>
 #include <signal.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -330,6 +331,12 @@ TEST_CASE("serve: --web.config.file serves TLS and asks for basic auth without l
   REQUIRE(wrong);
   CHECK(wrong->status == 401);
   c.set_basic_auth("prometheus", "correct horse");
+  // crypt() stops at a NUL: the bytes after it must still count.
+  c.set_basic_auth("prometheus", std::string("correct horse\0x", 15));
+  auto nul = c.Get("/metrics");
+  REQUIRE(nul);
+  CHECK(nul->status == 401);
+  c.set_basic_auth("prometheus", "correct horse");
   auto right = c.Get("/metrics");
   REQUIRE(right);
   CHECK(right->status == 200);
@@ -357,4 +364,29 @@ TEST_CASE("serve: input errors at start exit 2 with file:line:col") {
   r = run({ngxtls_binary(), "serve", "--listen", "localhost:80"});
   CHECK(r.exit_code == 2);
   CHECK(r.err.find("is not an IPv4 address") != std::string::npos);
+
+  // The exporter's own key: a FIFO at its path is refused without a blocking open(), an
+  // encrypted key without a passphrase prompt. Both end at once with exit 2.
+  auto pki = tls::make_pki((d.path() / "pki").string(), {});
+  const auto fifo = d.path() / "key.fifo";
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  web = d.write("fifo.yml", "tls_server_config:\n  cert_file: " + pki.chain +
+                                "\n  key_file: " + fifo.string() + "\n");
+  const auto started = std::chrono::steady_clock::now();
+  r = run({"timeout", "-s", "KILL", "20", ngxtls_binary(), "serve", "--listen", "127.0.0.1:0",
+           "--web.config.file", web.string()});
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("not a regular file") != std::string::npos);
+  CHECK(std::chrono::steady_clock::now() - started < std::chrono::seconds(10));
+  const auto encrypted = d.path() / "enc.key";
+  REQUIRE(run({"openssl", "pkey", "-in", pki.leaf_key, "-aes256", "-passout", "pass:x", "-out",
+               encrypted.string()})
+              .exit_code == 0);
+  web = d.write("enc.yml", "tls_server_config:\n  cert_file: " + pki.chain +
+                               "\n  key_file: " + encrypted.string() + "\n");
+  r = run({"timeout", "-s", "KILL", "20", "setsid", "-w", ngxtls_binary(), "serve", "--listen",
+           "127.0.0.1:0", "--web.config.file", web.string()});
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("an encrypted one") != std::string::npos);
+  CHECK(r.err.find("pass phrase") == std::string::npos);
 }
