@@ -295,6 +295,7 @@ enum class implied_context : std::uint8_t {
   none,            ///< read as a main file (nginx.conf)
   http,            ///< a site file: inside `http { }`, as nginx reads conf.d/ and sites-enabled/
   stream,          ///< a stream site file: inside `stream { }`
+  mail,            ///< a mail site file: inside `mail { }`
   http_server,     ///< a server snippet: inside a `server { }` of an implied `http { }`
   http_location,   ///< a location snippet: inside `location / { }` of an implied server
   http_directory,  ///< a folder of site files: each inside one shared `http { }`

@@ -86,3 +86,27 @@ TEST_CASE("lint DIR lists files sorted and recursively, the usual names only, wi
   entries.max_glob_entries = 3;
   CHECK_THROWS_AS(config::plan_directory(dir, entries), input_error);
 }
+
+TEST_CASE("a file of mail directives and servers is read inside mail { }") {
+  test::temp_dir tmp;
+  auto mail = site(tmp, "mail.conf",
+                   "auth_http 127.0.0.1:9000/auth;\nsmtp_capabilities PIPELINING 8BITMIME;\n"
+                   "server {\n    listen 465 ssl;\n    protocol smtp;\n    starttls on;\n}\n");
+  CHECK(mail.implied == config::implied_context::mail);
+  REQUIRE(mail.root.size() == 1);
+  CHECK(mail.root[0].name == "mail");
+  CHECK(mail.root[0].block.size() == 3);
+  CHECK(mail.implied_reason.find("\"auth_http\"") != std::string::npos);
+  CHECK(config::context_name(mail.implied) == "mail");
+  // A mail directive inside a server only is not at the top level: read as http, as before.
+  auto proto = site(tmp, "p.conf", "server {\n    listen 110;\n    protocol pop3;\n}\n");
+  CHECK(proto.implied == config::implied_context::http);
+  // In a folder of site files, a mail file goes into one shared mail { }.
+  tmp.write("d/a.conf", "server { listen 443 ssl; }\n");
+  tmp.write("d/m.conf", "imap_capabilities IMAP4rev1;\nserver { listen 993 ssl; }\n");
+  config::directory_plan plan;
+  auto dir = config::load_directory((tmp.path() / "d").string(), {}, plan);
+  REQUIRE(dir.root.size() == 2);
+  CHECK(dir.root[0].name == "http");
+  CHECK(dir.root[1].name == "mail");
+}
