@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstring>
 #include <filesystem>
 #include <map>
@@ -377,6 +378,9 @@ void imply_context(config& cfg) {
 
 config load_site_file(const std::string& path, const load_options& options) {
   load_options o = options;
+  // Without --conf-prefix the directory nginx resolves relative includes against (the main
+  // nginx.conf's) is a guess for a site file: an include not found there is reported, not fatal.
+  o.relative_includes_may_be_missing = !options.conf_prefix;
   if (!o.conf_prefix) {
     const std::filesystem::path dir = std::filesystem::path(path).parent_path();
     const std::string name = dir.filename().string();
@@ -387,6 +391,12 @@ config load_site_file(const std::string& path, const load_options& options) {
   }
   config cfg = load_file(path, o);
   imply_context(cfg);
+  if (cfg.implied == implied_context::none && !cfg.from_dump && !cfg.missing_includes.empty()) {
+    // A main nginx.conf is its own conf prefix: a missing include stops nginx there.
+    const missing_include& m = cfg.missing_includes.front();
+    throw input_error(m.include, "open() \"" + m.path + "\" failed (" + std::to_string(ENOENT) +
+                                     ": " + std::strerror(ENOENT) + ")");
+  }
   return cfg;
 }
 
@@ -434,6 +444,7 @@ config load_directory(const std::string& dir, const load_options& options, direc
   plan = plan_directory(dir, options);
   load_options o = options;
   o.conf_prefix = plan.conf_prefix;
+  o.relative_includes_may_be_missing = !options.conf_prefix && !plan.nginx_conf;
   if (plan.nginx_conf) {
     config cfg = load_file(plan.files.front(), o);
     // Files under the tree that nginx.conf does not reach are not what nginx runs.

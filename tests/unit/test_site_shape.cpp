@@ -110,3 +110,32 @@ TEST_CASE("a file of mail directives and servers is read inside mail { }") {
   CHECK(dir.root[0].name == "http");
   CHECK(dir.root[1].name == "mail");
 }
+
+TEST_CASE("a site file's relative include that is not there is reported, not an input error") {
+  test::temp_dir tmp;
+  const std::string text =
+      "server {\n    listen 443 ssl;\n    location / {\n        include fastcgi_params;\n"
+      "        fastcgi_pass 127.0.0.1:9000;\n    }\n}\n";
+  auto cfg = site(tmp, "contrib/nginx.conf", text);
+  CHECK(cfg.implied == config::implied_context::http);
+  REQUIRE(cfg.missing_includes.size() == 1);
+  CHECK(cfg.missing_includes[0].path == (tmp.path() / "contrib/fastcgi_params").string());
+  CHECK(cfg.missing_includes[0].include.line == 4);
+  CHECK(cfg.missing_includes[0].include.column == 9);
+  // The same in a folder of site files read without --conf-prefix.
+  tmp.write("sites/app.conf", text);
+  config::directory_plan plan;
+  auto dir = config::load_directory((tmp.path() / "sites").string(), {}, plan);
+  CHECK(dir.missing_includes.size() == 1);
+  // With --conf-prefix the prefix is known: a missing include stops nginx, and the lint.
+  config::load_options known;
+  known.conf_prefix = tmp.path().string();
+  CHECK_THROWS_AS(config::load_site_file((tmp.path() / "contrib/nginx.conf").string(), known),
+                  input_error);
+  // A main nginx.conf is its own conf prefix: the same.
+  CHECK_THROWS_AS(site(tmp, "etc/nginx.conf", "events {}\nhttp {\n    include mime.types;\n}\n"),
+                  input_error);
+  // An absolute include that is not there is not a guess about the prefix: still an error.
+  CHECK_THROWS_AS(site(tmp, "x/app.conf", "server { include /nonexistent/ngxtls/params; }\n"),
+                  input_error);
+}
