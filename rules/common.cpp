@@ -96,6 +96,22 @@ std::vector<sni_pair> name_based_servers(const model::model& m) {
   return out;
 }
 
+bool sni_selects_protocols(const model::version& v) {
+  return v >= model::version{1, 29, 2};
+}
+
+bool protocols_from_default_servers(const model::model& m, std::size_t server) {
+  if (sni_selects_protocols(m.versions.nginx)) return false;
+  bool name_based = false;
+  for (const auto& k : m.sockets) {
+    if (!k.ssl || std::find(k.servers.begin(), k.servers.end(), server) == k.servers.end())
+      continue;
+    if (k.default_server == server) return false;
+    name_based = true;
+  }
+  return name_based;
+}
+
 bool same_value(const model::setting* a, const model::setting* b) {
   if (!a || !b) return !a && !b;
   if (a->values.size() != b->values.size()) return false;

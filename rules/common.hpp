@@ -65,6 +65,16 @@ struct sni_pair {
 };
 std::vector<sni_pair> name_based_servers(const model::model& m);
 
+/// True when nginx `v` negotiates the protocol of a handshake with the server the SNI selects
+/// (from 1.29.2); before, with the socket's default server's ssl_protocols
+/// (docs/nginx-facts.md#default-server-rules).
+bool sni_selects_protocols(const model::version& v);
+
+/// True when no handshake to server `server` uses its own ssl_protocols: before 1.29.2 it is a
+/// name-based server on every ssl socket it listens on, so the default servers' ssl_protocols
+/// apply (and are judged there).
+bool protocols_from_default_servers(const model::model& m, std::size_t server);
+
 /// True when both settings hold the same arguments (all occurrences), or both are unset.
 bool same_value(const model::setting* a, const model::setting* b);
 

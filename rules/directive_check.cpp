@@ -300,6 +300,12 @@ struct walker {
     }
   }
 
+  /// True for a block added around a site file (config::implied_blocks), not read from it.
+  bool is_implied(const config::directive& d) const {
+    const auto& blocks = c.model().cfg->implied_blocks;
+    return std::find(blocks.begin(), blocks.end(), &d) != blocks.end();
+  }
+
   void visit(config::list<config::directive> block, ctx where) {
     for (const auto& d : block) check(d, where);
   }
@@ -320,6 +326,9 @@ struct walker {
     }
     if (!e) {
       if (auto m = owning_module(d.name)) {
+        // The mail { } wrapped around a site file is the including nginx.conf's, and so is its
+        // load_module: only the directives of the file are nginx's to refuse.
+        if (is_implied(d)) return;
         if (*m == "mail" && !modules.count("mail") && v_dynamic.count("mail")) {
           add({problem::unknown, &d, dynamic_message("mail"), engine::severity::error});
           return;

@@ -19,6 +19,12 @@ pattern walks through, could not be read by the user running the lint (`Permissi
 A glob that matches nothing because its directory does not exist is not flagged: nginx
 accepts that too, and it is common.
 
+A note, too, for a relative literal include (`include fastcgi_params;`) of a site file or a
+folder of site files read without `--conf-prefix` whose file is not there: nginx resolves it
+against the main nginx.conf's directory, which a site file read on its own does not name, so
+the file is reported as not on this machine and its directives are not linted. In a main
+nginx.conf (or with `--conf-prefix`) a missing include stays an input error, as in nginx.
+
 ## Why it matters
 A glob reads a directory listing. When that fails, glob() skips the directory without an
 error, in ngxtls as in nginx, and the include loads fewer files, possibly none. The lint then
@@ -62,6 +68,17 @@ void check(const engine::context& ctx, engine::finding_list& out) {
                 "): the files in it were not linted, and nginx run as this user skips them "
                 "without an error too";
     f.location = u.include;
+    out.push_back(std::move(f));
+  }
+  for (const auto& m : cfg->missing_includes) {
+    engine::finding f;
+    f.rule = id;
+    f.level = engine::severity::note;
+    f.message = m.path +
+                " is not on this machine: nginx resolves a relative include against the main "
+                "nginx.conf's directory, unknown for a site file read on its own, so the "
+                "directives it holds were not linted; --conf-prefix DIR names that directory";
+    f.location = m.include;
     out.push_back(std::move(f));
   }
 }

@@ -22,6 +22,10 @@ the config or by nginx's default for the assumed version (before 1.23.4 the defa
 - Note, when the assumed OpenSSL refuses them anyway: OpenSSL 3.x at its default security
   level 1 refuses TLS 1.0/1.1 (they need SHA-1 signatures); SSLv3 and SSLv2 are not built into
   OpenSSL 1.1.0 and later (Debian, most distributions). The directive then only misleads.
+A name-based server (not the default server of any ssl socket it listens on) is judged by
+its default servers before nginx 1.29.2: those versions negotiate the protocol with the
+default server's `ssl_protocols` and ignore the name-based server's own
+(docs/nginx-facts.md#default-server-rules; `protocols-ignored-per-sni` says so).
 
 ## Why it matters
 TLS 1.0 and 1.1 were deprecated by RFC 8996 (2021): they rely on SHA-1 and MD5 in the
@@ -57,8 +61,11 @@ void check(const engine::context& ctx, engine::finding_list& out) {
   const auto& m = ctx.model();
   const bool openssl3 = m.versions.openssl >= model::version{3, 0, 0};
   const bool no_ssl3 = m.versions.openssl >= model::version{1, 1, 0};
-  for (const auto& s : m.servers) {
+  for (std::size_t i = 0; i < m.servers.size(); ++i) {
+    const model::server& s = m.servers[i];
     if (!s.has_ssl) continue;
+    // Judged where the protocols are negotiated: at the default server of each socket.
+    if (protocols_from_default_servers(m, i)) continue;
     const auto* protocols = s.get("ssl_protocols");
     std::vector<std::string> old;
     for (const char* p : {"SSLv2", "SSLv3", "TLSv1", "TLSv1.1"})

@@ -48,7 +48,7 @@ succeeds on 1.22.1 and 1.26.3 and is refused on 1.30.6.
 
 void check(const engine::context& ctx, engine::finding_list& out) {
   const auto& m = ctx.model();
-  if (m.versions.nginx >= model::version{1, 29, 2}) return;
+  if (sni_selects_protocols(m.versions.nginx)) return;
   std::set<std::size_t> seen;
   for (const auto& p : name_based_servers(m)) {
     const model::server& d = m.servers[p.default_server];

@@ -15,6 +15,10 @@ A TLS server whose effective `ssl_protocols` lacks TLSv1.3 although the assumed 
 or later) and OpenSSL (1.1.1 or later) support it: set explicitly, or nginx's default before
 1.23.4 (`TLSv1 TLSv1.1 TLSv1.2`), which is why nginx 1.22 serves no TLS 1.3 unless told to.
 Warning.
+A name-based server (not the default server of any ssl socket it listens on) is judged by
+its default servers before nginx 1.29.2: those versions negotiate the protocol with the
+default server's `ssl_protocols` and ignore the name-based server's own
+(docs/nginx-facts.md#default-server-rules; `protocols-ignored-per-sni` says so).
 
 ## Why it matters
 TLS 1.3 saves a round trip on every full handshake, drops the legacy algorithms that TLS 1.2
@@ -46,8 +50,11 @@ void check(const engine::context& ctx, engine::finding_list& out) {
   const auto& m = ctx.model();
   if (m.versions.openssl < model::version{1, 1, 1} || m.versions.nginx < model::version{1, 13, 0})
     return;
-  for (const auto& s : m.servers) {
+  for (std::size_t i = 0; i < m.servers.size(); ++i) {
+    const model::server& s = m.servers[i];
     if (!s.has_ssl) continue;
+    // Judged where the protocols are negotiated: at the default server of each socket.
+    if (protocols_from_default_servers(m, i)) continue;
     const auto* protocols = s.get("ssl_protocols");
     if (model::protocols_enable(protocols, "TLSv1.3")) continue;
     const bool from_default = !protocols || protocols->from == model::origin::nginx_default;

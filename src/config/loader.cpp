@@ -478,6 +478,12 @@ class loader {
         // file carries the include that brought it in.
         const bool at_site = e.where().file == site.file && e.where().line == site.line &&
                              e.where().column == site.column;
+        if (at_site && options_.relative_includes_may_be_missing && paths.size() == 1 &&
+            pattern == path && !d.args[0].value().starts_with("/") &&
+            e.message() == syscall_failed("open()", path, ENOENT)) {
+          cfg_.missing_includes.push_back({site, path});
+          continue;
+        }
         std::vector<source_location> chain = site_chain();
         if (!at_site) chain.push_back(site);
         throw input_error(e.where(), e.message(), std::move(chain));

@@ -60,6 +60,10 @@ struct load_options {
   std::optional<std::string> conf_prefix;
   /// Do not follow includes (crossplane's --single-file).
   bool single_file = false;
+  /// The conf prefix is a guess (a site file or folder read without --conf-prefix): a relative
+  /// literal `include` whose file does not exist is recorded in config::missing_includes
+  /// instead of being an input error.
+  bool relative_includes_may_be_missing = false;
   /// Limits (docs/limits.md): each hit is an input_error that names the limit.
   std::size_t max_file_bytes = 256u << 20;
   std::size_t max_depth = 256;  ///< block nesting, in one file and across includes

@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstring>
 #include <filesystem>
 #include <map>
@@ -78,6 +79,17 @@ bool stream_proxy_pass(const directive& d) {
          d.args[0].value().find("://") == std::string_view::npos;
 }
 
+// Directives of the mail modules that neither http nor stream takes: one of them at the top
+// level (beside server blocks) makes the file the body of a `mail { }` block. nginx
+// documentation, ngx_mail_*_module, "Context: mail, server".
+bool mail_only(std::string_view n) {
+  return one_of(n, {"auth_http", "auth_http_header", "auth_http_pass_client_cert",
+                    "auth_http_timeout", "smtp_capabilities", "smtp_auth", "smtp_client_buffer",
+                    "smtp_greeting_delay", "imap_capabilities", "imap_auth", "imap_client_buffer",
+                    "pop3_capabilities", "pop3_auth", "proxy_pass_error_message", "proxy_smtp_auth",
+                    "starttls", "protocol", "xclient", "mail_proxy_buffer"});
+}
+
 const directive* first_named(list<directive> run, bool (*pred)(std::string_view)) {
   for (const auto& d : run)
     if (pred(d.name)) return &d;
@@ -101,6 +113,12 @@ shape classify(const config& cfg, list<directive> root) {
     out.context = implied_context::http_server;
     out.reason = "its top level holds \"" + std::string(d->name) + "\" (" + at(cfg, *d) +
                  "), which nginx allows in a server, not in http";
+    return out;
+  }
+  if (const directive* d = first_named(root, mail_only)) {
+    out.context = implied_context::mail;
+    out.reason = "its top level holds \"" + std::string(d->name) + "\" (" + at(cfg, *d) +
+                 "), a directive of nginx's mail modules that neither http nor stream takes";
     return out;
   }
   std::vector<const directive*> servers;
@@ -178,6 +196,8 @@ list<directive> wrap(config& cfg, list<directive> children, implied_context c) {
       return one("http", children);
     case implied_context::stream:
       return one("stream", children);
+    case implied_context::mail:
+      return one("mail", children);
     case implied_context::http_server:
       return one("http", one("server", children));
     case implied_context::http_location: {
@@ -315,6 +335,8 @@ std::string describe(implied_context c) {
       return "inside http { }, as nginx reads a file from conf.d/ or sites-enabled/";
     case implied_context::stream:
       return "inside stream { }, as nginx reads a file included in a stream block";
+    case implied_context::mail:
+      return "inside mail { }, as nginx reads a file included in a mail block";
     case implied_context::http_server:
       return "inside server { } of an implied http { }, as a snippet included in a server";
     case implied_context::http_location:
@@ -333,6 +355,8 @@ std::string context_name(implied_context c) {
       return "http";
     case implied_context::stream:
       return "stream";
+    case implied_context::mail:
+      return "mail";
     case implied_context::http_server:
       return "server";
     case implied_context::http_location:
@@ -354,6 +378,9 @@ void imply_context(config& cfg) {
 
 config load_site_file(const std::string& path, const load_options& options) {
   load_options o = options;
+  // Without --conf-prefix the directory nginx resolves relative includes against (the main
+  // nginx.conf's) is a guess for a site file: an include not found there is reported, not fatal.
+  o.relative_includes_may_be_missing = !options.conf_prefix;
   if (!o.conf_prefix) {
     const std::filesystem::path dir = std::filesystem::path(path).parent_path();
     const std::string name = dir.filename().string();
@@ -364,6 +391,12 @@ config load_site_file(const std::string& path, const load_options& options) {
   }
   config cfg = load_file(path, o);
   imply_context(cfg);
+  if (cfg.implied == implied_context::none && !cfg.from_dump && !cfg.missing_includes.empty()) {
+    // A main nginx.conf is its own conf prefix: a missing include stops nginx there.
+    const missing_include& m = cfg.missing_includes.front();
+    throw input_error(m.include, "open() \"" + m.path + "\" failed (" + std::to_string(ENOENT) +
+                                     ": " + std::strerror(ENOENT) + ")");
+  }
   return cfg;
 }
 
@@ -411,6 +444,7 @@ config load_directory(const std::string& dir, const load_options& options, direc
   plan = plan_directory(dir, options);
   load_options o = options;
   o.conf_prefix = plan.conf_prefix;
+  o.relative_includes_may_be_missing = !options.conf_prefix && !plan.nginx_conf;
   if (plan.nginx_conf) {
     config cfg = load_file(plan.files.front(), o);
     // Files under the tree that nginx.conf does not reach are not what nginx runs.
@@ -448,7 +482,7 @@ config load_directory(const std::string& dir, const load_options& options, direc
     for (const auto& [d, targets] : cfg.files[i].includes)
       for (std::uint32_t t : targets)
         if (t != i) included_by.emplace(t, i);
-  std::vector<directive> top, http, stream;
+  std::vector<directive> top, http, stream, mail;
   std::vector<std::string> kept;
   for (std::size_t k = 0; k < plan.files.size(); ++k) {
     if (auto it = included_by.find(indices[k]); it != included_by.end()) {
@@ -467,6 +501,9 @@ config load_directory(const std::string& dir, const load_options& options, direc
         break;
       case implied_context::stream:
         into = &stream;
+        break;
+      case implied_context::mail:
+        into = &mail;
         break;
       case implied_context::http_server:
       case implied_context::http_location: {
@@ -492,6 +529,9 @@ config load_directory(const std::string& dir, const load_options& options, direc
   if (!stream.empty())
     top.push_back(*make_block(*cfg.store, "stream", cfg.store->copy(stream.data(), stream.size()),
                               stream.front()));
+  if (!mail.empty())
+    top.push_back(
+        *make_block(*cfg.store, "mail", cfg.store->copy(mail.data(), mail.size()), mail.front()));
   cfg.root = cfg.store->copy(top.data(), top.size());
   for (std::size_t i = own; i < cfg.root.size(); ++i) cfg.implied_blocks.push_back(&cfg.root[i]);
   cfg.implied = implied_context::http_directory;

@@ -26,6 +26,9 @@ namespace ngxtls::config {
 ///   server (which nginx allows only in stream: in http it says `"proxy_pass" directive is not
 ///   allowed here`) and none holding an http-only directive (location, root, add_header, ...):
 ///   a stream site file;
+/// - a directive of the mail modules that http and stream do not take (auth_http,
+///   smtp_capabilities, imap_capabilities, pop3_capabilities, starttls, protocol, xclient,
+///   proxy_pass_error_message, ...) at the top level: the body of a `mail { }` block;
 /// - anything else (server blocks, ssl_*, upstream, map, ...): a site file inside http, as
 ///   Debian's and nginx.org's nginx.conf include conf.d/*.conf and sites-enabled/*.
 /// An empty tree is left as it is.

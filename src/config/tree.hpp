@@ -289,12 +289,21 @@ struct unread_directory {
   std::string reason;       ///< strerror text, e.g. "Permission denied"
 };
 
+/// A relative `include` of a site file read without a known conf prefix whose file is not
+/// there (`include fastcgi_params;` beside a project's contrib/nginx.conf): nginx resolves it
+/// against the main nginx.conf's directory, which a lone site file does not name.
+struct missing_include {
+  source_location include;  ///< the include directive
+  std::string path;         ///< where it was looked for
+};
+
 /// The block a configuration's top level was read inside of, when it is not a main
 /// nginx.conf (config/site_files.hpp decides it from the file's shape).
 enum class implied_context : std::uint8_t {
   none,            ///< read as a main file (nginx.conf)
   http,            ///< a site file: inside `http { }`, as nginx reads conf.d/ and sites-enabled/
   stream,          ///< a stream site file: inside `stream { }`
+  mail,            ///< a mail site file: inside `mail { }`
   http_server,     ///< a server snippet: inside a `server { }` of an implied `http { }`
   http_location,   ///< a location snippet: inside `location / { }` of an implied server
   http_directory,  ///< a folder of site files: each inside one shared `http { }`
@@ -314,6 +323,9 @@ struct config {
   std::vector<include_link> chains;
   list<directive> root;  ///< expanded tree (includes inlined at every site)
   std::vector<unread_directory> unread_directories;  ///< include globs that skipped a directory
+  /// Relative includes not found where a site file's conf prefix was guessed
+  /// (load_options::relative_includes_may_be_missing); their directives were not read.
+  std::vector<missing_include> missing_includes;
   /// The block the top level was read inside of (none: a main nginx.conf), and why, in words
   /// for the report ("" when none).
   implied_context implied = implied_context::none;

@@ -86,3 +86,56 @@ TEST_CASE("lint DIR lists files sorted and recursively, the usual names only, wi
   entries.max_glob_entries = 3;
   CHECK_THROWS_AS(config::plan_directory(dir, entries), input_error);
 }
+
+TEST_CASE("a file of mail directives and servers is read inside mail { }") {
+  test::temp_dir tmp;
+  auto mail = site(tmp, "mail.conf",
+                   "auth_http 127.0.0.1:9000/auth;\nsmtp_capabilities PIPELINING 8BITMIME;\n"
+                   "server {\n    listen 465 ssl;\n    protocol smtp;\n    starttls on;\n}\n");
+  CHECK(mail.implied == config::implied_context::mail);
+  REQUIRE(mail.root.size() == 1);
+  CHECK(mail.root[0].name == "mail");
+  CHECK(mail.root[0].block.size() == 3);
+  CHECK(mail.implied_reason.find("\"auth_http\"") != std::string::npos);
+  CHECK(config::context_name(mail.implied) == "mail");
+  // A mail directive inside a server only is not at the top level: read as http, as before.
+  auto proto = site(tmp, "p.conf", "server {\n    listen 110;\n    protocol pop3;\n}\n");
+  CHECK(proto.implied == config::implied_context::http);
+  // In a folder of site files, a mail file goes into one shared mail { }.
+  tmp.write("d/a.conf", "server { listen 443 ssl; }\n");
+  tmp.write("d/m.conf", "imap_capabilities IMAP4rev1;\nserver { listen 993 ssl; }\n");
+  config::directory_plan plan;
+  auto dir = config::load_directory((tmp.path() / "d").string(), {}, plan);
+  REQUIRE(dir.root.size() == 2);
+  CHECK(dir.root[0].name == "http");
+  CHECK(dir.root[1].name == "mail");
+}
+
+TEST_CASE("a site file's relative include that is not there is reported, not an input error") {
+  test::temp_dir tmp;
+  const std::string text =
+      "server {\n    listen 443 ssl;\n    location / {\n        include fastcgi_params;\n"
+      "        fastcgi_pass 127.0.0.1:9000;\n    }\n}\n";
+  auto cfg = site(tmp, "contrib/nginx.conf", text);
+  CHECK(cfg.implied == config::implied_context::http);
+  REQUIRE(cfg.missing_includes.size() == 1);
+  CHECK(cfg.missing_includes[0].path == (tmp.path() / "contrib/fastcgi_params").string());
+  CHECK(cfg.missing_includes[0].include.line == 4);
+  CHECK(cfg.missing_includes[0].include.column == 9);
+  // The same in a folder of site files read without --conf-prefix.
+  tmp.write("sites/app.conf", text);
+  config::directory_plan plan;
+  auto dir = config::load_directory((tmp.path() / "sites").string(), {}, plan);
+  CHECK(dir.missing_includes.size() == 1);
+  // With --conf-prefix the prefix is known: a missing include stops nginx, and the lint.
+  config::load_options known;
+  known.conf_prefix = tmp.path().string();
+  CHECK_THROWS_AS(config::load_site_file((tmp.path() / "contrib/nginx.conf").string(), known),
+                  input_error);
+  // A main nginx.conf is its own conf prefix: the same.
+  CHECK_THROWS_AS(site(tmp, "etc/nginx.conf", "events {}\nhttp {\n    include mime.types;\n}\n"),
+                  input_error);
+  // An absolute include that is not there is not a guess about the prefix: still an error.
+  CHECK_THROWS_AS(site(tmp, "x/app.conf", "server { include /nonexistent/ngxtls/params; }\n"),
+                  input_error);
+}
