@@ -109,16 +109,18 @@ shape classify(const config& cfg, list<directive> root) {
   shape out;
   if (root.empty()) return out;
   if (first_named(root, main_only)) return out;
-  if (const directive* d = first_named(root, server_level)) {
-    out.context = implied_context::http_server;
-    out.reason = "its top level holds \"" + std::string(d->name) + "\" (" + at(cfg, *d) +
-                 "), which nginx allows in a server, not in http";
-    return out;
-  }
+  // Before the server-level test: a mail body often starts with server_name, which a mail
+  // block takes too, while its mail-only directives belong to no http or stream block.
   if (const directive* d = first_named(root, mail_only)) {
     out.context = implied_context::mail;
     out.reason = "its top level holds \"" + std::string(d->name) + "\" (" + at(cfg, *d) +
                  "), a directive of nginx's mail modules that neither http nor stream takes";
+    return out;
+  }
+  if (const directive* d = first_named(root, server_level)) {
+    out.context = implied_context::http_server;
+    out.reason = "its top level holds \"" + std::string(d->name) + "\" (" + at(cfg, *d) +
+                 "), which nginx allows in a server, not in http";
     return out;
   }
   std::vector<const directive*> servers;

@@ -26,6 +26,18 @@ http {
 }
 )";
 
+// Five servers, each the default server of its own socket: before nginx 1.29.2 a name-based
+// server takes its default server's ssl_protocols, so only defaults get their own finding.
+constexpr const char* five_sockets = R"(events {}
+http {
+    server { listen 441 ssl; server_name a.test; ssl_certificate /nope/a.pem; ssl_certificate_key /nope/a.key; }
+    server { listen 442 ssl; server_name b.test; ssl_certificate /nope/b.pem; ssl_certificate_key /nope/b.key; }
+    server { listen 443 ssl; server_name c.test; ssl_certificate /nope/b.pem; ssl_certificate_key /nope/b.key; }
+    server { listen 444 ssl; server_name d.test; ssl_certificate /nope/b.pem; ssl_certificate_key /nope/b.key; }
+    server { listen 445 ssl; server_name e.test; ssl_certificate /nope/b.pem; ssl_certificate_key /nope/b.key; }
+}
+)";
+
 command_result lint(const std::string& conf, std::vector<std::string> extra) {
   std::vector<std::string> argv{ngxtls_binary(), "lint", "--nginx-version", "1.22.1"};
   argv.insert(argv.end(), extra.begin(), extra.end());
@@ -83,7 +95,7 @@ TEST_CASE("missing certificate and key files are one summary note listing every 
 
 TEST_CASE("one cause in many servers is reported once with every place") {
   temp_dir d;
-  const std::string conf = d.write("nginx.conf", five_servers).string();
+  const std::string conf = d.write("nginx.conf", five_sockets).string();
   auto text = lint(conf, {"--select", "tls13-missing"});
   INFO(text.out);
   CHECK(occurrences(text.out, "[tls13-missing]") == 1);

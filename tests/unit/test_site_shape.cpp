@@ -98,6 +98,11 @@ TEST_CASE("a file of mail directives and servers is read inside mail { }") {
   CHECK(mail.root[0].block.size() == 3);
   CHECK(mail.implied_reason.find("\"auth_http\"") != std::string::npos);
   CHECK(config::context_name(mail.implied) == "mail");
+  // A mail body that starts with server_name (a mail block takes it too) is still mail.
+  auto named = site(tmp, "named.conf",
+                    "server_name mail.example.test;\nauth_http 127.0.0.1:9000/auth;\n"
+                    "server {\n    listen 465 ssl;\n    protocol smtp;\n}\n");
+  CHECK(named.implied == config::implied_context::mail);
   // A mail directive inside a server only is not at the top level: read as http, as before.
   auto proto = site(tmp, "p.conf", "server {\n    listen 110;\n    protocol pop3;\n}\n");
   CHECK(proto.implied == config::implied_context::http);
