@@ -153,7 +153,8 @@ std::string_view storage::adopt(std::string_view text) {
   // An empty file still gets a real address: parsers compare pointers into it.
   std::byte* p =
       text.empty() ? static_cast<std::byte*>(allocate_bytes(1, 1)) : take_block(text.size());
-  std::memcpy(p, text.data(), text.size());
+  // An empty view may have a null data(): memcpy from null is undefined even for 0 bytes.
+  if (!text.empty()) std::memcpy(p, text.data(), text.size());
   used_ += text.size();
   return {reinterpret_cast<const char*>(p), text.size()};
 }
