@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <CLI/CLI.hpp>
 #include <cctype>
 #include <cerrno>
 #include <cstdio>
@@ -68,6 +69,18 @@ engine::nginx_inspector nginx_inspector(const std::string& binary) {
   n.version_output = run_nginx_v;
   n.package_version = package_version_of;
   return n;
+}
+
+void add_rule_selection(CLI::App* sub, std::vector<std::string>& select,
+                        std::vector<std::string>& ignore) {
+  sub->add_option("--select", select, "only these rule ids")
+      ->delimiter(',')
+      ->allow_extra_args(false)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  sub->add_option("--ignore", ignore, "skip these rule ids")
+      ->delimiter(',')
+      ->allow_extra_args(false)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
 }
 
 void say_on_stderr(std::string_view text) {

@@ -13,6 +13,10 @@
 #include "engine/pipeline.hpp"
 #include "model/version.hpp"
 
+namespace CLI {
+class App;
+}  // namespace CLI
+
 namespace ngxtls::cli {
 
 /// How ngxtls asks `binary` (default `nginx` on PATH; `check --sandbox` passes the nginx it
@@ -21,6 +25,11 @@ engine::nginx_inspector nginx_inspector(const std::string& binary = "nginx");
 
 /// Prints a pipeline message on stderr as one line `ngxtls: TEXT`, made safe for a terminal.
 void say_on_stderr(std::string_view text);
+
+/// --select and --ignore as lint and check both take them (one rule id list each, comma
+/// separated, one value per occurrence so `--select ID conf` does not take the config path).
+void add_rule_selection(CLI::App* sub, std::vector<std::string>& select,
+                        std::vector<std::string>& ignore);
 
 /// The hooks every command that runs the lint pipeline passes: stderr messages and the nginx
 /// inspector for `binary`.

@@ -212,15 +212,7 @@ void register_lint(CLI::App& app, std::function<int()>& run) {
   sub->add_option("-o,--output", a->output, "write the report to FILE");
   sub->add_option("--fail-on", a->fail_on, "exit 1 on findings at or above this severity")
       ->check(CLI::IsMember({"error", "warning", "note", "never"}));
-  // One value per occurrence, so `--select ID conf` does not take the config path as a rule id.
-  sub->add_option("--select", a->select, "only these rule ids")
-      ->delimiter(',')
-      ->allow_extra_args(false)
-      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
-  sub->add_option("--ignore", a->ignore, "skip these rule ids")
-      ->delimiter(',')
-      ->allow_extra_args(false)
-      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  add_rule_selection(sub, a->select, a->ignore);
   sub->add_option("--config", a->config_file, ".ngxtls.toml to use (default: found in . or above)");
   sub->add_option("--baseline", a->baseline, "the config deployed before this one (key rotation)");
   sub->add_flag("--strict-files", a->strict_files, "missing certificate and key files are errors");

@@ -98,18 +98,27 @@ project_config_search find_project_config(const std::string& start_dir,
   return out;
 }
 
-namespace {
-
-[[noreturn]] void fail(const std::string& file, const toml::value& at, const std::string& msg) {
+[[noreturn]] void toml_fail(const std::string& file, const toml::value& at,
+                            const std::string& msg) {
   auto loc = at.location();
   throw input_error(
       {file, static_cast<std::uint32_t>(loc.line()), static_cast<std::uint32_t>(loc.column())},
       msg);
 }
 
-std::string as_string(const std::string& file, const toml::value& v, const std::string& key) {
-  if (!v.is_string()) fail(file, v, "\"" + key + "\" must be a string");
+std::string toml_string(const std::string& file, const toml::value& v, const std::string& key) {
+  if (!v.is_string()) toml_fail(file, v, "\"" + key + "\" must be a string");
   return v.as_string().str;
+}
+
+namespace {
+
+[[noreturn]] void fail(const std::string& file, const toml::value& at, const std::string& msg) {
+  toml_fail(file, at, msg);
+}
+
+std::string as_string(const std::string& file, const toml::value& v, const std::string& key) {
+  return toml_string(file, v, key);
 }
 
 std::vector<std::string> as_strings(const std::string& file, const toml::value& v,

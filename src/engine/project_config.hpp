@@ -6,6 +6,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <toml.hpp>
 #include <vector>
 
 #include "engine/engine.hpp"
@@ -28,6 +29,12 @@ inline constexpr std::size_t max_project_config_nesting = 32;
 /// max_project_config_nesting: the TOML parser recurses on both, so this runs before it.
 /// Every TOML file ngxtls reads (.ngxtls.toml, the `serve` config) goes through it.
 void check_toml_nesting(const std::string& path, const std::string& text);
+
+/// Throws input_error at `at`'s line:col in `file`: how every TOML file the tool reads
+/// (.ngxtls.toml, serve's config) reports a value it cannot take.
+[[noreturn]] void toml_fail(const std::string& file, const toml::value& at, const std::string& msg);
+/// `v` as a string, or toml_fail naming `key`.
+std::string toml_string(const std::string& file, const toml::value& v, const std::string& key);
 
 /// What a .ngxtls.toml says. Every field is optional.
 /// ```toml

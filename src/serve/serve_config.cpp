@@ -15,15 +15,11 @@ namespace ngxtls::serve {
 namespace {
 
 [[noreturn]] void fail(const std::string& file, const toml::value& at, const std::string& msg) {
-  auto loc = at.location();
-  throw input_error(
-      {file, static_cast<std::uint32_t>(loc.line()), static_cast<std::uint32_t>(loc.column())},
-      msg);
+  engine::toml_fail(file, at, msg);
 }
 
 std::string as_string(const std::string& file, const toml::value& v, const std::string& key) {
-  if (!v.is_string()) fail(file, v, "\"" + key + "\" must be a string");
-  return v.as_string().str;
+  return engine::toml_string(file, v, key);
 }
 
 bool as_bool(const std::string& file, const toml::value& v, const std::string& key) {
