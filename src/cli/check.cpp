@@ -18,6 +18,7 @@
 #include "cli/check_load.hpp"
 #include "cli/commands.hpp"
 #include "cli/common.hpp"
+#include "cli/interrupt.hpp"
 #include "engine/engine.hpp"
 #include "engine/pipeline.hpp"
 #include "model/model.hpp"
@@ -141,7 +142,13 @@ int run_check(const check_args& a) {
   const std::unique_ptr<model::model>& base_model = run.baseline_model;
   std::vector<engine::finding>& findings = run.findings.front();
 
+  // With --load, Ctrl-C stops the probes and the load at once and the partial report is
+  // written (a second Ctrl-C ends the process; the sandbox's keeper still cleans up).
+  std::optional<interrupt_guard> guard;
+  if (a.load && a.sandbox) guard.emplace();
+  auto interrupted = [&] { return guard && interrupt_guard::flag().load(); };
   probe::probe_options po;
+  if (guard) po.stop = &interrupt_guard::flag();
   po.attempts = a.attempts;
   po.per_target = a.per_target;
   po.timeout_ms = a.timeout_ms;
@@ -395,6 +402,7 @@ int run_check(const check_args& a) {
     probe::load_options lo;
     lo.duration_s = a.load_duration_s;
     lo.timeout_ms = a.timeout_ms;
+    lo.stop = &interrupt_guard::flag();
     load_resumption_findings(rep.checked, targets, rep.probes, jo.port_map, lo, rep.notes);
   }
   auto keys = check::configured_keys(ctx);
@@ -498,11 +506,24 @@ int run_check(const check_args& a) {
   } else {
     write_output(a.output, report::render_check_text(rep, a.output.empty() && is_tty(1)));
   }
+  if (interrupted()) {
+    std::cerr << "ngxtls: interrupted: the report is partial\n";
+    return exit_interrupted;
+  }
   if (unreachable) {
     // The report holds the reasons; stderr says why the exit code is 3.
     std::cerr << "ngxtls: "
               << (sandbox_failure.empty() ? "a target could not be probed" : sandbox_failure)
               << " (exit 3; see the report's notes)\n";
+    return exit_target;
+  }
+  int unmeasured = 0;
+  for (const auto& r : rep.probes)
+    if (r.load)
+      for (const auto& p : r.load->phases) unmeasured += probe::unmeasured(p) ? 1 : 0;
+  if (unmeasured > 0) {
+    std::cerr << "ngxtls: " << unmeasured << (unmeasured == 1 ? " load phase" : " load phases")
+              << " could not be measured (exit 3; see the report)\n";
     return exit_target;
   }
   if (a.fail_on == "never") return exit_ok;

@@ -1,10 +1,8 @@
 // `ngxtls probe TARGET...`: measure session resumption, ticket keys, staples and handshake
 // times on live endpoints. Exit code 3 when a target cannot be probed.
-#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -16,6 +14,7 @@
 #include "base/error.hpp"
 #include "cli/commands.hpp"
 #include "cli/common.hpp"
+#include "cli/interrupt.hpp"
 #include "probe/load.hpp"
 #include "probe/prober.hpp"
 #include "report/probe_output.hpp"
@@ -38,31 +37,6 @@ struct probe_args {
   std::optional<double> max_rate;
 };
 
-// Set by SIGINT while a load runs: the load driver stops at once and the partial report is
-// written.
-std::atomic<bool> load_stop{false};
-
-void on_sigint(int) {
-  load_stop.store(true);
-}
-
-// SIGINT sets load_stop while it lives; the previous handler comes back after.
-class sigint_guard {
- public:
-  sigint_guard() {
-    struct sigaction sa {};
-    sa.sa_handler = on_sigint;
-    sigemptyset(&sa.sa_mask);
-    ::sigaction(SIGINT, &sa, &old_);
-  }
-  ~sigint_guard() { ::sigaction(SIGINT, &old_, nullptr); }
-  sigint_guard(const sigint_guard&) = delete;
-  sigint_guard& operator=(const sigint_guard&) = delete;
-
- private:
-  struct sigaction old_ {};
-};
-
 std::string rate_text(const std::optional<double>& r) {
   if (!r) return "no rate cap";
   char buf[64];
@@ -70,28 +44,25 @@ std::string rate_text(const std::optional<double>& r) {
   return buf;
 }
 
-// Runs the load phases against the one probed target and stores them in its result; true
-// when Ctrl-C stopped it.
-bool run_load_phase(const probe_args& a, const probe::target& t, probe::target_result& r) {
-  if (r.error) return false;
+// Runs the load phases against the one probed target (after its ordinary probe, or what Ctrl-C
+// left of it) and stores them in its result.
+void run_load_phase(const probe_args& a, const probe::target& t, probe::target_result& r) {
   probe::load_options o;
   o.duration_s = a.duration_s;
   if (a.concurrency_given) o.concurrency = a.per_target;
   o.max_rate = a.max_rate;
   o.request = a.request;
   o.timeout_ms = a.timeout_ms;
-  o.stop = &load_stop;
-  auto phases = probe::planned_load_phases(r);
-  std::cerr << "ngxtls: load on " << r.target << " (" << r.address << "): " << phases.size()
-            << " phases of " << o.duration_s << " s (";
-  for (std::size_t i = 0; i < phases.size(); ++i) std::cerr << (i ? "; " : "") << phases[i];
-  std::cerr << "), " << o.concurrency << " connections in flight, " << rate_text(o.max_rate)
-            << (o.request ? ", one HEAD / per connection" : "") << "; Ctrl-C stops\n";
+  o.stop = &interrupt_guard::flag();
+  o.on_plan = [&](const std::vector<std::string>& phases) {
+    std::cerr << "ngxtls: load on " << r.target << " (" << r.address << "): " << phases.size()
+              << " phases of " << o.duration_s << " s (";
+    for (std::size_t i = 0; i < phases.size(); ++i) std::cerr << (i ? "; " : "") << phases[i];
+    std::cerr << "), " << o.concurrency << " connections in flight, " << rate_text(o.max_rate)
+              << (o.request ? ", one HEAD / per connection" : "") << "; Ctrl-C stops\n";
+  };
   o.on_phase = [](const std::string& name) { std::cerr << "ngxtls: load: " << name << "\n"; };
-  sigint_guard guard;
-  load_stop.store(false);
   r.load = probe::run_load(t, r, o);
-  return r.load->interrupted;
 }
 
 // A one-line progress bar on stderr, redrawn at most every 100 ms; only when stderr is a TTY.
@@ -206,10 +177,27 @@ int run_probe_command(const probe_args& a) {
     bar = std::make_unique<progress_bar>();
     o.on_progress = [&bar](const probe::progress& p) { bar->update(p); };
   }
+  // With --load, Ctrl-C stops the probe before the load too, and the partial report is written.
+  std::optional<interrupt_guard> guard;
+  if (a.load) {
+    guard.emplace();
+    o.stop = &interrupt_guard::flag();
+  }
   auto results = probe::run_probe(targets, o);
   bar.reset();
-  bool interrupted =
-      a.load && !results.empty() && run_load_phase(a, targets.front(), results.front());
+  bool interrupted = false;
+  int unmeasured = 0;
+  if (a.load && !results.empty()) {
+    auto& r = results.front();
+    interrupted = interrupt_guard::flag().load();
+    // A target the probe could not reach gets no load; one Ctrl-C cut short gets its planned
+    // phases, each marked not run.
+    if (!r.error || interrupted) run_load_phase(a, targets.front(), r);
+    if (r.load) {
+      interrupted = interrupted || r.load->interrupted;
+      for (const auto& p : r.load->phases) unmeasured += probe::unmeasured(p) ? 1 : 0;
+    }
+  }
 
   if (a.format == "json")
     write_output("", report::probe_json(results).dump(2, ' ', false,
@@ -232,6 +220,12 @@ int run_probe_command(const probe_args& a) {
   if (interrupted) {
     std::cerr << "ngxtls: load interrupted: the report is partial\n";
     return exit_interrupted;
+  }
+  if (unmeasured > 0) {
+    std::cerr << "ngxtls: error: " << unmeasured
+              << (unmeasured == 1 ? " load phase" : " load phases")
+              << " could not be measured (see the report)\n";
+    rc = exit_target;
   }
   return rc;
 }

@@ -36,6 +36,29 @@ bool is_resumed(load_phase_kind k) {
          k == load_phase_kind::session_id_tls12;
 }
 
+std::string to_string(load_phase_state s) {
+  switch (s) {
+    case load_phase_state::ran:
+      return "ran";
+    case load_phase_state::interrupted:
+      return "interrupted";
+    case load_phase_state::server_stopped:
+      return "server_stopped";
+    case load_phase_state::not_run_interrupted:
+      return "not_run_interrupted";
+    case load_phase_state::not_run_unanswered:
+      return "not_run_unanswered";
+    case load_phase_state::not_run_no_session:
+      return "not_run_no_session";
+  }
+  return "?";
+}
+
+bool unmeasured(const load_phase_result& p) {
+  return p.connections == 0 ||
+         (p.state != load_phase_state::ran && p.state != load_phase_state::interrupted);
+}
+
 std::string to_string(certificate_key k) {
   switch (k) {
     case certificate_key::any:
@@ -200,7 +223,14 @@ struct tally {
   std::optional<std::string> last_error;
 };
 
-// Everything a phase's threads share (read-only while they run).
+// Whether the server still answers, as a phase's threads see it together.
+struct answering {
+  std::atomic<clock_type::rep> last_ok;  // time of the last completed connection (or the start)
+  std::atomic<int> failures_since_ok{0};
+  std::atomic<bool> stopped{false};  // the server stopped answering: the phase ends
+};
+
+// Everything a phase's threads share (read-only while they run, but `server`).
 struct phase_run {
   const endpoint* e = nullptr;
   SSL_CTX* ctx = nullptr;
@@ -209,15 +239,25 @@ struct phase_run {
   connection_limits limits;
   time_point start, end;
   const std::atomic<bool>* stop = nullptr;
+  clock_type::duration stopped_after{};  // no completion this long, with failures: stopped
+  mutable answering server;
 };
 
-void record(const connection& c, time_point end, tally& t) {
+void record(const phase_run& p, const connection& c, tally& t) {
+  auto now = clock_type::now();
   if (c.error) {
     ++t.failures;
     t.last_error = *c.error;
+    int failed = ++p.server.failures_since_ok;
+    auto quiet = now - time_point(clock_type::duration(p.server.last_ok.load()));
+    // After the phase's end the connections in flight are given their timeout.
+    if (failed > 0 && quiet >= p.stopped_after && now < p.end) p.server.stopped.store(true);
     return;
   }
-  if (!c.handshake_ok || clock_type::now() > end) return;  // finished after the phase
+  if (!c.handshake_ok) return;
+  p.server.last_ok.store(now.time_since_epoch().count());
+  p.server.failures_since_ok.store(0);
+  if (now > p.end) return;  // finished after the phase
   ++t.ok;
   if (c.reused) ++t.resumed;
   if (c.connected_at) t.connect_ms.push_back(ms_between(c.started, *c.connected_at));
@@ -239,12 +279,13 @@ void event_loop(const phase_run& p, int slots, double rate_per_s, tally& out) {
   std::vector<connection*> polled;
   auto finish_done = [&](std::unique_ptr<connection>& c) {
     if (c && c->phase == connection_phase::done) {
-      record(*c, p.end, out);
+      record(p, *c, out);
       c.reset();
     }
   };
   for (;;) {
-    if (p.stop != nullptr && p.stop->load()) return;  // at once: in-flight connections dropped
+    // At once: in-flight connections are dropped.
+    if ((p.stop != nullptr && p.stop->load()) || p.server.stopped.load()) return;
     auto now = clock_type::now();
     bool launching = now < p.end;
     if (launching) {
@@ -314,9 +355,15 @@ load_phase_result run_phase(const endpoint& e, const phase_spec& s, SSL_SESSION*
   p.limits.http = o.request;
   p.limits.stop_after_handshake = true;
   p.stop = o.stop;
+  p.stopped_after = std::chrono::milliseconds(server_stopped_after_ms);
+  if (o.max_rate)
+    p.stopped_after =
+        std::max(p.stopped_after, std::chrono::duration_cast<clock_type::duration>(
+                                      std::chrono::duration<double>(4 / *o.max_rate)));
   double cpu_before = cpu_seconds();
   p.start = clock_type::now();
   p.end = p.start + std::chrono::seconds(o.duration_s);
+  p.server.last_ok.store(p.start.time_since_epoch().count());
   int n = std::max(1, std::min(threads, o.concurrency));
   std::vector<tally> tallies(static_cast<std::size_t>(n));
   {
@@ -335,6 +382,14 @@ load_phase_result run_phase(const endpoint& e, const phase_spec& s, SSL_SESSION*
   r.kind = s.kind;
   r.key = s.key;
   r.elapsed_s = std::chrono::duration<double>(std::min(done, p.end) - p.start).count();
+  if (o.stop != nullptr && o.stop->load()) {
+    r.state = load_phase_state::interrupted;
+  } else if (p.server.stopped.load()) {
+    r.state = load_phase_state::server_stopped;
+    // The figures cover the time the server answered.
+    time_point last_ok(clock_type::duration(p.server.last_ok.load()));
+    r.elapsed_s = std::chrono::duration<double>(std::min(last_ok, p.end) - p.start).count();
+  }
   tally all;
   for (auto& t : tallies) {
     all.ok += t.ok;
@@ -350,6 +405,7 @@ load_phase_result run_phase(const endpoint& e, const phase_spec& s, SSL_SESSION*
   r.resumed = all.resumed;
   r.failures = all.failures;
   r.last_error = all.last_error;
+  if (all.ok == 0 && r.state == load_phase_state::ran) r.state = load_phase_state::server_stopped;
   r.connections_per_s = r.elapsed_s > 0 ? all.ok / r.elapsed_s : 0;
   r.connect_ms = summarize_ms(std::move(all.connect_ms));
   r.handshake_ms = summarize_ms(std::move(all.handshake_ms));
@@ -362,7 +418,7 @@ load_phase_result run_phase(const endpoint& e, const phase_spec& s, SSL_SESSION*
 const load_phase_result* measured(const load_result& l, load_phase_kind k,
                                   certificate_key key = certificate_key::any) {
   for (const auto& p : l.phases)
-    if (p.kind == k && p.key == key && p.connections > 0) return &p;
+    if (p.kind == k && p.key == key && !unmeasured(p)) return &p;
   return nullptr;
 }
 
@@ -407,13 +463,6 @@ void price(load_result& l, const target_result& probed) {
 
 }  // namespace
 
-std::vector<std::string> planned_load_phases(const target_result& probed) {
-  std::vector<std::string> out;
-  for (const auto& s : base_phases(probed)) out.push_back(phase_label(s.kind, s.key));
-  if (!out.empty()) out.push_back("full handshakes with ECDSA and with RSA (if both are offered)");
-  return out;
-}
-
 load_result run_load(const target& t, const target_result& probed, const load_options& o) {
   load_result l;
   l.duration_s = o.duration_s;
@@ -422,29 +471,17 @@ load_result run_load(const target& t, const target_result& probed, const load_op
   l.request = o.request;
   int threads = o.threads > 0 ? o.threads : static_cast<int>(std::thread::hardware_concurrency());
   l.client_threads = std::max(1, std::min(threads, o.concurrency));
+  auto stopped = [&] { return o.stop != nullptr && o.stop->load(); };
   endpoint e;
-  if (auto err = resolve_target(t, e.addr, e.addr_len)) return l;
+  bool resolved = !resolve_target(t, e.addr, e.addr_len);
   e.address = probed.address;
   e.sni = t.sni;
   if (o.request) e.request = http_request(t);
-  auto stopped = [&] { return o.stop != nullptr && o.stop->load(); };
-  auto run = [&](const phase_spec& s) {
-    if (stopped()) return;
-    session_ptr offer;
-    if (is_resumed(s.kind)) {
-      auto ctx = phase_context(s, false, o.max_cert_list_bytes);
-      auto first = one_handshake(e, ctx.get(), is_tls13(s.kind), o.timeout_ms);
-      if (!first.session) return;  // nothing to offer: the phase cannot run
-      offer = std::move(first.session);
-    }
-    if (o.on_phase) o.on_phase(phase_label(s.kind, s.key));
-    l.phases.push_back(run_phase(e, s, offer.get(), o, l.client_threads));
-  };
-  auto phases = base_phases(probed);
-  for (const auto& s : phases) run(s);
+
+  auto plan = base_phases(probed);
   // Both key types offered: a handshake restricted to each gets a leaf of that type.
-  if (!phases.empty() && !stopped()) {
-    phase_spec full = phases.front();  // TLS 1.3 when spoken
+  if (!plan.empty() && resolved && !stopped()) {
+    phase_spec full = plan.front();  // TLS 1.3 when spoken
     auto probe_key = [&](certificate_key key) {
       auto ctx = phase_context({full.kind, key}, false, o.max_cert_list_bytes);
       return one_handshake(e, ctx.get(), is_tls13(full.kind), o.timeout_ms).leaf_key_type;
@@ -452,18 +489,73 @@ load_result run_load(const target& t, const target_result& probed, const load_op
     int ec = probe_key(certificate_key::ecdsa);
     int rsa = probe_key(certificate_key::rsa);
     if (ec == EVP_PKEY_EC && (rsa == EVP_PKEY_RSA || rsa == EVP_PKEY_RSA_PSS)) {
-      run({full.kind, certificate_key::ecdsa});
-      run({full.kind, certificate_key::rsa});
-      const auto* pe = measured(l, full.kind, certificate_key::ecdsa);
-      const auto* pr = measured(l, full.kind, certificate_key::rsa);
-      if (pe != nullptr && pr != nullptr) {
-        certificate_price c;
-        c.phase = full.kind;
-        c.ecdsa_per_s = pe->connections_per_s;
-        c.rsa_per_s = pr->connections_per_s;
-        c.gain = c.rsa_per_s > 0 ? c.ecdsa_per_s / c.rsa_per_s - 1 : 0;
-        l.certificate = c;
+      plan.push_back({full.kind, certificate_key::ecdsa});
+      plan.push_back({full.kind, certificate_key::rsa});
+    }
+  }
+  if (o.on_plan) {
+    std::vector<std::string> names;
+    for (const auto& s : plan) names.push_back(phase_label(s.kind, s.key));
+    o.on_plan(names);
+  }
+
+  // Once the server stopped answering, a phase runs only after one handshake succeeds.
+  bool server_answers = resolved;
+  auto not_run = [&](const phase_spec& s, load_phase_state why, const std::string& error) {
+    load_phase_result r;
+    r.kind = s.kind;
+    r.key = s.key;
+    r.state = why;
+    if (!error.empty()) {
+      r.failures = 1;
+      r.last_error = error;
+    }
+    l.phases.push_back(std::move(r));
+  };
+  for (const auto& s : plan) {
+    if (stopped()) {
+      not_run(s, load_phase_state::not_run_interrupted, "");
+      continue;
+    }
+    session_ptr offer;
+    if (is_resumed(s.kind) || !server_answers) {
+      auto ctx = phase_context(s, false, o.max_cert_list_bytes);
+      auto first = resolved ? one_handshake(e, ctx.get(), is_tls13(s.kind), o.timeout_ms)
+                            : single_handshake{false, nullptr, EVP_PKEY_NONE,
+                                               "cannot resolve " + t.connect_host};
+      if (stopped()) {
+        not_run(s, load_phase_state::not_run_interrupted, "");
+        continue;
       }
+      if (!first.ok) {
+        server_answers = false;
+        not_run(s, load_phase_state::not_run_unanswered, first.error);
+        continue;
+      }
+      server_answers = true;
+      if (is_resumed(s.kind)) {
+        if (!first.session) {
+          not_run(s, load_phase_state::not_run_no_session, "");
+          continue;
+        }
+        offer = std::move(first.session);
+      }
+    }
+    if (o.on_phase) o.on_phase(phase_label(s.kind, s.key));
+    l.phases.push_back(run_phase(e, s, offer.get(), o, l.client_threads));
+    if (l.phases.back().state == load_phase_state::server_stopped) server_answers = false;
+  }
+  for (const auto& s : plan) {
+    if (s.key != certificate_key::ecdsa) continue;
+    const auto* pe = measured(l, s.kind, certificate_key::ecdsa);
+    const auto* pr = measured(l, s.kind, certificate_key::rsa);
+    if (pe != nullptr && pr != nullptr) {
+      certificate_price c;
+      c.phase = s.kind;
+      c.ecdsa_per_s = pe->connections_per_s;
+      c.rsa_per_s = pr->connections_per_s;
+      c.gain = c.rsa_per_s > 0 ? c.ecdsa_per_s / c.rsa_per_s - 1 : 0;
+      l.certificate = c;
     }
   }
   l.interrupted = stopped();

@@ -28,20 +28,27 @@ struct load_options {
   long max_cert_list_bytes = probe_options{}.max_cert_list_bytes;  ///< as the prober's
   /// Set (from a signal handler) to stop at once; the phases measured so far are kept.
   const std::atomic<bool>* stop = nullptr;
+  /// Told the phases planned, as report names ("full TLS 1.3", ...), before the first starts
+  /// (may be empty).
+  std::function<void(const std::vector<std::string>&)> on_plan;
   /// Told the name of each phase as it starts (may be empty).
   std::function<void(const std::string&)> on_phase;
 };
 
-/// The phases `run_load` will run for `probed` (the ordinary probe's result of the target),
-/// as report names ("full TLS 1.3", ...), for the announcement before a load starts.
-std::vector<std::string> planned_load_phases(const target_result& probed);
+/// A phase ends early when no connection completed for this long while connections failed
+/// (at least this long; with --max-rate, at least four launch intervals), ms.
+inline constexpr int server_stopped_after_ms = 1000;
 
-/// Loads `t` after its ordinary probe `probed`: full handshakes per protocol the server
-/// speaks, each resumption mechanism that resumed in `probed`, and, where the server offers
-/// both RSA and ECDSA certificates, full handshakes restricted to each; then prices
-/// resumption and the certificate choice. Each phase ends `duration_s` after it started
-/// (connections still in flight then are given their timeout and counted as failures when
-/// they fail), or at once when `*stop` is set (`interrupted`).
+/// Loads `t` after its ordinary probe `probed`. The plan: full handshakes per protocol the
+/// server speaks, each resumption mechanism that resumed in `probed`, and, where two
+/// handshakes restricted to each key type show the server offers both RSA and ECDSA
+/// certificates, full handshakes restricted to each. Then prices resumption and the
+/// certificate choice from the phases measured. Every planned phase is in the result with its
+/// state: each ends `duration_s` after it started (connections still in flight then are given
+/// their timeout and counted as failures when they fail); at once when `*stop` is set
+/// (`interrupted`, the phases after it not run); or when the server stopped answering (no
+/// connection completed for server_stopped_after_ms while connections failed): then a phase
+/// after it runs only when one handshake to the server succeeds first.
 load_result run_load(const target& t, const target_result& probed, const load_options& o);
 
 /// Capacity at resumption rate `r` (0..1) with full capacity `full_per_s` and resumed

@@ -97,6 +97,10 @@ class prober {
     std::size_t next_target = 0;
     int active = 0;
     for (;;) {
+      if (opt_.stop != nullptr && opt_.stop->load()) {
+        interrupt_all();
+        break;
+      }
       auto now = clock_type::now();
       while (active < std::max(1, opt_.parallel) && next_target < targets_.size()) {
         target_state& t = *targets_[next_target++];
@@ -315,6 +319,20 @@ class prober {
     for (auto& r : t.runs)
       if (!r.finished) finish_run(t, r, clock_type::now());
     finish_target(t);
+  }
+
+  // Ends every target at once: those being probed keep what they measured, those not yet
+  // started are left unprobed; all say they were interrupted.
+  void interrupt_all() {
+    for (auto& t : targets_) {
+      if (t->stage == target_stage::finished) continue;
+      if (t->stage == target_stage::waiting) {
+        t->res.error = probe_interrupted_error;
+        t->stage = target_stage::finished;
+        continue;
+      }
+      abort_target(*t, probe_interrupted_error);
+    }
   }
 
   void finish_run(target_state& t, run_state& r, time_point now) {

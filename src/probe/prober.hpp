@@ -5,6 +5,7 @@
 // OCSP staples, the certificate, where a connection's time goes. It knows nothing of nginx
 // configs.
 
+#include <atomic>
 #include <functional>
 #include <optional>
 #include <string>
@@ -23,6 +24,9 @@ struct progress {
   int targets_done = 0;
   int targets = 0;
 };
+
+/// A target's `error` when probe_options::stop ended its probe.
+inline constexpr const char* probe_interrupted_error = "interrupted before the probe finished";
 
 /// How to probe. The defaults here are the only ones: the CLI reads them from a
 /// default-constructed probe_options.
@@ -51,6 +55,9 @@ struct probe_options {
   std::optional<std::string> sess_in;
   /// --sess-out: PEM file (mode 0600) for the first session of the first run of the first target.
   std::optional<std::string> sess_out;
+  /// Set (from a signal handler) to stop at once: every unfinished target ends with `error`
+  /// set to probe_interrupted_error, the runs measured until then kept.
+  const std::atomic<bool>* stop = nullptr;
   /// Called from the loop thread after every finished connection (may be empty).
   std::function<void(const progress&)> on_progress;
 };

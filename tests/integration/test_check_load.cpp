@@ -2,6 +2,7 @@
 // the sandbox nginx, in handshakes per second at the measured rate and at full resumption.
 #include <doctest/doctest.h>
 
+#include <chrono>
 #include <nlohmann/json.hpp>
 
 #include "support/fixture_env.hpp"
@@ -23,14 +24,20 @@ json check_json(const std::string& conf, const std::vector<std::string>& extra, 
   return json::parse(r.out);
 }
 
+// The fixture with tickets on and no shared key file, in `dir` with the fixture material.
+std::string no_key_file_conf(const test::temp_dir& dir) {
+  test::make_fixture_material(dir.path());
+  return dir
+      .write("nginx.conf", test::read_file(test::source_dir() / "fixtures/rules" /
+                                           "ticket-keys-not-shared/no-key-file.conf"))
+      .string();
+}
+
 }  // namespace
 
 TEST_CASE("check --sandbox --load prices ticket keys not shared between two instances") {
   test::temp_dir dir;
-  test::make_fixture_material(dir.path());
-  auto conf = dir.write("nginx.conf", test::read_file(test::source_dir() / "fixtures/rules" /
-                                                      "ticket-keys-not-shared/no-key-file.conf"))
-                  .string();
+  auto conf = no_key_file_conf(dir);
   int rc = -1;
   auto doc = check_json(conf, {"--instances", "2", "--load", "--duration", "1"}, rc);
   CHECK(rc == 0);
@@ -59,6 +66,35 @@ TEST_CASE("check --sandbox --load prices ticket keys not shared between two inst
     auto plain = check_json(conf, {"--instances", "2"}, rc);
     for (const auto& t : plain["probe"]["targets"]) CHECK_FALSE(t.contains("load"));
   }
+}
+
+TEST_CASE("Ctrl-C during check --sandbox --load stops at once with the partial report") {
+  test::temp_dir dir;
+  auto conf = no_key_file_conf(dir);
+  auto t0 = std::chrono::steady_clock::now();
+  // The sandbox is up and probed well within 4 s; the first 60 s load phase is under way.
+  auto r = test::run({"timeout", "--preserve-status", "-s", "INT", "4", test::ngxtls_binary(),
+                      "check", conf, "--sandbox", "--instances", "2", "--load", "--duration", "60",
+                      "--format", "json", "--fail-on", "never"},
+                     "", 120);
+  double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  INFO("stderr: " << r.err);
+  CHECK(r.exit_code == 130);
+  CHECK(s < 15);
+  CHECK(r.err.find("interrupted: the report is partial") != std::string::npos);
+  REQUIRE_FALSE(r.out.empty());
+  auto doc = json::parse(r.out);
+  int loaded = 0;
+  for (const auto& t : doc["probe"]["targets"]) {
+    if (!t.contains("load")) continue;
+    ++loaded;
+    CHECK(t["load"]["interrupted"] == true);
+    CHECK(t["load"]["phases"].at(0)["state"] == "interrupted");
+  }
+  CHECK(loaded == 1);
+  std::string notes;
+  for (const auto& n : doc["notes"]) notes += n.get<std::string>() + "\n";
+  CHECK(notes.find("interrupted (Ctrl-C)") != std::string::npos);
 }
 
 TEST_CASE("check --load needs --sandbox") {

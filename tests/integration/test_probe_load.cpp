@@ -6,7 +6,9 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <csignal>
 #include <set>
+#include <thread>
 
 #include "probe/load.hpp"
 #include "probe_util.hpp"
@@ -291,6 +293,129 @@ TEST_CASE("Ctrl-C stops a load at once with the partial report and a non-zero ex
   CHECK(r.out.find("load: 60 s per phase") != std::string::npos);
   CHECK(r.out.find("(interrupted)") != std::string::npos);
   CHECK(r.err.find("load interrupted") != std::string::npos);
+}
+
+TEST_CASE("Ctrl-C during the probe before the load stops at once with the partial report") {
+  site s;
+  std::string target = "127.0.0.1:" + std::to_string(s.port);
+  // 200,000 resumption attempts one at a time keep the ordinary probe busy far beyond the
+  // SIGINT at 1 s: the load has not begun.
+  std::vector<std::string> argv{"timeout", "--preserve-status", "-s", "INT", "1"};
+  std::vector<std::string> ngxtls{
+      ngxtls_binary(), "probe",  target,       "--sni", "localhost", "-n",  "200000", "-c", "1",
+      "--no-ocsp",     "--load", "--duration", "60",    "--format",  "json"};
+  SUBCASE("SIGINT with its default disposition") {}
+  SUBCASE("SIGINT ignored on entry, as in a script's background job") {
+    // sh sets SIGINT to ignored and execs ngxtls, which inherits it; timeout signals that pid.
+    argv.insert(argv.end(), {"sh", "-c", "trap '' INT; exec \"$@\"", "sh"});
+  }
+  argv.insert(argv.end(), ngxtls.begin(), ngxtls.end());
+  auto t0 = std::chrono::steady_clock::now();
+  auto r = run(argv, "", 60);
+  double ms = ms_since(t0);
+  CHECK(r.exit_code == 130);
+  CHECK(ms < 6000);
+  CHECK(r.err.find("load interrupted") != std::string::npos);
+  REQUIRE_FALSE(r.out.empty());
+  auto doc = nlohmann::json::parse(r.out);
+  const auto& t = doc.at("targets").at(0);
+  CHECK(t.at("error") == probe::probe_interrupted_error);
+  const auto& load = t.at("load");
+  CHECK(load.at("interrupted") == true);
+  // The TLS 1.3 run was under way: its phases are planned, none ran.
+  REQUIRE(load.at("phases").size() >= 1);
+  for (const auto& p : load.at("phases")) {
+    CHECK(p.at("state") == "not_run_interrupted");
+    CHECK(p.at("connections") == 0);
+    CHECK(p.at("measured") == false);
+  }
+}
+
+TEST_CASE("Ctrl-C between phases: the phases after it are reported as not run") {
+  site s(false, "ssl_session_cache shared:S:1m;");
+  auto probed = probe_port(s.port, quick(3));
+  REQUIRE_FALSE(probed.error);
+  std::atomic<bool> stop{false};
+  auto o = short_load();
+  o.duration_s = 5;
+  o.stop = &stop;
+  std::vector<std::string> plan, started;
+  o.on_plan = [&](const std::vector<std::string>& names) { plan = names; };
+  // Ctrl-C lands as the second phase is about to start.
+  o.on_phase = [&](const std::string& name) {
+    started.push_back(name);
+    if (started.size() == 2) stop.store(true);
+  };
+  auto t0 = std::chrono::steady_clock::now();
+  auto l = probe::run_load(local_target(s.port), probed, o);
+  double ms = ms_since(t0);
+  CHECK(l.interrupted);
+  // One phase of 5 s, then nothing: well under two phases.
+  CHECK(ms < 5000 + 3000);
+  using enum probe::load_phase_kind;
+  using enum probe::load_phase_state;
+  REQUIRE(plan == std::vector<std::string>{"full TLS 1.3", "TLS 1.3 PSK", "full TLS 1.2",
+                                           "TLS 1.2 ticket", "TLS 1.2 session ID"});
+  REQUIRE(l.phases.size() == plan.size());
+  CHECK(l.phases[0].state == ran);
+  CHECK(l.phases[0].connections > 0);
+  CHECK(l.phases[1].kind == psk_tls13);
+  CHECK(l.phases[1].state == interrupted);
+  CHECK(l.phases[1].connections == 0);
+  CHECK(probe::unmeasured(l.phases[1]));
+  for (std::size_t i = 2; i < l.phases.size(); ++i) {
+    CAPTURE(i);
+    CHECK(l.phases[i].state == not_run_interrupted);
+    CHECK(l.phases[i].connections == 0);
+  }
+  CHECK(l.prices.empty());
+}
+
+TEST_CASE("the server killed mid-load: its phase ends, every later phase says why it did not run") {
+  site s(false, "ssl_session_cache shared:S:1m;");
+  std::string target = "127.0.0.1:" + std::to_string(s.port);
+  pid_t master = s.ngx->master_pid();
+  auto workers = s.ngx->worker_pids();
+  // The ordinary probe takes a fraction of a second; the first 6 s phase is under way at 2 s.
+  std::thread killer([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(2000));
+    for (pid_t w : workers) ::kill(w, SIGKILL);
+    ::kill(master, SIGKILL);
+  });
+  auto t0 = std::chrono::steady_clock::now();
+  int rc = -1;
+  std::string err;
+  auto j = ngxtls_json({"probe", target, "--sni", "localhost", "-n", "3", "--no-ocsp", "--load",
+                        "--duration", "6", "-c", "2", "--timeout", "1000"},
+                       &rc, &err);
+  double ms = ms_since(t0);
+  killer.join();
+  CHECK(rc == 3);
+  CHECK(err.find("could not be measured") != std::string::npos);
+  // The phase stops about 1 s after the kill; each later phase costs one refused handshake.
+  CHECK(ms < 2000 + 1000 + 3000);
+  const auto& load = j.at("targets").at(0).at("load");
+  CHECK(load.at("interrupted") == false);
+  const auto& phases = load.at("phases");
+  std::vector<std::string> names;
+  for (const auto& p : phases) names.push_back(p.at("phase").get<std::string>());
+  REQUIRE(names == std::vector<std::string>{"full_tls13", "psk_tls13", "full_tls12", "ticket_tls12",
+                                            "session_id_tls12"});
+  const auto& first = phases.at(0);
+  CHECK(first.at("state") == "server_stopped");
+  CHECK(first.at("measured") == false);
+  CHECK(first.at("connections").get<int>() > 0);
+  CHECK(first.at("failures").get<int>() > 0);
+  CHECK(first.at("last_error").get<std::string>().find("refused") != std::string::npos);
+  // The figures cover the time the server answered: about 2 s less the probe's share.
+  CHECK(first.at("elapsed_s").get<double>() < 2.5);
+  for (std::size_t i = 1; i < phases.size(); ++i) {
+    CAPTURE(i);
+    CHECK(phases.at(i).at("state") == "not_run_unanswered");
+    CHECK(phases.at(i).at("failures") == 1);
+    CHECK(phases.at(i).at("last_error").get<std::string>().find("refused") != std::string::npos);
+  }
+  CHECK(load.at("prices").empty());
 }
 
 TEST_CASE("load settings without --load, and --load out of bounds, are usage errors") {

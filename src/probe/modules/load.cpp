@@ -61,6 +61,30 @@ void quantile_metrics(metric_set& m, const char* family, const std::string& l, c
   m.add(family, l + ",quantile=\"0.99\"", t.p99 / 1000.0);
 }
 
+// Why a phase has no figures, or what cut it short; empty for a phase that ran.
+std::string state_text(load_phase_state s) {
+  switch (s) {
+    case load_phase_state::ran:
+      return "";
+    case load_phase_state::interrupted:
+      return "stopped by Ctrl-C";
+    case load_phase_state::server_stopped:
+      return "the server stopped answering";
+    case load_phase_state::not_run_interrupted:
+      return "not run: Ctrl-C came first";
+    case load_phase_state::not_run_unanswered:
+      return "not run: the server did not answer a handshake before it";
+    case load_phase_state::not_run_no_session:
+      return "not run: the handshake before it gave no session to offer";
+  }
+  return "";
+}
+
+bool not_run(load_phase_state s) {
+  return s == load_phase_state::not_run_interrupted || s == load_phase_state::not_run_unanswered ||
+         s == load_phase_state::not_run_no_session;
+}
+
 class load final : public measurement {
  public:
   std::string_view name() const override { return "load"; }
@@ -77,6 +101,11 @@ class load final : public measurement {
                       "% busy): the server may do more than measured");
         break;
       }
+    int unmeasured_phases = 0;
+    for (const auto& p : t.load->phases) unmeasured_phases += unmeasured(p) ? 1 : 0;
+    if (unmeasured_phases > 0)
+      out.push_back("load: " + std::to_string(unmeasured_phases) + " of " +
+                    std::to_string(t.load->phases.size()) + " phases could not be measured");
     if (t.load->interrupted) out.push_back("load: interrupted; the figures are partial");
   }
 
@@ -90,6 +119,12 @@ class load final : public measurement {
     if (l.interrupted) s.out << " (interrupted)";
     s.out << "\n";
     for (const auto& p : l.phases) {
+      if (not_run(p.state)) {
+        s.out << "    " << phase_label(p.kind, p.key) << ": " << state_text(p.state);
+        if (p.last_error) s.out << " (" << s.safe(*p.last_error) << ")";
+        s.out << "\n";
+        continue;
+      }
       s.out << "    " << phase_label(p.kind, p.key) << ": " << per_s(p.connections_per_s)
             << " connections/s (" << p.connections << " in " << fixed(p.elapsed_s, "%.1f") << " s";
       if (is_resumed(p.kind)) s.out << ", " << p.resumed << " resumed";
@@ -103,6 +138,7 @@ class load final : public measurement {
       }
       s.out << "; client CPU " << fixed(p.client_cpu_share * 100.0, "%.0f") << "%";
       if (p.client_bound) s.out << " (the client was the limit)";
+      if (p.state != load_phase_state::ran) s.out << "; " << state_text(p.state);
       s.out << "\n";
       if (p.failures > 0 && p.last_error)
         s.out << "      last failure: " << s.safe(*p.last_error) << "\n";
@@ -128,6 +164,8 @@ class load final : public measurement {
     for (const auto& p : l.phases)
       j["phases"].push_back({{"phase", to_string(p.kind)},
                              {"certificate_key", to_string(p.key)},
+                             {"state", to_string(p.state)},
+                             {"measured", !unmeasured(p)},
                              {"elapsed_s", p.elapsed_s},
                              {"connections", p.connections},
                              {"resumed", p.resumed},
@@ -163,6 +201,9 @@ class load final : public measurement {
     m.declare("ngxtls_load_connections_per_second",
               "Connections per second completed in a load phase");
     m.declare("ngxtls_load_failures", "Connections that failed in a load phase");
+    m.declare("ngxtls_load_phase_measured",
+              "1 when a planned load phase gave figures, 0 when it did not run, the server "
+              "stopped answering in it or no connection completed");
     m.declare("ngxtls_load_connect_seconds", "TCP connect time in a load phase");
     m.declare("ngxtls_load_handshake_seconds", "TLS handshake time in a load phase");
     m.declare("ngxtls_load_first_byte_seconds", "Request to first byte in a load phase");
@@ -182,6 +223,7 @@ class load final : public measurement {
                       to_string(p.key) + "\"";
       m.add("ngxtls_load_connections_per_second", l, p.connections_per_s);
       m.add("ngxtls_load_failures", l, p.failures);
+      m.add("ngxtls_load_phase_measured", l, unmeasured(p) ? 0 : 1);
       quantile_metrics(m, "ngxtls_load_connect_seconds", l, p.connect_ms);
       quantile_metrics(m, "ngxtls_load_handshake_seconds", l, p.handshake_ms);
       quantile_metrics(m, "ngxtls_load_first_byte_seconds", l, p.first_byte_ms);

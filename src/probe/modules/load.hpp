@@ -34,14 +34,30 @@ enum class certificate_key {
 /// "any", "ecdsa" or "rsa".
 std::string to_string(certificate_key k);
 
+/// How a planned load phase went.
+enum class load_phase_state {
+  ran,                  ///< ran for the load's whole duration
+  interrupted,          ///< stopped by Ctrl-C partway: the figures cover the time until then
+  server_stopped,       ///< ended early, or completed nothing: the server stopped answering
+  not_run_interrupted,  ///< not started: Ctrl-C came first
+  not_run_unanswered,   ///< not started: the server did not answer the handshake before it
+  not_run_no_session,   ///< not started: the handshake before it gave no session to offer
+};
+/// "ran", "interrupted", "server_stopped", "not_run_interrupted", "not_run_unanswered" or
+/// "not_run_no_session".
+std::string to_string(load_phase_state s);
+
 /// One phase: fresh TCP connections of one kind for the load's duration.
 struct load_phase_result {
   load_phase_kind kind = load_phase_kind::full_tls13;
   certificate_key key = certificate_key::any;
-  double elapsed_s = 0;  ///< time connections were launched, s
-  int connections = 0;   ///< connections that completed (handshake, and the request)
-  int resumed = 0;       ///< of those, SSL_session_reused() == 1
-  int failures = 0;      ///< connections that ended in an error (timeouts included)
+  load_phase_state state = load_phase_state::ran;
+  /// Time the figures cover, s: while connections were launched; for a phase the server
+  /// stopped answering, until its last completed connection.
+  double elapsed_s = 0;
+  int connections = 0;  ///< connections that completed (handshake, and the request)
+  int resumed = 0;      ///< of those, SSL_session_reused() == 1
+  int failures = 0;     ///< connections that ended in an error (timeouts included)
   std::optional<std::string> last_error;  ///< text of the last failure
   double connections_per_s = 0;           ///< connections / elapsed_s
   timing_ms connect_ms;                   ///< connect() until TCP connected
@@ -84,5 +100,9 @@ struct load_result {
   std::vector<resumption_price> prices;          ///< per protocol where both F and R were measured
   std::optional<certificate_price> certificate;  ///< when the server offers RSA and ECDSA
 };
+
+/// True when `p` gives no capacity to trust: it did not run, the server stopped answering in
+/// it, or no connection completed. An interrupted phase with connections is measured (partly).
+bool unmeasured(const load_phase_result& p);
 
 }  // namespace ngxtls::probe
