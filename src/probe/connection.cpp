@@ -48,6 +48,15 @@ std::string first_openssl_reason() {
 // peer's.
 void finish(connection& c) {
   if (c.phase == connection_phase::done) return;
+  if (c.limits->abortive_close) {
+    // Marked shut down so that SSL_free keeps the session resumable (see finish_quiet);
+    // SO_LINGER 0 makes the close in ~connection a reset.
+    SSL_set_shutdown(c.ssl.get(), SSL_SENT_SHUTDOWN | SSL_RECEIVED_SHUTDOWN);
+    linger l{1, 0};
+    ::setsockopt(c.fd, SOL_SOCKET, SO_LINGER, &l, sizeof l);
+    c.phase = connection_phase::done;
+    return;
+  }
   ERR_clear_error();
   SSL_shutdown(c.ssl.get());
   ERR_clear_error();

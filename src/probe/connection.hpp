@@ -41,6 +41,11 @@ struct connection_limits {
   bool http = false;                   ///< send the request after the handshake
   /// Without `http`: end at the handshake, not reading TLS 1.3 tickets (the load driver).
   bool stop_after_handshake = false;
+  /// End a completed connection with a TCP reset and no close_notify (the load driver, as
+  /// `openssl s_time`): the client keeps no TIME_WAIT socket (one ephemeral port for 60 s per
+  /// connection would run a remote load out of ports at some 470 connections/s) and the server
+  /// does no shutdown work that is not the handshake's.
+  bool abortive_close = false;
 };
 
 /// A client SSL_CTX for exactly one protocol `version` (TLS1_2_VERSION or TLS1_3_VERSION),

@@ -354,6 +354,7 @@ load_phase_result run_phase(const endpoint& e, const phase_spec& s, SSL_SESSION*
   p.limits.max_tickets = probe_options{}.max_tickets_per_connection;
   p.limits.http = o.request;
   p.limits.stop_after_handshake = true;
+  p.limits.abortive_close = true;
   p.stop = o.stop;
   p.stopped_after = std::chrono::milliseconds(server_stopped_after_ms);
   if (o.max_rate)

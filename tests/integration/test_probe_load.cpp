@@ -7,7 +7,9 @@
 #include <unistd.h>
 
 #include <csignal>
+#include <cstdio>
 #include <set>
+#include <sstream>
 #include <thread>
 
 #include "probe/load.hpp"
@@ -416,6 +418,49 @@ TEST_CASE("the server killed mid-load: its phase ends, every later phase says wh
     CHECK(phases.at(i).at("last_error").get<std::string>().find("refused") != std::string::npos);
   }
   CHECK(load.at("prices").empty());
+}
+
+namespace {
+
+// Sockets in TIME_WAIT whose peer is 127.0.0.1:`port` (/proc/net/tcp: state 06; the remote
+// address as hex IP:port, the IP in the kernel's byte order).
+int time_wait_to(int port) {
+  std::istringstream lines(read_file("/proc/net/tcp"));
+  std::string line;
+  std::getline(lines, line);  // header
+  char want[16];
+  std::snprintf(want, sizeof want, "0100007F:%04X", port);
+  int n = 0;
+  while (std::getline(lines, line)) {
+    std::istringstream f(line);
+    std::string slot, local, remote, state;
+    f >> slot >> local >> remote >> state;
+    if (remote == want && state == "06") ++n;
+  }
+  return n;
+}
+
+}  // namespace
+
+TEST_CASE("a load's connections end with a reset: no TIME_WAIT socket is left per connection") {
+  site s(false, "ssl_session_cache shared:S:1m;");
+  auto probed = probe_port(s.port, quick(3));
+  REQUIRE_FALSE(probed.error);
+  // The ordinary probe's connections close with close_notify and FIN: they are in TIME_WAIT.
+  int before = time_wait_to(s.port);
+  auto l = probe::run_load(local_target(s.port), probed, short_load());
+  int connections = 0;
+  for (const auto& p : l.phases) connections += p.connections;
+  int after = time_wait_to(s.port);
+  MESSAGE(connections << " connections; TIME_WAIT to the server's port: " << before << " before, "
+                      << after << " after");
+  // Hundreds of connections per phase; only the handful of single handshakes before the phases
+  // (session and key-type look-ups) close gracefully.
+  CHECK(connections > 500);
+  CHECK(after - before <= 10);
+  // Resumed phases still resume: ending with a reset does not spoil the offered session.
+  for (const auto& p : l.phases)
+    if (probe::is_resumed(p.kind)) CHECK(p.resumed == p.connections);
 }
 
 TEST_CASE("load settings without --load, and --load out of bounds, are usage errors") {
