@@ -21,7 +21,9 @@
 // work: RSA/ECDSA with --request against ab's (a request on every connection, concurrency C),
 // and at -c 1 against s_time's; resumed/full at -c 1 against s_time's. An unmet goal is printed
 // with what was measured about it.
+// Each figure is the fastest of R rounds (other work on the machine only slows a run down).
 // Usage: bench_load [seconds per phase, default 3] [concurrency, default 4] [ab -n, default 3000]
+//                   [rounds R, default 2]
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -284,6 +286,7 @@ int main(int argc, char** argv) {
   int seconds = argc > 1 ? std::atoi(argv[1]) : 3;
   int c = argc > 2 ? std::atoi(argv[2]) : 4;
   int n = argc > 3 ? std::atoi(argv[3]) : 3000;
+  int rounds = std::max(1, argc > 4 ? std::atoi(argv[4]) : 2);
   temp_dir dir;
   tls::pki_options ro;
   ro.key_type = "rsa";
@@ -308,25 +311,42 @@ int main(int argc, char** argv) {
   std::string url = "https://" + target + "/";
   std::string load_before = load_average();
 
-  figure ab_ec = ab(url, ecdsa_cipher, n, c), ab_rsa = ab(url, rsa_cipher, n, c);
-  figure st_ec = s_time(target, false, ecdsa_cipher, seconds);
-  figure st_rsa = s_time(target, false, rsa_cipher, seconds);
-  figure st_reuse = s_time(target, true, ecdsa_cipher, seconds);
-  auto ours = ngxtls_load(target, seconds, c, false, dir);
-  auto ours_req = ngxtls_load(target, seconds, c, true, dir);
-  auto ours_one = ngxtls_load(target, seconds, 1, false, dir);
-  figure full_ec = phase(ours, "full_tls12", "ecdsa"), full_rsa = phase(ours, "full_tls12", "rsa");
-  figure resumed = phase(ours, "ticket_tls12", "any"), full_any = phase(ours, "full_tls12", "any");
-  figure req_ec = phase(ours_req, "full_tls12", "ecdsa");
-  figure req_rsa = phase(ours_req, "full_tls12", "rsa");
-  figure one_ec = phase(ours_one, "full_tls12", "ecdsa");
-  figure one_rsa = phase(ours_one, "full_tls12", "rsa");
-  figure one_resumed = phase(ours_one, "ticket_tls12", "any");
+  // Other work on the machine can only slow a measurement down: each figure is the fastest of
+  // `rounds`, every round running every tool and ngxtls once, one after another.
+  figure ab_ec, ab_rsa, st_ec, st_rsa, st_reuse, full_ec, full_rsa, resumed, full_any, req_ec,
+      req_rsa, one_ec, one_rsa, one_resumed;
+  auto best = [](figure& kept, const figure& f) {
+    if (f.per_s > kept.per_s) kept = f;
+  };
+  double cpu_handshakes = 0, cpu_request = 0, cpu_one = 0;
+  for (int round = 0; round < rounds; ++round) {
+    best(ab_ec, ab(url, ecdsa_cipher, n, c));
+    best(ab_rsa, ab(url, rsa_cipher, n, c));
+    best(st_ec, s_time(target, false, ecdsa_cipher, seconds));
+    best(st_rsa, s_time(target, false, rsa_cipher, seconds));
+    best(st_reuse, s_time(target, true, ecdsa_cipher, seconds));
+    auto ours = ngxtls_load(target, seconds, c, false, dir);
+    auto ours_req = ngxtls_load(target, seconds, c, true, dir);
+    auto ours_one = ngxtls_load(target, seconds, 1, false, dir);
+    best(full_ec, phase(ours, "full_tls12", "ecdsa"));
+    best(full_rsa, phase(ours, "full_tls12", "rsa"));
+    best(resumed, phase(ours, "ticket_tls12", "any"));
+    best(full_any, phase(ours, "full_tls12", "any"));
+    best(req_ec, phase(ours_req, "full_tls12", "ecdsa"));
+    best(req_rsa, phase(ours_req, "full_tls12", "rsa"));
+    best(one_ec, phase(ours_one, "full_tls12", "ecdsa"));
+    best(one_rsa, phase(ours_one, "full_tls12", "rsa"));
+    best(one_resumed, phase(ours_one, "ticket_tls12", "any"));
+    cpu_handshakes = std::max(cpu_handshakes, client_cpu(ours.load));
+    cpu_request = std::max(cpu_request, client_cpu(ours_req.load));
+    cpu_one = std::max(cpu_one, client_cpu(ours_one.load));
+  }
 
   std::printf(
       "probe --load bench: TLS 1.2, ECDHE X25519, AES128-GCM-SHA256, tickets (no session cache), "
-      "%d s per phase, concurrency %d (s_time: 1), ab -n %d; load average %s before, %s after\n",
-      seconds, c, n, load_before.c_str(), load_average().c_str());
+      "%d s per phase, concurrency %d (s_time: 1), ab -n %d, the fastest of %d rounds; load "
+      "average %s before, %s after\n",
+      seconds, c, n, rounds, load_before.c_str(), load_average().c_str());
   std::printf(
       "  each cell: connections/s (client CPU / server CPU per connection, us); the server is "
       "nginx, 2 workers\n");
@@ -336,12 +356,18 @@ int main(int argc, char** argv) {
   row("ngxtls probe --load -c C", full_ec, full_rsa, &resumed);
   row("ngxtls probe --load -c C --request", req_ec, req_rsa, nullptr);
   row("ngxtls probe --load -c 1", one_ec, one_rsa, &one_resumed);
+  std::printf(
+      "  ab: C connections in flight, each a full handshake, GET / and its response, close_notify "
+      "and FIN (rate: ab's requests/s)\n"
+      "  s_time: one connection at a time, a handshake only, then a reset (rate: connections "
+      "over the process's wall time)\n"
+      "  ngxtls: C (or 1) in flight, a handshake only (--request: HEAD / and its response), then "
+      "a reset (rate: the phase's connections_per_s); the key type by signature algorithms\n");
   std::printf("  ngxtls full with the default signature algorithms (RSA or ECDSA): %.0f/s\n",
               full_any.per_s);
   std::printf(
       "  ngxtls client CPU at most: %.0f%% (handshakes), %.0f%% (--request), %.0f%% (-c 1)\n",
-      client_cpu(ours.load) * 100, client_cpu(ours_req.load) * 100,
-      client_cpu(ours_one.load) * 100);
+      cpu_handshakes * 100, cpu_request * 100, cpu_one * 100);
 
   double best_full_tools = std::max(ab_ec.per_s, st_ec.per_s);
   bool g1 = full_ec.per_s >= best_full_tools;
