@@ -387,12 +387,25 @@ int main(int argc, char** argv) {
               st_reuse.per_s, ratio(resumed.per_s, st_reuse.per_s), verdict(g2));
   std::printf("goal: RSA/ECDSA with --request %.2f within 15%% of ab's %.2f: %s\n", req_rsa_ratio,
               ab_rsa_ratio, verdict(g3a));
-  if (!g3a)
+  if (!g3a) {
     std::printf(
         "  measured: server CPU per connection RSA/ECDSA: ngxtls %.2f, ab %.2f; client CPU per "
         "connection, ECDSA: ngxtls %.0f us, ab %.0f us\n",
         ratio(req_rsa.server_us, req_ec.server_us), ratio(ab_rsa.server_us, ab_ec.server_us),
         req_ec.client_us, ab_ec.client_us);
+    // A client-bound rate follows the client's CPU per connection, a server-bound one the
+    // server's: the RSA/ECDSA rate ratio each would give, against the one measured.
+    auto bound = [](const char* who, const figure& ec, const figure& rsa) {
+      std::printf(
+          "    %s: RSA/ECDSA %.2f measured; %.2f if the client limited it, %.2f if the server "
+          "did; client CPU in use %.2f cores (ECDSA), %.2f (RSA)\n",
+          who, ratio(rsa.per_s, ec.per_s), ratio(ec.client_us, rsa.client_us),
+          ratio(ec.server_us, rsa.server_us), ec.per_s * ec.client_us / 1e6,
+          rsa.per_s * rsa.client_us / 1e6);
+    };
+    bound("ab (one thread)", ab_ec, ab_rsa);
+    bound("ngxtls --request", req_ec, req_rsa);
+  }
   std::printf("goal: RSA/ECDSA at -c 1 %.2f within 15%% of s_time's %.2f: %s\n", one_rsa_ratio,
               st_rsa_ratio, verdict(g3b));
   if (!g3b) {
