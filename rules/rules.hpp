@@ -50,5 +50,7 @@ engine::rule no_tls_server();
 engine::rule ssl_certificate_missing();
 /// ssl-certificate-key-missing: a certificate without its key.
 engine::rule ssl_certificate_key_missing();
+/// duplicate-listen: a listen on an address and port that nginx refuses as a duplicate.
+engine::rule duplicate_listen();
 
 }  // namespace ngxtls::rules
