@@ -93,9 +93,10 @@ void check(const engine::context& ctx, engine::finding_list& out) {
               ": nginx refuses to start (the address and port are taken by the listen at " +
               to_string(ctx.where(l.duplicate_of)) + ")",
           l.where);
-      f.facts.push_back({"listen", std::string(l.where->args.empty() ? std::string_view()
-                                                                     : l.where->args[0].value()),
-                         "listen", ctx.where(l.duplicate_of)});
+      f.facts.push_back(
+          {"listen",
+           std::string(l.where->args.empty() ? std::string_view() : l.where->args[0].value()),
+           "listen", ctx.where(l.duplicate_of)});
       f.fix = pair_message ? "# give this server its own address and port, e.g.\nlisten " +
                                  (l.address == "*" ? std::string() : l.address + ":") + "PORT" +
                                  (l.ssl ? " ssl;" : ";")

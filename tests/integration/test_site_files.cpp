@@ -611,3 +611,57 @@ TEST_CASE(
   CHECK(count_rule(doc, "cross-server-resumption") == 0);
   CHECK(r.exit_code == 1);
 }
+
+TEST_CASE(
+    "a certificate path with a variable nginx does not know is an error nginx -t confirms and a "
+    "known one is a note") {
+  temp_dir tmp;
+  auto pki = tls::make_pki((tmp.path() / "pki").string(), {});
+  struct scenario {
+    std::string name;
+    std::string servers;
+    std::string unknown;  ///< the variable nginx -t calls unknown; "" = nginx -t accepts it
+    int line;             ///< the certificate directive's line
+  };
+  const std::string key = "        ssl_certificate_key " + pki.leaf_key + ";\n";
+  const std::vector<scenario> cases = {
+      {"undefined",
+       "    server {\n        listen 18443 ssl;\n        ssl_certificate /nonexistent/$foo.pem;\n" +
+           key + "    }\n",
+       "foo", 11},
+      {"set-elsewhere",
+       "    server {\n        listen 18443 ssl;\n        ssl_certificate "
+       "/nonexistent/$made.pem;\n" +
+           key +
+           "    }\n    server {\n        listen 18080;\n        location / { set $made x; }\n"
+           "    }\n",
+       "", 11},
+      {"builtin",
+       "    server {\n        listen 18443 ssl;\n"
+       "        ssl_certificate /nonexistent/$ssl_server_name-$http_x_a.pem;\n" +
+           key + "    }\n",
+       "", 11},
+  };
+  for (const auto& v : installed_nginx()) {
+    for (const auto& c : cases) {
+      INFO("nginx " << v.version << ": " << c.name);
+      const auto conf =
+          tmp.write(c.name + "-" + v.slot + ".conf",
+                    "events {}\nhttp {\n" + quiet_http(tmp.path()) + c.servers + "}\n");
+      const std::string out = nginx_t(v, tmp.path(), conf);
+      const auto doc = lint_as(v, conf);
+      if (c.unknown.empty()) {
+        CHECK_MESSAGE(out.find("test is successful") != std::string::npos, out);
+        CHECK(count_rule(doc, "certificate-variable-unknown") == 0);
+        CHECK(messages_at(doc, "certificate-variable", c.line).size() == 1);
+      } else {
+        const std::string says = "unknown \"" + c.unknown + "\" variable";
+        CHECK_MESSAGE(out.find("[emerg] " + says + "\n") != std::string::npos, out);
+        const auto found = messages_at(doc, "certificate-variable-unknown", c.line);
+        REQUIRE(found.size() == 1);
+        CHECK(found[0].rfind(says + ": nginx refuses to start", 0) == 0);
+        CHECK(count_rule(doc, "certificate-variable") == 0);
+      }
+    }
+  }
+}
