@@ -418,7 +418,9 @@ model build(const config::config& cfg, const assumed_versions& versions) {
       auto it = std::find_if(m.sockets.begin(), m.sockets.end(), [&](const listen_socket& k) {
         return k.context == s.context && k.address == l.address && k.port == l.port;
       });
-      if (l.where && it != m.sockets.end() && !l.address.starts_with("unix:")) {
+      // A template placeholder (`listen ${IP}:443`) is no address nginx could compare.
+      if (l.where && it != m.sockets.end() && !l.address.starts_with("unix:") &&
+          l.address.find('$') == std::string::npos) {
         l.duplicate_of = earlier_listen(m, *it, i, li);
         if (l.duplicate_of) continue;
       }
