@@ -22,7 +22,8 @@ listen:
 
 Addresses are compared as nginx compares them: `*:465`, `0.0.0.0:465` and `465` are one, and
 so are `[::1]:465` and `[0::1]:465`. A host name is not resolved (lint reaches no host), so
-`localhost:465` beside `127.0.0.1:465` is not reported.
+`localhost:465` beside `127.0.0.1:465` is not reported, nor an address holding a template
+placeholder (`${MAIL_IP}:465`, which nginx cannot resolve).
 
 Such a listen joins no socket in the model: the servers are not modelled as one shared socket
 (no session-sharing findings between them).
