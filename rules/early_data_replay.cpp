@@ -21,8 +21,11 @@ on (e.g. `proxy_set_header Early-Data $ssl_early_data;`, a `fastcgi_param`, `grp
 or `uwsgi_param`, in the server, its locations or the `http` block), or checks it. A variable that a `map` or `set` derives from `$ssl_early_data` (keyed on it,
 or returning it), at any depth, counts as the variable itself: `if ($too_early) { return 425; }`
 or `proxy_set_header Early-Data $early;` in the server, its locations or the `http` block
-handles early data, and there is no finding. A `map` alone handles nothing. Warning.
-In a `stream` server: a note (there is no request to mark).
+handles early data, and there is no warning: a note at `ssl_early_data` names the directive
+that handles it (its file and line, also in the evidence), and says whether nginx refuses early
+requests itself (an `if` whose block returns 425) or leaves the refusal to the application (a
+header or param). A `map` alone handles nothing. Warning. In a `stream` server: a note (there
+is no request to mark).
 
 ## Why it matters
 0-RTT data can be replayed: an attacker who recorded a client's first flight sends it again
@@ -137,6 +140,41 @@ const config::directive* handler_in(config::list<config::directive> block,
   return found;
 }
 
+// True when `d` is an `if` whose block answers 425 Too Early: nginx itself refuses the request.
+bool refuses_early(const config::directive& d) {
+  if (d.name.view() != "if" || !d.has_block) return false;
+  for (const auto& c : d.block)
+    if (c.name.view() == "return" && !c.args.empty() && c.args[0].value() == "425") return true;
+  return false;
+}
+
+// `d` as written, on one line: "proxy_set_header Early-Data $ssl_early_data".
+std::string one_line(const config::directive& d) {
+  std::string text(d.name.view());
+  for (const auto& a : d.args) text += " " + std::string(a.value());
+  return text;
+}
+
+// The note that says which directive handles early data in server `s`.
+engine::finding handled_note(const engine::context& ctx, const model::server& s,
+                             const config::directive& handler) {
+  const std::string where = to_string(ctx.where(&handler));
+  auto f = ctx.make(
+      id, engine::severity::note,
+      refuses_early(handler)
+          ? "ssl_early_data on: handled at " + where + " by `" + one_line(handler) +
+                " { return 425; }`: nginx answers 425 Too Early itself"
+          : "ssl_early_data on: handled at " + where + " by `" + one_line(handler) +
+                "`, which passes the early-data mark on: the application must answer 425 Too "
+                "Early to requests it cannot run twice",
+      anchor_of(s, "ssl_early_data"));
+  f.facts.push_back(setting_evidence(ctx, s, "ssl_early_data"));
+  f.facts.push_back({"handled by", one_line(handler),
+                     refuses_early(handler) ? "nginx (425)" : "application", ctx.where(&handler)});
+  f.server = server_label(ctx, s);
+  return f;
+}
+
 void check(const engine::context& ctx, engine::finding_list& out) {
   const auto& m = ctx.model();
   std::set<const config::directive*> seen_servers;
@@ -148,9 +186,12 @@ void check(const engine::context& ctx, engine::finding_list& out) {
     if (!stream) {
       if (!vars) vars = early_data_variables(*m.cfg);
       const auto* http = enclosing_block(m, s);
-      if (handler_in(s.where->block, *vars, true) ||
-          (http && handler_in(http->block, *vars, false)))
+      const config::directive* handler = handler_in(s.where->block, *vars, true);
+      if (!handler && http) handler = handler_in(http->block, *vars, false);
+      if (handler) {
+        out.push_back(handled_note(ctx, s, *handler));
         continue;
+      }
     }
     auto f = ctx.make(
         id, stream ? engine::severity::note : engine::severity::warning,

@@ -5,6 +5,7 @@
 #include "engine/fix.hpp"
 #include "rules/common.hpp"
 #include "rules/rules.hpp"
+#include "rules/variables.hpp"
 
 namespace ngxtls::rules {
 namespace {
@@ -34,7 +35,9 @@ A certificate without an OCSP URL where stapling is not configured is no finding
 certificate that cannot be read here is an error with `--strict-files`; otherwise a note
 saying what could not be checked when no `resolver` is in scope (the responder URL, the issuer,
 and whether the responder is a host name nginx resolves only at load), and no finding of
-this rule when a resolver is there (`file-not-inspected` lists the file).
+this rule when a resolver is there (`file-not-inspected` lists the file). A certificate chosen
+per handshake by a variable is a note that stapling was not inspected; one naming a variable
+nginx does not know is no finding here (nginx does not start: `certificate-variable-unknown`).
 
 ## Why it matters
 `nginx -t` exits 0 and prints only a `[warn]` on stderr (not in the configured error_log):
@@ -126,6 +129,13 @@ void check(const engine::context& ctx, engine::finding_list& out) {
         for (const auto& l : s.listens) f.ports.push_back(l.port);
       };
       if (dynamic_path(arg)) {
+        // A variable nginx does not know stops nginx (certificate-variable-unknown): the
+        // certificate is not chosen at run time at all.
+        const auto* block = enclosing_block(m, s);
+        bool unknown = false;
+        for (const auto& n : referenced_variables(arg))
+          unknown = unknown || (block && !variables_of(ctx, *block).known(n, s.context));
+        if (unknown) continue;
         auto f = ctx.make(
             id, engine::severity::note,
             "certificate \"" + arg + "\" is chosen at run time: stapling not inspected here",

@@ -43,6 +43,9 @@ const std::vector<rule>& all_rules() {
       rules::hsts_dropped(),
       rules::ssl_certificate_missing(),
       rules::ssl_certificate_key_missing(),
+      rules::duplicate_listen(),
+      rules::certificate_variable_unknown(),
+      rules::certificate_variable(),
   };
   return catalog;
 }

@@ -50,5 +50,11 @@ engine::rule no_tls_server();
 engine::rule ssl_certificate_missing();
 /// ssl-certificate-key-missing: a certificate without its key.
 engine::rule ssl_certificate_key_missing();
+/// duplicate-listen: a listen on an address and port that nginx refuses as a duplicate.
+engine::rule duplicate_listen();
+/// certificate-variable-unknown: a certificate or key path names a variable nginx does not know.
+engine::rule certificate_variable_unknown();
+/// certificate-variable: a certificate or key chosen by a variable, which lint cannot read.
+engine::rule certificate_variable();
 
 }  // namespace ngxtls::rules

@@ -1,5 +1,7 @@
 #include "model/model.hpp"
 
+#include <arpa/inet.h>
+
 #include <algorithm>
 #include <cctype>
 #include <mutex>
@@ -199,6 +201,18 @@ int to_port(std::string_view s) {
   return std::stoi(std::string(s));
 }
 
+/// "[v6]" in the one spelling inet_ntop gives ("[0::1]" is "[::1]"), as nginx prints and compares
+/// the address; text that is no IPv6 address stays as written.
+std::string canonical_ipv6(const std::string& bracketed) {
+  if (bracketed.size() < 3 || bracketed.back() != ']') return bracketed;
+  const std::string inner = bracketed.substr(1, bracketed.size() - 2);
+  in6_addr bytes{};
+  if (inet_pton(AF_INET6, inner.c_str(), &bytes) != 1) return bracketed;
+  char text[INET6_ADDRSTRLEN] = {};
+  if (inet_ntop(AF_INET6, &bytes, text, sizeof text) == nullptr) return bracketed;
+  return "[" + std::string(text) + "]";
+}
+
 // listen address[:port] | port | unix:path (nginx src/core/ngx_inet.c ngx_parse_url).
 listen_directive parse_listen(const config::directive& d, context_kind ctx) {
   listen_directive l;
@@ -211,7 +225,7 @@ listen_directive parse_listen(const config::directive& d, context_kind ctx) {
       l.port = 0;
     } else if (!a.empty() && a[0] == '[') {
       auto close = a.find(']');
-      l.address = a.substr(0, close == std::string::npos ? a.size() : close + 1);
+      l.address = canonical_ipv6(a.substr(0, close == std::string::npos ? a.size() : close + 1));
       if (close != std::string::npos && close + 1 < a.size() && a[close + 1] == ':')
         l.port = to_port(a.substr(close + 2));
     } else if (all_digits(a)) {
@@ -342,6 +356,30 @@ void add_context(const config::directive& block_dir, context_kind ctx, model& m)
   build_part(0);
 }
 
+/// The listen that already holds the address and port of listen `li` of server `si` when
+/// nginx refuses that listen as a duplicate, else null. In the same server any repeat is
+/// refused (a QUIC listen is UDP and another socket than a TCP one); across servers, nginx
+/// refuses the second server in mail and, before 1.25.5, in stream: http servers, and stream
+/// servers from 1.25.5, share the socket and are told apart by server name.
+const config::directive* earlier_listen(const model& m, const listen_socket& k, std::size_t si,
+                                        std::size_t li) {
+  const server& s = m.servers[si];
+  const listen_directive& l = s.listens[li];
+  for (std::size_t j = 0; j < li; ++j) {
+    const auto& e = s.listens[j];
+    if (e.where && !e.duplicate_of && e.address == l.address && e.port == l.port &&
+        e.quic == l.quic)
+      return e.where;
+  }
+  const bool cross_server_refused =
+      k.context == context_kind::mail ||
+      (k.context == context_kind::stream && m.versions.nginx < version{1, 25, 5});
+  if (!cross_server_refused || k.servers.empty() || k.servers.front() == si) return nullptr;
+  for (const auto& e : m.servers[k.servers.front()].listens)
+    if (e.where && !e.duplicate_of && e.address == l.address && e.port == l.port) return e.where;
+  return nullptr;
+}
+
 }  // namespace
 
 model build(const config::config& cfg, const assumed_versions& versions) {
@@ -370,13 +408,22 @@ model build(const config::config& cfg, const assumed_versions& versions) {
         m.worker_processes = std::stoi(std::string(v));
     }
   }
-  // Group listens into sockets in config order.
+  // Group listens into sockets in config order. A listen nginx refuses as a duplicate joins
+  // none: nginx does not start, and modelling it as a shared socket would invent findings
+  // (docs/nginx-facts.md#duplicate-listen).
   for (std::size_t i = 0; i < m.servers.size(); ++i) {
-    const server& s = m.servers[i];
-    for (const auto& l : s.listens) {
+    server& s = m.servers[i];
+    for (std::size_t li = 0; li < s.listens.size(); ++li) {
+      auto& l = s.listens[li];
       auto it = std::find_if(m.sockets.begin(), m.sockets.end(), [&](const listen_socket& k) {
         return k.context == s.context && k.address == l.address && k.port == l.port;
       });
+      // A template placeholder (`listen ${IP}:443`) is no address nginx could compare.
+      if (l.where && it != m.sockets.end() && !l.address.starts_with("unix:") &&
+          l.address.find('$') == std::string::npos) {
+        l.duplicate_of = earlier_listen(m, *it, i, li);
+        if (l.duplicate_of) continue;
+      }
       if (it == m.sockets.end()) {
         listen_socket k;
         k.context = s.context;

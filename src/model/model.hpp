@@ -240,6 +240,11 @@ struct listen_directive {
   bool http2 = false;
   bool proxy_protocol = false;
   const config::directive* where = nullptr;  ///< null for the implicit `listen *:80`
+  /// The earlier listen that already holds this address and port when nginx refuses this one
+  /// (docs/nginx-facts.md#duplicate-listen): a repeat in the same server (any context), or a
+  /// second server on it in mail, or in stream before nginx 1.25.5. Such a listen joins no
+  /// socket; null otherwise.
+  const config::directive* duplicate_of = nullptr;
 };
 
 /// One `server` block.

@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <regex>
 
 #include "support/nginx_run.hpp"
@@ -60,6 +61,31 @@ std::string quiet_http(const std::filesystem::path& dir) {
 }
 
 const std::string debian_stream_module = "/usr/lib/nginx/modules/ngx_stream_module.so";
+
+/// The first lines of a test nginx.conf with a stream block for nginx `v`: "events {}", after
+/// a load_module of Debian's stream module where `v` builds it as a dynamic module; nullopt
+/// when `v` has no stream module here (only Debian's 1.22.1 module is installed).
+std::optional<std::string> stream_head(const nginx_version_entry& v) {
+  if (run({v.binary, "-V"}).err.find("--with-stream=dynamic") == std::string::npos)
+    return "events {}\n";
+  if (v.slot != "1.22" || !std::filesystem::exists(debian_stream_module)) return std::nullopt;
+  return "load_module " + debian_stream_module + ";\nevents {}\n";
+}
+
+/// Debian's ngx_mail_module.so for nginx 1.22.1, or nullopt (the test is skipped, saying why).
+/// Debian ships it in libnginx-mod-mail, which the test host need not have:
+/// NGXTLS_MAIL_MODULE names the file.
+std::optional<std::string> debian_mail_module() {
+  const char* module = std::getenv("NGXTLS_MAIL_MODULE");
+  if (module == nullptr || !std::filesystem::exists(module) ||
+      nginx_version_for("1.22").status != "ok") {
+    std::cout << "NGXTLS_SKIP: set NGXTLS_MAIL_MODULE to Debian's ngx_mail_module.so (package "
+                 "libnginx-mod-mail) to measure mail on nginx 1.22.1"
+              << std::endl;
+    return std::nullopt;
+  }
+  return std::string(module);
+}
 
 }  // namespace
 
@@ -384,14 +410,10 @@ TEST_CASE("a stream listen ssl without ssl_certificate is an error at the listen
   // The stream module: Debian's as a dynamic module on 1.22.1, built in on upstream 1.26.3.
   std::size_t measured = 0;
   for (const auto& v : installed_nginx()) {
-    const bool dynamic =
-        run({v.binary, "-V"}).err.find("--with-stream=dynamic") != std::string::npos;
-    std::string head = "events {}\n";
-    if (dynamic) {
-      if (v.slot != "1.22" || !std::filesystem::exists(debian_stream_module)) continue;
-      head = "load_module " + debian_stream_module + ";\n" + head;
-    }
-    const auto conf = tmp.write("stream-" + v.slot + ".conf", head + body);
+    const auto head = stream_head(v);
+    if (!head) continue;
+    const bool dynamic = head->starts_with("load_module");
+    const auto conf = tmp.write("stream-" + v.slot + ".conf", *head + body);
     const int listen_line = dynamic ? 5 : 4;
     // nginx 1.22.1 names the listen line, 1.26.3 and later the server line.
     const int nginx_line = v.slot == "1.22" ? listen_line : listen_line - 1;
@@ -415,20 +437,13 @@ TEST_CASE("a stream listen ssl without ssl_certificate is an error at the listen
 TEST_CASE(
     "mail: a STARTTLS or listen ssl server without a certificate is the error nginx -t "
     "gives, and TLS 1.0 in mail is reported") {
-  // Debian ships the mail module in libnginx-mod-mail, which the test host need not have:
-  // NGXTLS_MAIL_MODULE names its ngx_mail_module.so (for Debian's nginx 1.22.1).
-  const char* module = std::getenv("NGXTLS_MAIL_MODULE");
+  const auto module = debian_mail_module();
+  if (!module) return;
   auto v = nginx_version_for("1.22");
-  if (module == nullptr || !std::filesystem::exists(module) || v.status != "ok") {
-    std::cout << "NGXTLS_SKIP: set NGXTLS_MAIL_MODULE to Debian's ngx_mail_module.so (package "
-                 "libnginx-mod-mail) to measure mail on nginx 1.22.1"
-              << std::endl;
-    return;
-  }
   temp_dir tmp;
   auto pki = tls::make_pki((tmp.path() / "pki").string(), {});
-  const std::string head = "load_module " + std::string(module) +
-                           ";\nevents {}\nmail {\n    auth_http 127.0.0.1:9/auth;\n";
+  const std::string head =
+      "load_module " + *module + ";\nevents {}\nmail {\n    auth_http 127.0.0.1:9/auth;\n";
   struct scenario {
     std::string server;
     std::string nginx_says;
@@ -474,4 +489,179 @@ TEST_CASE(
   for (const auto& f : legacy_doc["findings"])
     legacy_found = legacy_found || (f["rule"] == "legacy-protocols" && f["location"]["line"] == 8);
   CHECK_MESSAGE(legacy_found, legacy_doc["findings"].dump());
+}
+
+namespace {
+
+/// `lint --format json` of `conf` assuming nginx `v` (OpenSSL 3.0.19).
+json lint_as(const nginx_version_entry& v, const std::filesystem::path& conf) {
+  auto r = run({ngxtls_binary(), "lint", conf.string(), "--format", "json", "--nginx-version",
+                v.version, "--openssl-version", "3.0.19"},
+               "", 60);
+  INFO(r.err);
+  return json::parse(r.out);
+}
+
+/// The messages of `rule`'s findings at `line`.
+std::vector<std::string> messages_at(const json& doc, const std::string& rule, int line) {
+  std::vector<std::string> out;
+  for (const auto& f : doc["findings"])
+    if (f["rule"] == rule && f["location"]["line"] == line)
+      out.push_back(f["message"].get<std::string>());
+  return out;
+}
+
+/// The number of `rule`'s findings.
+std::size_t count_rule(const json& doc, const std::string& rule) {
+  std::size_t n = 0;
+  for (const auto& f : doc["findings"]) n += f["rule"] == rule;
+  return n;
+}
+
+}  // namespace
+
+TEST_CASE(
+    "a listen nginx refuses as a duplicate is an error at the listen nginx -t names and in its "
+    "words") {
+  temp_dir tmp;
+  auto pki = tls::make_pki((tmp.path() / "pki").string(), {});
+  const std::string certs =
+      "    ssl_certificate " + pki.chain + ";\n    ssl_certificate_key " + pki.leaf_key + ";\n";
+  std::size_t stream_measured = 0;
+  for (const auto& v : installed_nginx()) {
+    INFO("nginx " << v.version);
+    // http: a second server on the address and port is name-based; the same one twice in one
+    // server is refused on every version, with the wildcard printed as 0.0.0.0.
+    const auto http = tmp.write(
+        "http-" + v.slot + ".conf",
+        "events {}\nhttp {\n" + quiet_http(tmp.path()) + certs +
+            "    server {\n        listen 18443 ssl;\n        server_name a.test;\n    }\n"
+            "    server {\n        listen 18443 ssl;\n        listen 0.0.0.0:18443;\n"
+            "        server_name b.test;\n    }\n}\n");
+    const int http_line = 17;
+    CHECK_MESSAGE(nginx_t(v, tmp.path(), http)
+                          .find("a duplicate listen 0.0.0.0:18443 in " + http.string() + ":" +
+                                std::to_string(http_line)) != std::string::npos,
+                  nginx_t(v, tmp.path(), http));
+    const auto http_found = messages_at(lint_as(v, http), "duplicate-listen", http_line);
+    REQUIRE(http_found.size() == 1);
+    CHECK(http_found[0].rfind("a duplicate listen 0.0.0.0:18443: nginx refuses to start", 0) == 0);
+
+    // stream: a second server on the address and port is refused before 1.25.5 and shares
+    // the socket (chosen by server_name; 1.26.3 warns of the conflicting empty name) from then
+    // on.
+    const auto head = stream_head(v);
+    if (!head) continue;
+    const bool dynamic = head->starts_with("load_module");
+    const auto stream = tmp.write("stream-" + v.slot + ".conf",
+                                  *head + "stream {\n" + certs +
+                                      "    server {\n        listen 127.0.0.1:15433 ssl;\n"
+                                      "        proxy_pass 127.0.0.1:5432;\n    }\n"
+                                      "    server {\n        listen 127.0.0.1:15433 ssl;\n"
+                                      "        proxy_pass 127.0.0.1:5432;\n    }\n}\n");
+    const int stream_line = dynamic ? 11 : 10;
+    const std::string out = nginx_t(v, tmp.path(), stream);
+    const auto doc = lint_as(v, stream);
+    if (v.slot == "1.22") {
+      CHECK_MESSAGE(
+          out.find("duplicate \"127.0.0.1:15433\" address and port pair in " + stream.string() +
+                   ":" + std::to_string(stream_line)) != std::string::npos,
+          out);
+      const auto found = messages_at(doc, "duplicate-listen", stream_line);
+      REQUIRE(found.size() == 1);
+      CHECK(found[0].rfind("duplicate \"127.0.0.1:15433\" address and port pair: nginx refuses",
+                           0) == 0);
+    } else {
+      CHECK_MESSAGE(out.find("test is successful") != std::string::npos, out);
+      CHECK(count_rule(doc, "duplicate-listen") == 0);
+    }
+    ++stream_measured;
+  }
+  if (stream_measured == 0)
+    std::cout << "NGXTLS_SKIP: no nginx with a stream module here" << std::endl;
+
+  // mail: servers are not told apart by name, on any version; the refused listen joins no
+  // socket, so no session crosses between the servers (no cross-server-resumption).
+  const auto module = debian_mail_module();
+  if (!module) return;
+  auto v = nginx_version_for("1.22");
+  const auto mail = tmp.write(
+      "mail.conf", "load_module " + *module +
+                       ";\nevents {}\nmail {\n    auth_http 127.0.0.1:9/auth;\n" + certs +
+                       "    ssl_protocols TLSv1.2 TLSv1.3;\n    ssl_verify_client optional;\n"
+                       "    ssl_client_certificate " +
+                       pki.root_cert +
+                       ";\n    server {\n        listen 127.0.0.1:18465 ssl;\n"
+                       "        protocol smtp;\n    }\n    server {\n"
+                       "        listen 127.0.0.1:18587;\n        listen 127.0.0.1:18465 ssl;\n"
+                       "        protocol smtp;\n        starttls on;\n    }\n}\n");
+  const int mail_line = 16;
+  const std::string out = nginx_t(v, tmp.path(), mail);
+  CHECK_MESSAGE(out.find("duplicate \"127.0.0.1:18465\" address and port pair in " + mail.string() +
+                         ":" + std::to_string(mail_line)) != std::string::npos,
+                out);
+  auto r = run({ngxtls_binary(), "lint", mail.string(), "--format", "json", "--nginx-version",
+                "1.22.1", "--openssl-version", "3.0.19"},
+               "", 60);
+  const auto doc = json::parse(r.out);
+  const auto found = messages_at(doc, "duplicate-listen", mail_line);
+  REQUIRE(found.size() == 1);
+  CHECK(found[0].rfind("duplicate \"127.0.0.1:18465\" address and port pair: nginx refuses", 0) ==
+        0);
+  CHECK(count_rule(doc, "cross-server-resumption") == 0);
+  CHECK(r.exit_code == 1);
+}
+
+TEST_CASE(
+    "a certificate path with a variable nginx does not know is an error nginx -t confirms and a "
+    "known one is a note") {
+  temp_dir tmp;
+  auto pki = tls::make_pki((tmp.path() / "pki").string(), {});
+  struct scenario {
+    std::string name;
+    std::string servers;
+    std::string unknown;  ///< the variable nginx -t calls unknown; "" = nginx -t accepts it
+    int line;             ///< the certificate directive's line
+  };
+  const std::string key = "        ssl_certificate_key " + pki.leaf_key + ";\n";
+  const std::vector<scenario> cases = {
+      {"undefined",
+       "    server {\n        listen 18443 ssl;\n        ssl_certificate /nonexistent/$foo.pem;\n" +
+           key + "    }\n",
+       "foo", 11},
+      {"set-elsewhere",
+       "    server {\n        listen 18443 ssl;\n        ssl_certificate "
+       "/nonexistent/$made.pem;\n" +
+           key +
+           "    }\n    server {\n        listen 18080;\n        location / { set $made x; }\n"
+           "    }\n",
+       "", 11},
+      {"builtin",
+       "    server {\n        listen 18443 ssl;\n"
+       "        ssl_certificate /nonexistent/$ssl_server_name-$http_x_a.pem;\n" +
+           key + "    }\n",
+       "", 11},
+  };
+  for (const auto& v : installed_nginx()) {
+    for (const auto& c : cases) {
+      INFO("nginx " << v.version << ": " << c.name);
+      const auto conf =
+          tmp.write(c.name + "-" + v.slot + ".conf",
+                    "events {}\nhttp {\n" + quiet_http(tmp.path()) + c.servers + "}\n");
+      const std::string out = nginx_t(v, tmp.path(), conf);
+      const auto doc = lint_as(v, conf);
+      if (c.unknown.empty()) {
+        CHECK_MESSAGE(out.find("test is successful") != std::string::npos, out);
+        CHECK(count_rule(doc, "certificate-variable-unknown") == 0);
+        CHECK(messages_at(doc, "certificate-variable", c.line).size() == 1);
+      } else {
+        const std::string says = "unknown \"" + c.unknown + "\" variable";
+        CHECK_MESSAGE(out.find("[emerg] " + says + "\n") != std::string::npos, out);
+        const auto found = messages_at(doc, "certificate-variable-unknown", c.line);
+        REQUIRE(found.size() == 1);
+        CHECK(found[0].rfind(says + ": nginx refuses to start", 0) == 0);
+        CHECK(count_rule(doc, "certificate-variable") == 0);
+      }
+    }
+  }
 }

@@ -118,6 +118,69 @@ http {
   CHECK(b->m.servers[4].listens[0].where == nullptr);
 }
 
+TEST_CASE("IPv6 listen addresses are one socket however they are spelled, as nginx compares them") {
+  auto b = build(R"(
+http {
+  server { listen [::1]:443 ssl; server_name a; }
+  server { listen [0:0::1]:443 ssl; server_name b; }
+  server { listen [2001:DB8::1]:443 ssl; server_name c; }
+  server { listen [not-v6]:443 ssl; server_name d; }
+}
+)");
+  CHECK(b->m.servers[1].listens[0].address == "[::1]");
+  CHECK(b->m.servers[2].listens[0].address == "[2001:db8::1]");
+  CHECK(b->m.servers[3].listens[0].address == "[not-v6]");
+  REQUIRE(b->m.sockets.size() == 3);
+  CHECK(b->m.sockets[0].servers == std::vector<std::size_t>{0, 1});
+}
+
+TEST_CASE("a listen nginx refuses as a duplicate joins no socket and names the listen it repeats") {
+  auto b = build(R"(
+mail {
+  server { listen 127.0.0.1:465 ssl; }
+  server { listen 127.0.0.1:587; listen 127.0.0.1:465 ssl; }
+}
+stream {
+  server { listen 5433; proxy_pass 127.0.0.1:5432; }
+  server { listen *:5433; proxy_pass 127.0.0.1:5432; }
+}
+http {
+  server { listen 443 ssl; listen 443 quic; listen 0.0.0.0:443; }
+  server { listen 443 ssl; }
+}
+)");
+  REQUIRE(b->m.servers.size() == 6);
+  const auto& mail2 = b->m.servers[1];
+  CHECK(mail2.listens[0].duplicate_of == nullptr);
+  REQUIRE(mail2.listens[1].duplicate_of != nullptr);
+  CHECK(mail2.listens[1].duplicate_of->line == 3);
+  REQUIRE(b->m.servers[3].listens[0].duplicate_of != nullptr);
+  CHECK(b->m.servers[3].listens[0].duplicate_of->line == 7);
+  const auto& web = b->m.servers[4];
+  CHECK(web.listens[1].duplicate_of == nullptr);  // quic: UDP, another socket
+  REQUIRE(web.listens[2].duplicate_of != nullptr);
+  CHECK(web.listens[2].duplicate_of == web.listens[0].where);
+  CHECK(b->m.servers[5].listens[0].duplicate_of == nullptr);  // http: name-based, shared
+  for (const auto& k : b->m.sockets) {
+    if (k.context == model::context_kind::http) {
+      CHECK(k.servers == std::vector<std::size_t>{4, 5});
+    } else {
+      CHECK(k.servers.size() == 1);
+    }
+  }
+  // From 1.25.5 stream servers share the socket (chosen by server_name).
+  auto newer = build(R"(
+stream {
+  server { listen 5433; proxy_pass 127.0.0.1:5432; }
+  server { listen *:5433; proxy_pass 127.0.0.1:5432; }
+}
+)",
+                     "1.26.3");
+  CHECK(newer->m.servers[1].listens[0].duplicate_of == nullptr);
+  REQUIRE(newer->m.sockets.size() == 1);
+  CHECK(newer->m.sockets[0].servers.size() == 2);
+}
+
 TEST_CASE("ssl_protocols defaults follow the nginx version") {
   const std::string conf = "http { server { listen 443 ssl; } }";
   CHECK(build(conf, "1.22.1")->m.servers[0].get("ssl_protocols")->args().strings() ==
