@@ -73,18 +73,18 @@ std::optional<std::string> stream_head(const nginx_version_entry& v) {
 }
 
 /// Debian's ngx_mail_module.so for nginx 1.22.1, or nullopt (the test is skipped, saying why).
-/// Debian ships it in libnginx-mod-mail, which the test host need not have:
-/// NGXTLS_MAIL_MODULE names the file.
+/// Debian ships it in libnginx-mod-mail (scripts/install-deps.sh installs it);
+/// NGXTLS_MAIL_MODULE names another file.
 std::optional<std::string> debian_mail_module() {
-  const char* module = std::getenv("NGXTLS_MAIL_MODULE");
-  if (module == nullptr || !std::filesystem::exists(module) ||
-      nginx_version_for("1.22").status != "ok") {
+  const char* given = std::getenv("NGXTLS_MAIL_MODULE");
+  const std::string module = given != nullptr ? given : "/usr/lib/nginx/modules/ngx_mail_module.so";
+  if (!std::filesystem::exists(module) || nginx_version_for("1.22").status != "ok") {
     std::cout << "NGXTLS_SKIP: set NGXTLS_MAIL_MODULE to Debian's ngx_mail_module.so (package "
                  "libnginx-mod-mail) to measure mail on nginx 1.22.1"
               << std::endl;
     return std::nullopt;
   }
-  return std::string(module);
+  return module;
 }
 
 }  // namespace
