@@ -549,9 +549,8 @@ void register_check(CLI::App& app, std::function<int()>& run) {
   sub->add_flag("--reload", a->reload,
                 "--sandbox: reload nginx between taking a session and offering it");
   sub->add_option("--conf-prefix", a->conf_prefix, "nginx's conf prefix");
-  sub->add_option("--nginx-version", a->nginx_version, "nginx version to assume")->take_last();
-  sub->add_option("--openssl-version", a->openssl_version, "OpenSSL version to assume")
-      ->take_last();
+  add_version_options(sub, a->nginx_version, a->openssl_version, "nginx version to assume",
+                      "OpenSSL version to assume");
   sub->add_option("--format", a->format, "output format")
       ->check(CLI::IsMember({"text", "json", "sarif"}));
   sub->add_option("-o,--output", a->output, "write the report to FILE");
