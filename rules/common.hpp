@@ -121,6 +121,12 @@ const std::vector<certificate_ref>& certificates_of(const engine::context& ctx,
 const std::vector<tls::certificate_info>* read_chain(const engine::context& ctx,
                                                      const std::string& path);
 
+/// True when the server's own block ends every request with `return 444` before any location
+/// or `if` is reached: nginx closes the connection without a response (NGX_HTTP_CLOSE), so no
+/// header such a server configures is ever sent. A server-level `rewrite` or `if` before it
+/// may answer or move the request first, and makes this false.
+bool closes_every_request(const model::server& s);
+
 /// The `server_name` directive of a server (first one), or null.
 const config::directive* server_name_directive(const model::server& s);
 
