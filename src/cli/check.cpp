@@ -500,9 +500,10 @@ int run_check(const check_args& a) {
   }
   if (unreachable) {
     // The report holds the reasons; stderr says why the exit code is 3.
-    std::cerr << "ngxtls: "
-              << (sandbox_failure.empty() ? "a target could not be probed" : sandbox_failure)
-              << " (exit 3; see the report's notes)\n";
+    // The sandbox's failure may quote nginx, which quotes the config.
+    say_on_stderr(
+        (sandbox_failure.empty() ? std::string("a target could not be probed") : sandbox_failure) +
+        " (exit 3; see the report's notes)");
     return exit_target;
   }
   if (a.fail_on == "never") return exit_ok;

@@ -48,8 +48,8 @@ int main(int argc, char** argv) {
       names += (names.empty() ? "" : ", ") + sub->get_name();
     }
     if (!known) {
-      std::cerr << "ngxtls: error: unknown command \"" << argv[1] << "\" (commands: " << names
-                << ")\n";
+      std::cerr << "ngxtls: error: unknown command \"" << ngxtls::report::terminal_safe(argv[1])
+                << "\" (commands: " << names << ")\n";
       return ngxtls::cli::exit_input;
     }
   }
