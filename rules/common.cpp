@@ -176,7 +176,7 @@ bool closes_every_request(const model::server& s) {
   if (!s.where) return false;
   for (const auto& d : s.where->block) {
     const std::string_view n = d.name.view();
-    if (n == "if" || n == "rewrite") return false;
+    if (n == "if" || n == "rewrite" || n == "break") return false;
     if (n == "return") return !d.args.empty() && d.args[0].value() == "444";
   }
   return false;
