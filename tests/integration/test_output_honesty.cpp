@@ -238,6 +238,14 @@ TEST_CASE("text output and error messages show control bytes from the config as 
   CHECK(r.exit_code == 2);
   CHECK(r.err.find('\x1b') == std::string::npos);
   CHECK(r.err.find("unknown command \"frob\\x1b[2Jnicate\"") != std::string::npos);
+  // CLI11's own messages quote the flag value.
+  for (const char* flag : {"--format", "--nginx-version"}) {
+    CAPTURE(flag);
+    r = ngxtls_in(dir.path(), {"lint", "n.conf", flag, std::string("x\x1b[2J")});
+    CHECK(r.exit_code == 2);
+    CHECK(r.err.find('\x1b') == std::string::npos);
+    CHECK(r.err.find("x\\x1b[2J") != std::string::npos);
+  }
 }
 
 TEST_CASE("--fix with a --format other than text, and --fix=write on stdin, are usage errors") {
