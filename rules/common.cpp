@@ -172,6 +172,16 @@ const config::directive* anchor_of(const model::server& s, std::string_view name
   return default_anchor(s);
 }
 
+bool closes_every_request(const model::server& s) {
+  if (!s.where) return false;
+  for (const auto& d : s.where->block) {
+    const std::string_view n = d.name.view();
+    if (n == "if" || n == "rewrite" || n == "break") return false;
+    if (n == "return") return !d.args.empty() && d.args[0].value() == "444";
+  }
+  return false;
+}
+
 void walk(config::list<config::directive> block,
           const std::function<void(const config::directive&)>& visit) {
   for (const auto& d : block) {

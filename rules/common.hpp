@@ -121,6 +121,13 @@ const std::vector<certificate_ref>& certificates_of(const engine::context& ctx,
 const std::vector<tls::certificate_info>* read_chain(const engine::context& ctx,
                                                      const std::string& path);
 
+/// True when the server's own block ends every request with `return 444` before any location
+/// or `if` is reached: nginx closes the connection without a response (NGX_HTTP_CLOSE), so no
+/// header such a server configures is ever sent. A server-level `rewrite`, `if` or `break`
+/// before it may answer, move the request or stop the server's rewrite directives first, and
+/// makes this false.
+bool closes_every_request(const model::server& s);
+
 /// The `server_name` directive of a server (first one), or null.
 const config::directive* server_name_directive(const model::server& s);
 

@@ -16,7 +16,9 @@ constexpr const char* doc = R"(# directive-arguments
 A known directive with a number of arguments its table entry does not accept, e.g.
 `ssl_session_cache` with three arguments or `ssl_protocols` with none. Error: nginx says
 `invalid number of arguments in "X" directive` and refuses to start. Only the count is checked
-(as nginx does before calling the directive's handler), not the values.
+(as nginx does before calling the directive's handler), not the values, except for `listen`
+parameters the assumed nginx does not have yet: `listen 443 quic` before 1.25.0 (nginx says
+`invalid parameter "quic"`).
 
 ## Why it matters
 nginx refuses the whole configuration. Counts go wrong with a lost `;` between two
@@ -38,7 +40,8 @@ It cannot: nginx does not start.
 nginx's directive table measured from nginx 1.22.1 (`tools/probe_directive_table.py`, 0 to 8
 arguments per directive); nginx src/core/ngx_conf_file.c, ngx_conf_handler
 (`invalid number of arguments in "%s" directive`, argument_number[] and the NGX_CONF_1MORE /
-2MORE / FLAG / ANY flags). Checked against the corpus verdicts (tests/unit/test_directive_table.cpp).
+2MORE / FLAG / ANY flags); nginx CHANGES 1.25.0 (HTTP/3, the `quic` parameter of `listen`),
+src/http/ngx_http_core_module.c, ngx_http_core_listen (`invalid parameter "%V"`). Checked against the corpus verdicts (tests/unit/test_directive_table.cpp).
 )";
 
 void check(const engine::context& ctx, engine::finding_list& out) {

@@ -263,6 +263,14 @@ struct table_index {
   }
 };
 
+// `listen` parameters of http servers added after the oldest nginx the rules know (nginx
+// CHANGES 1.25.0: HTTP/3): an older nginx stops at them with `invalid parameter "quic"`.
+struct listen_parameter_fact {
+  std::string_view name;
+  model::version since;
+};
+constexpr listen_parameter_fact listen_parameter_facts[] = {{"quic", {1, 25, 0}}};
+
 const table_index& indexed_table() {
   static const table_index x;
   return x;
@@ -379,9 +387,22 @@ struct walker {
                  std::to_string(n) + " given)",
              engine::severity::error});
     }
+    if (where == ctx::server && d.name == "listen") check_listen_parameters(d);
     if (!d.has_block || d.lua_body()) return;
     std::optional<ctx> inner = child_context(d.name, where);
     if (inner) visit(d.block, *inner);
+  }
+
+  void check_listen_parameters(const config::directive& d) {
+    for (std::size_t a = 1; a < d.args.size(); ++a)
+      for (const auto& p : listen_parameter_facts)
+        if (d.args[a].value() == p.name && p.since > v) {
+          add({problem::arguments, &d,
+               "invalid parameter \"" + std::string(p.name) + "\" in \"listen\": added in nginx " +
+                   p.since.str() + ", assumed " + v.str() + ": nginx refuses to start",
+               engine::severity::error});
+          return;
+        }
   }
 
   static std::optional<ctx> child_context(std::string_view name, ctx where) {

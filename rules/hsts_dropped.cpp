@@ -75,7 +75,7 @@ void check(const engine::context& ctx, engine::finding_list& out) {
   std::set<const config::directive*> seen;
   for (const auto& s : m.servers) {
     if (!s.has_ssl || s.context != model::context_kind::http || !s.where) continue;
-    if (model::is_on(s.get("ssl_reject_handshake"))) continue;
+    if (model::is_on(s.get("ssl_reject_handshake")) || closes_every_request(s)) continue;
     if (!seen.insert(s.where).second) continue;
     visit_header_levels(ctx, s, [&](const header_level& here, const header_level& parent) {
       constexpr std::string_view hsts = "Strict-Transport-Security";

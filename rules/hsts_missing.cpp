@@ -14,7 +14,8 @@ constexpr const char* id = "hsts-missing";
 constexpr const char* doc = R"(# hsts-missing
 
 ## What it flags
-A TLS server in `http` (not one that rejects every handshake) where no `add_header
+A TLS server in `http` (not one that rejects every handshake, nor one whose server level
+ends every request with `return 444`, which sends no response) where no `add_header
 Strict-Transport-Security ...` is in effect: not in the server, not inherited from `http`,
 and not in any of its locations. A note: HSTS is a promise for the whole site (and with
 `includeSubDomains` its subdomains) that must hold before it is sent, so its absence is a
@@ -72,7 +73,7 @@ void check(const engine::context& ctx, engine::finding_list& out) {
   std::set<const config::directive*> seen;
   for (const auto& s : m.servers) {
     if (!s.has_ssl || s.context != model::context_kind::http || !s.where) continue;
-    if (model::is_on(s.get("ssl_reject_handshake"))) continue;
+    if (model::is_on(s.get("ssl_reject_handshake")) || closes_every_request(s)) continue;
     if (!seen.insert(s.where).second) continue;
     bool anywhere = false, proxied = false;
     auto more_headers = [](const header_level& l) {

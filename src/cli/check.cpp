@@ -512,9 +512,10 @@ int run_check(const check_args& a) {
   }
   if (unreachable) {
     // The report holds the reasons; stderr says why the exit code is 3.
-    std::cerr << "ngxtls: "
-              << (sandbox_failure.empty() ? "a target could not be probed" : sandbox_failure)
-              << " (exit 3; see the report's notes)\n";
+    // The sandbox's failure may quote nginx, which quotes the config.
+    say_on_stderr(
+        (sandbox_failure.empty() ? std::string("a target could not be probed") : sandbox_failure) +
+        " (exit 3; see the report's notes)");
     return exit_target;
   }
   int unmeasured = 0;
@@ -570,9 +571,8 @@ void register_check(CLI::App& app, std::function<int()>& run) {
   sub->add_flag("--reload", a->reload,
                 "--sandbox: reload nginx between taking a session and offering it");
   sub->add_option("--conf-prefix", a->conf_prefix, "nginx's conf prefix");
-  sub->add_option("--nginx-version", a->nginx_version, "nginx version to assume")->take_last();
-  sub->add_option("--openssl-version", a->openssl_version, "OpenSSL version to assume")
-      ->take_last();
+  add_version_options(sub, a->nginx_version, a->openssl_version, "nginx version to assume",
+                      "OpenSSL version to assume");
   sub->add_option("--format", a->format, "output format")
       ->check(CLI::IsMember({"text", "json", "sarif"}));
   sub->add_option("-o,--output", a->output, "write the report to FILE");

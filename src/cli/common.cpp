@@ -83,6 +83,20 @@ void add_rule_selection(CLI::App* sub, std::vector<std::string>& select,
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
 }
 
+void add_version_options(CLI::App* sub, std::string& nginx, std::string& openssl,
+                         const std::string& nginx_help, const std::string& openssl_help) {
+  auto readable = [](const std::string& what) {
+    return [what](const std::string& text) {
+      return model::version::parse_given(text) ? std::string()
+                                               : model::unreadable_version(what, text);
+    };
+  };
+  sub->add_option("--nginx-version", nginx, nginx_help)->take_last()->check(readable("nginx"));
+  sub->add_option("--openssl-version", openssl, openssl_help)
+      ->take_last()
+      ->check(readable("OpenSSL"));
+}
+
 void say_on_stderr(std::string_view text) {
   std::cerr << "ngxtls: " << report::terminal_safe(std::string(text)) << "\n";
 }

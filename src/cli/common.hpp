@@ -31,6 +31,12 @@ void say_on_stderr(std::string_view text);
 void add_rule_selection(CLI::App* sub, std::vector<std::string>& select,
                         std::vector<std::string>& ignore);
 
+/// --nginx-version and --openssl-version as lint, check and harden take them: a value given
+/// must be one model::version::parse_given() reads ("" included: an empty value is refused
+/// at the command line, not taken for a flag that was not given).
+void add_version_options(CLI::App* sub, std::string& nginx, std::string& openssl,
+                         const std::string& nginx_help, const std::string& openssl_help);
+
 /// The hooks every command that runs the lint pipeline passes: stderr messages and the nginx
 /// inspector for `binary`.
 engine::lint_hooks lint_hooks(const std::string& binary = "nginx");

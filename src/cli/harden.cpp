@@ -74,11 +74,9 @@ void register_harden(CLI::App& app, std::function<int()>& run) {
       "harden", "Print a hardened nginx TLS snippet (Mozilla profile, resumption done right)");
   sub->add_option("--profile", a->profile, "Mozilla Server Side TLS 6.0 profile")
       ->check(CLI::IsMember({"modern", "intermediate"}));
-  sub->add_option("--nginx-version", a->nginx_version,
-                  "nginx version to target (default: nginx -V)")
-      ->take_last();
-  sub->add_option("--openssl-version", a->openssl_version, "OpenSSL version nginx runs with")
-      ->take_last();
+  add_version_options(sub, a->nginx_version, a->openssl_version,
+                      "nginx version to target (default: nginx -V)",
+                      "OpenSSL version nginx runs with");
   sub->add_option("--tickets", a->tickets,
                   "fleet: shared key files (default with --ticket-key-dir); host: this host only")
       ->check(CLI::IsMember({"fleet", "host"}));

@@ -201,11 +201,9 @@ void register_lint(CLI::App& app, std::function<int()>& run) {
                   "site files), saved `nginx -T` dumps, or - for stdin");
   sub->add_option("--conf-prefix", a->conf_prefix,
                   "nginx's conf prefix (default: the main file's directory)");
-  sub->add_option("--nginx-version", a->nginx_version, "nginx version to assume (e.g. 1.22.1)")
-      ->take_last();
-  sub->add_option("--openssl-version", a->openssl_version,
-                  "OpenSSL version to assume (e.g. 3.0.19)")
-      ->take_last();
+  add_version_options(sub, a->nginx_version, a->openssl_version,
+                      "nginx version to assume (e.g. 1.22.1)",
+                      "OpenSSL version to assume (e.g. 3.0.19)");
   sub->add_flag("--fleet", a->fleet, "the configs are instances serving the same names");
   sub->add_option("--format", a->format, "output format")
       ->check(CLI::IsMember({"text", "json", "sarif", "github"}));

@@ -2,6 +2,7 @@
 #include <cstdio>
 #include <cstring>
 #include <iostream>
+#include <sstream>
 #include <string>
 
 #include "base/error.hpp"
@@ -48,15 +49,19 @@ int main(int argc, char** argv) {
       names += (names.empty() ? "" : ", ") + sub->get_name();
     }
     if (!known) {
-      std::cerr << "ngxtls: error: unknown command \"" << argv[1] << "\" (commands: " << names
-                << ")\n";
+      std::cerr << "ngxtls: error: unknown command \"" << ngxtls::report::terminal_safe(argv[1])
+                << "\" (commands: " << names << ")\n";
       return ngxtls::cli::exit_input;
     }
   }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    int rc = app.exit(e);
+    // CLI11's messages quote the offending argument (`--format: x not in {...}`): escape what a
+    // terminal would act on. Help and version text go to stdout as written.
+    std::ostringstream err;
+    int rc = app.exit(e, std::cout, err);
+    std::cerr << ngxtls::report::terminal_safe(err.str(), true);
     return rc == 0 ? 0 : ngxtls::cli::exit_input;
   }
   try {

@@ -211,12 +211,13 @@ int run_probe_command(const probe_args& a) {
   int rc = exit_ok;
   for (const auto& r : results) {
     if (r.error) {
-      std::cerr << "ngxtls: error: cannot probe " << r.target << ": " << *r.error << "\n";
+      // The target comes from the command line or a --targets file, the error may quote it.
+      say_on_stderr("error: cannot probe " + r.target + ": " + *r.error);
       rc = exit_target;
     }
   }
   if (a.sess_out && !results.empty() && results.front().error)
-    std::cerr << "ngxtls: error: no session written to " << *a.sess_out << "\n";
+    say_on_stderr("error: no session written to " + *a.sess_out);
   if (interrupted) {
     std::cerr << "ngxtls: load interrupted: the report is partial\n";
     return exit_interrupted;

@@ -61,8 +61,8 @@ namespace {
 
 std::optional<model::version> parse_flag(const std::string& v, const char* what) {
   if (v.empty()) return std::nullopt;
-  auto p = model::version::parse(v);
-  if (!p) throw usage_error(std::string("cannot read ") + what + " version \"" + v + "\"");
+  auto p = model::version::parse_given(v);
+  if (!p) throw usage_error(model::unreadable_version(what, v));
   return p;
 }
 
@@ -159,7 +159,7 @@ model::assumed_versions choose_versions(const std::string& nginx_flag,
     v.nginx_source = "--nginx-version";
     v.nginx_pinned = true;
   } else if (pc && pc->nginx_version) {
-    v.nginx = *parse_flag(*pc->nginx_version, "nginx");
+    v.nginx = *pc->nginx_version;
     v.nginx_source = pc->path;
     v.nginx_pinned = true;
   } else if (detect().nginx) {
@@ -176,7 +176,7 @@ model::assumed_versions choose_versions(const std::string& nginx_flag,
     v.openssl = *f;
     v.openssl_source = "--openssl-version";
   } else if (pc && pc->openssl_version) {
-    v.openssl = *parse_flag(*pc->openssl_version, "OpenSSL");
+    v.openssl = *pc->openssl_version;
     v.openssl_source = pc->path;
   } else if (nginx_flag.empty() && !(pc && pc->nginx_version) && detect().openssl) {
     v.openssl = *detect().openssl;

@@ -121,6 +121,14 @@ std::string as_string(const std::string& file, const toml::value& v, const std::
   return toml_string(file, v, key);
 }
 
+model::version as_version(const std::string& file, const toml::value& v, const std::string& key,
+                          const std::string& what) {
+  const std::string text = as_string(file, v, key);
+  auto parsed = model::version::parse_given(text);
+  if (!parsed) fail(file, v, model::unreadable_version(what, text));
+  return *parsed;
+}
+
 std::vector<std::string> as_strings(const std::string& file, const toml::value& v,
                                     const std::string& key) {
   if (!v.is_array()) fail(file, v, "\"" + key + "\" must be an array of strings");
@@ -224,9 +232,9 @@ project_config load_project_config(const std::string& path, const rule_catalog& 
   const fs::path base = fs::absolute(path).parent_path();
   for (const auto& [key, v] : root.as_table()) {
     if (key == "nginx_version")
-      pc.nginx_version = as_string(path, v, key);
+      pc.nginx_version = as_version(path, v, key, "nginx");
     else if (key == "openssl_version")
-      pc.openssl_version = as_string(path, v, key);
+      pc.openssl_version = as_version(path, v, key, "OpenSSL");
     else if (key == "strict_files") {
       if (!v.is_boolean()) fail(path, v, "\"strict_files\" must be true or false");
       pc.strict_files = v.as_boolean();

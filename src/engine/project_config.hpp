@@ -11,6 +11,7 @@
 
 #include "engine/engine.hpp"
 #include "engine/finding.hpp"
+#include "model/version.hpp"
 
 namespace ngxtls::engine {
 
@@ -53,9 +54,9 @@ std::string toml_string(const std::string& file, const toml::value& v, const std
 /// new_sessions_per_second = 300             # per instance; sizes shared session caches
 /// ```
 struct project_config {
-  std::string path;  ///< the file read
-  std::optional<std::string> nginx_version;
-  std::optional<std::string> openssl_version;
+  std::string path;                               ///< the file read
+  std::optional<model::version> nginx_version;    ///< read by model::version::parse_given
+  std::optional<model::version> openssl_version;  ///< read by model::version::parse_given
   std::optional<std::set<std::string>> select;
   std::set<std::string> ignore;
   std::map<std::string, severity> severity_overrides;

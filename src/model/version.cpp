@@ -30,6 +30,26 @@ std::optional<version> version::parse(const std::string& text) {
   return version{parts[0], parts[1], parts[2]};
 }
 
+std::optional<version> version::parse_given(const std::string& text) {
+  if (text.empty() || !std::isdigit(static_cast<unsigned char>(text[0]))) return std::nullopt;
+  std::size_t i = 0;
+  for (int part = 0; part < 3; ++part) {
+    if (i >= text.size() || !std::isdigit(static_cast<unsigned char>(text[i]))) return std::nullopt;
+    while (i < text.size() && std::isdigit(static_cast<unsigned char>(text[i]))) ++i;
+    if (i < text.size() && text[i] == '.' && part < 2)
+      ++i;
+    else
+      break;
+  }
+  while (i < text.size() && std::isalpha(static_cast<unsigned char>(text[i]))) ++i;
+  if (i != text.size()) return std::nullopt;
+  return parse(text);
+}
+
+std::string unreadable_version(const std::string& what, const std::string& text) {
+  return "cannot read " + what + " version \"" + text + "\" (write it as 1.22.1, 3.0 or 1.1.1w)";
+}
+
 nginx_v_info parse_nginx_v(const std::string& text) {
   nginx_v_info out;
   if (auto p = text.find("nginx/"); p != std::string::npos)

@@ -17,7 +17,15 @@ struct version {
   std::string str() const;
   /// Parses "1.22.1", "3.0", "nginx/1.22.1", "OpenSSL 3.0.19". nullopt when no digits lead.
   static std::optional<version> parse(const std::string& text);
+  /// Parses a version a user wrote (--nginx-version, .ngxtls.toml): one to three numbers
+  /// separated by dots, then at most letters ("1.22.1", "3.0", "1.1.1w"), nothing else.
+  /// nullopt otherwise: "banana2", "-1", "1.x" and "" are mistakes, not versions 2, 1 or 0.
+  static std::optional<version> parse_given(const std::string& text);
 };
+
+/// The message for a version a user wrote that parse_given() cannot read; `what` is "nginx" or
+/// "OpenSSL".
+std::string unreadable_version(const std::string& what, const std::string& text);
 
 /// The newest nginx version whose behaviour the rules encode: 1.30.6, Debian sid's package,
 /// measured with the older versions of the matrix in tests/integration/test_nginx_versions.cpp.

@@ -151,6 +151,30 @@ TEST_CASE("lint: every failure path and its exit code") {
            "cannot read OpenSSL version");
     expect(ngxtls_run({"lint", clean, v, nv, "--config", (t.path() / "none.toml").string()}), 2,
            "none.toml");
+    // A version is read whole: "banana2" is not nginx 2.0.0, "" is not "not given".
+    expect(ngxtls_run({"lint", clean, v, "banana2"}), 2, "cannot read nginx version \"banana2\"");
+    expect(ngxtls_run({"lint", clean, v, ""}), 2, "cannot read nginx version \"\"");
+    expect(ngxtls_run({"lint", clean, v, nv, "--openssl-version", "-1"}), 2,
+           "cannot read OpenSSL version \"-1\"");
+    expect(ngxtls_run({"check", clean, "--sandbox", v, "1.x"}), 2,
+           "cannot read nginx version \"1.x\"");
+    expect(ngxtls_run({"harden", v, ""}), 2, "cannot read nginx version \"\"");
+  }
+  SUBCASE("a version in .ngxtls.toml that cannot be read") {
+    // An empty or mistyped version in the file is an error at its line and column: it was
+    // taken as garbage (an empty optional read as a version) or as another version.
+    const std::string empty_nginx = t.write("empty.toml", "nginx_version = \"\"\n").string();
+    expect(ngxtls_run({"lint", clean, "--config", empty_nginx}), 2,
+           empty_nginx + ":1:17: cannot read nginx version \"\"");
+    expect(ngxtls_run({"harden", "--config", empty_nginx}), 2,
+           empty_nginx + ":1:17: cannot read nginx version \"\"");
+    const std::string bad_openssl =
+        t.write("openssl.toml", "nginx_version = \"1.22.1\"\nopenssl_version = \"x3\"\n").string();
+    expect(ngxtls_run({"lint", clean, "--config", bad_openssl}), 2,
+           bad_openssl + ":2:19: cannot read OpenSSL version \"x3\"");
+    const std::string banana = t.write("banana.toml", "nginx_version = \"banana\"\n").string();
+    expect(ngxtls_run({"check", clean, "--sandbox", "--config", banana}), 2,
+           banana + ":1:17: cannot read nginx version \"banana\"");
   }
   SUBCASE("output file that cannot be written") {
     for (const std::string fmt : {"text", "json", "sarif", "github"}) {

@@ -225,6 +225,27 @@ TEST_CASE("text output and error messages show control bytes from the config as 
   CHECK(r.exit_code == 2);
   CHECK(r.err.find('\x1b') == std::string::npos);
   CHECK(r.err.find("missing\\x1b]0;pwned\\x07.conf") != std::string::npos);
+  // stderr of probe: a target that holds ESC (from the command line or a --targets file) in
+  // the "cannot probe" line (--connect: only a closed port on loopback is dialled, no name is
+  // resolved); and an unknown command word.
+  r = ngxtls_in(dir.path(), {"probe", std::string("a\x1b]0;pwned\x07") + "x:1", "--connect",
+                             "127.0.0.1:1", "--timeout", "2000"});
+  CAPTURE(r.err);
+  CHECK(r.exit_code == 3);
+  CHECK(r.err.find('\x1b') == std::string::npos);
+  CHECK(r.err.find("cannot probe a\\x1b]0;pwned\\x07x:1") != std::string::npos);
+  r = ngxtls_in(dir.path(), {std::string("frob\x1b[2Jnicate")});
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find('\x1b') == std::string::npos);
+  CHECK(r.err.find("unknown command \"frob\\x1b[2Jnicate\"") != std::string::npos);
+  // CLI11's own messages quote the flag value.
+  for (const char* flag : {"--format", "--nginx-version"}) {
+    CAPTURE(flag);
+    r = ngxtls_in(dir.path(), {"lint", "n.conf", flag, std::string("x\x1b[2J")});
+    CHECK(r.exit_code == 2);
+    CHECK(r.err.find('\x1b') == std::string::npos);
+    CHECK(r.err.find("x\\x1b[2J") != std::string::npos);
+  }
 }
 
 TEST_CASE("--fix with a --format other than text, and --fix=write on stdin, are usage errors") {

@@ -235,6 +235,16 @@ TEST_CASE("versions parse from flags and nginx -V output") {
   CHECK(model::version::parse("3.0")->str() == "3.0.0");
   CHECK(model::version::parse("1.1.1w")->str() == "1.1.1");
   CHECK_FALSE(model::version::parse("abc"));
+  // What a user writes is read whole: a typo is an error, not another version.
+  CHECK(model::version::parse_given("1.22.1")->str() == "1.22.1");
+  CHECK(model::version::parse_given("3.0")->str() == "3.0.0");
+  CHECK(model::version::parse_given("1.1.1w")->str() == "1.1.1");
+  CHECK(model::version::parse_given("2")->str() == "2.0.0");
+  for (const char* typo : {"", "banana2", "-1", "1.x", "1.22.1;", "1.22.1.5", " 1.22", "1.22.",
+                           "v1.22.1", "99999999"}) {
+    CAPTURE(typo);
+    CHECK_FALSE(model::version::parse_given(typo));
+  }
   auto v = model::parse_nginx_v(
       "nginx version: nginx/1.22.1\nbuilt with OpenSSL 3.0.22 25 Aug 2026 (running with OpenSSL "
       "3.0.19 27 Jan 2026)\n");

@@ -167,6 +167,23 @@ TEST_CASE("the probe's text report is the one the prober wrote before its module
   CHECK(report::probe_text(results(), false) == fixture("text.txt"));
 }
 
+TEST_CASE("a run that timed no handshake prints no handshake time") {
+  // The connections of the run failed after their handshakes (endless data, endless tickets):
+  // no sample was kept, and a median of 0.00 ms would read as a measurement.
+  probe::target_result t;
+  t.target = "a.example:443";
+  t.address = "127.0.0.1:443";
+  t.sni = "a.example";
+  auto r = run(true, true, 0, 0);
+  r.full_handshake_ms = probe::summarize_ms({});
+  r.resumed_handshake_ms = probe::summarize_ms({});
+  t.protocols.push_back(r);
+  const std::string text = report::probe_text({t}, false);
+  CAPTURE(text);
+  CHECK(text.find("handshake (connect + TLS): no full handshake timed\n") != std::string::npos);
+  CHECK(text.find("0.00 ms") == std::string::npos);
+}
+
 TEST_CASE("the probe's Prometheus text keeps every family, sample and their order") {
   CHECK(report::probe_prometheus(results()) == fixture("prometheus.txt"));
 }

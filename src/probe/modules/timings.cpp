@@ -123,8 +123,13 @@ class timings final : public measurement {
   }
 
   void run_text(const run_result& r, text_sink& s) const override {
-    s.out << "    handshake (connect + TLS): full median " << ms2(r.full_handshake_ms.median)
-          << " ms, p90 " << ms2(r.full_handshake_ms.p90) << " ms";
+    // A run whose connections all failed timed nothing: "0.00 ms" would read as a measurement.
+    s.out << "    handshake (connect + TLS): ";
+    if (r.full_handshake_ms.count)
+      s.out << "full median " << ms2(r.full_handshake_ms.median) << " ms, p90 "
+            << ms2(r.full_handshake_ms.p90) << " ms";
+    else
+      s.out << "no full handshake timed";
     if (r.resumed_handshake_ms.count)
       s.out << "; resumed median " << ms2(r.resumed_handshake_ms.median) << " ms, p90 "
             << ms2(r.resumed_handshake_ms.p90) << " ms";
