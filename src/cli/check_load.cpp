@@ -5,6 +5,8 @@
 #include <iostream>
 #include <set>
 
+#include "report/terminal_text.hpp"
+
 namespace ngxtls::cli {
 namespace {
 
@@ -65,9 +67,9 @@ void load_resumption_findings(const std::vector<check::checked_finding>& checked
     }
     auto& r = probes[i];
     if (!r.load) {
-      std::cerr << "ngxtls: load on the sandbox target " << r.target
-                << (r.sni.empty() ? "" : " (SNI " + r.sni + ")") << ": " << o.duration_s
-                << " s per phase, " << o.concurrency << " in flight\n";
+      std::cerr << "ngxtls: load on the sandbox target " << report::terminal_safe(r.target)
+                << (r.sni.empty() ? "" : " (SNI " + report::terminal_safe(r.sni) + ")") << ": "
+                << o.duration_s << " s per phase, " << o.concurrency << " in flight\n";
       r.load = probe::run_load(targets[i], r, o);
     }
     std::string where = f.rule + (f.server.empty() ? "" : " at " + f.server) + " (" + r.target +

@@ -18,6 +18,7 @@
 #include "probe/load.hpp"
 #include "probe/prober.hpp"
 #include "report/probe_output.hpp"
+#include "report/terminal_text.hpp"
 
 namespace ngxtls::cli {
 namespace {
@@ -55,8 +56,9 @@ void run_load_phase(const probe_args& a, const probe::target& t, probe::target_r
   o.timeout_ms = a.timeout_ms;
   o.stop = &interrupt_guard::flag();
   o.on_plan = [&](const std::vector<std::string>& phases) {
-    std::cerr << "ngxtls: load on " << r.target << " (" << r.address << "): " << phases.size()
-              << " phases of " << o.duration_s << " s (";
+    std::cerr << "ngxtls: load on " << report::terminal_safe(r.target) << " ("
+              << report::terminal_safe(r.address) << "): " << phases.size() << " phases of "
+              << o.duration_s << " s (";
     for (std::size_t i = 0; i < phases.size(); ++i) std::cerr << (i ? "; " : "") << phases[i];
     std::cerr << "), " << o.concurrency << " connections in flight, " << rate_text(o.max_rate)
               << (o.request ? ", one HEAD / per connection" : "") << "; Ctrl-C stops\n";
