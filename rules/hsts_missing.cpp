@@ -92,9 +92,11 @@ void check(const engine::context& ctx, engine::finding_list& out) {
       proxied = proxied || n == "proxy_pass" || n == "fastcgi_pass" || n == "uwsgi_pass" ||
                 n == "scgi_pass" || n == "grpc_pass";
     });
+    // An unnamed server's label already reads "server at FILE:LINE".
+    const std::string label = server_label(ctx, s);
     auto f = ctx.make(
         id, engine::severity::note,
-        "TLS server " + server_label(ctx, s) +
+        (label.rfind("server", 0) == 0 ? "TLS " : "TLS server ") + label +
             " sends no Strict-Transport-Security header: browsers may still try http:// first, "
             "which an attacker on the network can intercept" +
             (proxied ? " (unless every upstream response carries the header)" : ""),
