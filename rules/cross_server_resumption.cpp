@@ -236,6 +236,7 @@ engine::rule cross_server_resumption() {
       "Sessions cross between servers that differ in client-certificate checks (CVE-2025-23419)",
       doc, check};
   r.confirmed_by = engine::probe_question::session_crosses_names;
+  r.costs_resumption = true;
   return r;
 }
 

@@ -80,6 +80,7 @@ engine::rule session_cache_per_worker() {
       "`ssl_session_cache builtin` with several workers: sessions resume only on the same worker",
       doc, check};
   r.confirmed_by = engine::probe_question::session_id_resumption;
+  r.costs_resumption = true;
   return r;
 }
 

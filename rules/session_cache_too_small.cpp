@@ -90,8 +90,11 @@ void check(const engine::context& ctx, engine::finding_list& out) {
 }  // namespace
 
 engine::rule session_cache_too_small() {
-  return {id, engine::severity::warning,
-          "Shared session cache smaller than the declared load needs for its timeout", doc, check};
+  engine::rule r{id, engine::severity::warning,
+                 "Shared session cache smaller than the declared load needs for its timeout", doc,
+                 check};
+  r.costs_resumption = true;
+  return r;
 }
 
 }  // namespace ngxtls::rules

@@ -218,9 +218,11 @@ void check(const engine::context& ctx, engine::finding_list& out) {
 }  // namespace
 
 engine::rule ticket_key_rotation() {
-  return {id, engine::severity::error,
-          "Ticket key files that break resumption on rotation, have the wrong size, or leak", doc,
-          check};
+  engine::rule r{id, engine::severity::error,
+                 "Ticket key files that break resumption on rotation, have the wrong size, or leak",
+                 doc, check};
+  r.costs_resumption = true;
+  return r;
 }
 
 }  // namespace ngxtls::rules

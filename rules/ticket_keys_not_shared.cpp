@@ -227,6 +227,7 @@ engine::rule ticket_keys_not_shared() {
                  "Session tickets sealed with per-instance keys that a reload throws away", doc,
                  check};
   r.confirmed_by = engine::probe_question::key_domains;
+  r.costs_resumption = true;
   return r;
 }
 

@@ -255,6 +255,7 @@ engine::rule tls13_resumption_disabled() {
                  "TLS 1.3 with session tickets off and no session cache: no client can resume", doc,
                  check};
   r.confirmed_by = engine::probe_question::tls13_resumes;
+  r.costs_resumption = true;
   return r;
 }
 

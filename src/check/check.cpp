@@ -175,13 +175,12 @@ std::vector<const probe::target_result*> relevant(const engine::finding& f,
 
 void judge_tls13(checked_finding& c, const std::vector<const probe::target_result*>& rs,
                  const judge_options& o) {
-  int attempts = 0, resumed = 0, tickets = 0, stateful = 0;
+  int attempts = 0, resumed = 0, tickets = 0;
   for (const auto* r : rs)
     if (const auto* run = find_run(*r, "TLSv1.3", "ticket")) {
       attempts += run->attempts;
       resumed += run->resumed;
       tickets += run->tickets;
-      stateful += run->stateful_tickets;
       c.evidence.push_back({"TLSv1.3 resumed", frac(run->resumed, run->attempts), label(*r)});
       c.evidence.push_back({"TLSv1.3 tickets",
                             std::to_string(run->tickets) + ", " +

@@ -3,7 +3,8 @@
 #include <algorithm>
 #include <cstdio>
 #include <iostream>
-#include <set>
+
+#include "engine/engine.hpp"
 
 #include "report/terminal_text.hpp"
 
@@ -45,10 +46,8 @@ std::string per_s(double v) {
 }  // namespace
 
 bool is_resumption_rule(const std::string& rule) {
-  static const std::set<std::string> rules = {
-      "ticket-keys-not-shared",    "session-cache-per-worker", "session-cache-too-small",
-      "tls13-resumption-disabled", "ticket-key-rotation",      "cross-server-resumption"};
-  return rules.count(rule) > 0;
+  const engine::rule* r = engine::find_rule(rule);
+  return r != nullptr && r->costs_resumption;
 }
 
 void load_resumption_findings(const std::vector<check::checked_finding>& checked,

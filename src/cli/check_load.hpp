@@ -12,8 +12,7 @@
 
 namespace ngxtls::cli {
 
-/// True for the rules whose findings cost resumption (ticket keys, session caches, TLS 1.3
-/// resumption, sessions across names).
+/// True for the rules of the built-in catalog that declare engine::rule::costs_resumption.
 bool is_resumption_rule(const std::string& rule);
 
 /// For each finding about resumption in `checked`, loads the sandbox target that speaks for it

@@ -587,10 +587,11 @@ struct include_item {
 /// The includes of `text` in the order nginx processes them (text order, blocks included),
 /// or nullopt when `text` does not parse as a whole file: nginx -T prints only
 /// configurations that load, so a file boundary never falls where the text before it
-/// does not parse. `text` lies in a storage (the dump's): it is parsed where it is.
+/// does not parse. `text` lies in a storage (the dump's): it is parsed where it is, its tree
+/// into `records`.
 std::optional<std::vector<include_item>> includes_in_order(std::string_view text,
-                                                           const std::string& prefix) {
-  storage records;
+                                                           const std::string& prefix,
+                                                           storage& records) {
   list<directive> tree;
   try {
     const load_options defaults;
@@ -700,6 +701,9 @@ std::vector<const dump_marker*> split_dump(std::string_view dump, const std::str
   // Parses beyond one per file are paid by marker-like lines: a dump made of thousands of
   // them must not take quadratic time.
   std::size_t parse_budget_bytes = 4 * dump.size() + (std::size_t{16} << 20);
+  // The trees parsed to find includes share a storage, renewed once it holds as much as the
+  // dump: one storage per file cost a mapping and its release per file of a dump of thousands.
+  std::optional<storage> records;
   for (std::size_t i = 1; i < markers.size(); ++i) {
     const dump_marker& m = markers[i];
     const std::string& path = paths[i];
@@ -717,7 +721,8 @@ std::vector<const dump_marker*> split_dump(std::string_view dump, const std::str
                         "the dump into its files");
     }
     parse_budget_bytes -= text.size();
-    std::optional<std::vector<include_item>> current = includes_in_order(text, prefix);
+    if (!records || records->bytes_used() > dump.size()) records.emplace();
+    std::optional<std::vector<include_item>> current = includes_in_order(text, prefix, *records);
     // Walk the open files from the innermost (the current one, none of whose includes is
     // opened yet) outwards, to the include that opens the next file.
     std::optional<std::pair<std::size_t, std::size_t>> at;  // (frame, item) that opens `path`

@@ -34,6 +34,10 @@ struct rule {
   /// The probe question that confirms its findings in `check` (a finding may name another:
   /// finding::question).
   probe_question confirmed_by = probe_question::none;
+  /// Its findings cost session resumption (ticket keys, session caches, TLS 1.3 resumption,
+  /// sessions across names): `check --sandbox --load` measures what each costs in full
+  /// handshakes per second.
+  bool costs_resumption = false;
 };
 
 /// The rules a run applies, in a fixed order. The engine only reads the catalog it is given:

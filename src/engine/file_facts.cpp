@@ -1,64 +1,157 @@
 #include "engine/file_facts.hpp"
 
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <exception>
+#include <set>
+#include <thread>
+
 #include "tls/params.hpp"
 
 namespace ngxtls::engine {
 
-namespace {
-template <class T, class F>
-const lookup<T>& cached(std::mutex& mu, std::map<std::string, lookup<T>>& cache,
-                        const std::string& path, F read) {
-  // Rules run on several threads; entries are never erased, so a reference stays valid.
-  const std::lock_guard<std::mutex> lock(mu);
-  auto it = cache.find(path);
-  if (it != cache.end()) return it->second;
-  lookup<T> l;
-  try {
-    l.facts = read(path);
-  } catch (const tls::file_error& e) {
-    l.missing = e.missing();
-    l.error = e.reason();
-  } catch (const std::exception& e) {
-    l.error = e.what();
+template <class T>
+struct file_facts::cache {
+  struct slot {
+    std::once_flag once;
+    lookup<T> value;
+  };
+  std::mutex mu;  ///< guards `slots` only, never held while a file is read
+  std::map<std::string, std::unique_ptr<slot>> slots;
+
+  // The lookup of `key`, made by read(key) on first use. Entries are never erased, so a
+  // reference stays valid; a second caller of the same key waits for the first.
+  template <class F>
+  const lookup<T>& get(const std::string& key, F read) {
+    slot* s = nullptr;
+    {
+      const std::lock_guard<std::mutex> lock(mu);
+      auto& p = slots[key];
+      if (!p) p = std::make_unique<slot>();
+      s = p.get();
+    }
+    std::call_once(s->once, [&] {
+      try {
+        s->value.facts = read(key);
+      } catch (const tls::file_error& e) {
+        s->value.missing = e.missing();
+        s->value.error = e.reason();
+      } catch (const std::exception& e) {
+        s->value.error = e.what();
+      }
+    });
+    return s->value;
   }
-  return cache.emplace(path, std::move(l)).first->second;
+};
+
+file_facts::file_facts()
+    : x509s_(std::make_unique<cache<std::vector<tls::x509_ptr>>>()),
+      certs_(std::make_unique<cache<std::vector<tls::certificate_info>>>()),
+      private_keys_(std::make_unique<cache<tls::private_key_file>>()),
+      ticket_keys_(std::make_unique<cache<tls::ticket_key_info>>()),
+      dhparams_(std::make_unique<cache<int>>()),
+      key_matches_(std::make_unique<cache<std::optional<std::string>>>()) {}
+
+file_facts::~file_facts() = default;
+
+namespace {
+
+// Fails a lookup made from `from` for the same reason `from` failed.
+template <class U>
+[[noreturn]] void fail_like(const std::string& path, const lookup<U>& from) {
+  throw tls::file_error(path, from.error, from.missing ? ENOENT : 0);
 }
+
 }  // namespace
 
+const lookup<std::vector<tls::x509_ptr>>& file_facts::x509s(const std::string& path) {
+  return x509s_->get(path, [](const std::string& p) { return tls::read_certificates(p); });
+}
+
+const lookup<tls::private_key_file>& file_facts::private_key(const std::string& path) {
+  return private_keys_->get(path, [](const std::string& p) { return tls::read_private_key(p); });
+}
+
 const lookup<std::vector<tls::certificate_info>>& file_facts::certificate(const std::string& path) {
-  return cached(mu_, certs_, path,
-                [](const std::string& p) { return tls::read_certificate_chain(p); });
+  return certs_->get(path, [this](const std::string& p) -> std::vector<tls::certificate_info> {
+    const auto& read = x509s(p);
+    if (!read.facts) fail_like(p, read);
+    return tls::inspect_certificates(*read.facts);
+  });
 }
 
 const lookup<tls::ticket_key_info>& file_facts::ticket_key(const std::string& path) {
-  return cached(mu_, keys_, path,
-                [](const std::string& p) { return tls::inspect_ticket_key_file(p); });
+  return ticket_keys_->get(path,
+                           [](const std::string& p) { return tls::inspect_ticket_key_file(p); });
 }
 
 const lookup<int>& file_facts::dhparam(const std::string& path) {
-  return cached(mu_, dhparams_, path, [](const std::string& p) { return tls::dhparam_bits(p); });
+  return dhparams_->get(path, [](const std::string& p) { return tls::dhparam_bits(p); });
 }
 
 const lookup<std::optional<std::string>>& file_facts::key_match(const std::string& cert,
                                                                 const std::string& key) {
   // The cache key joins both paths; a NUL cannot occur in a path.
-  return cached(mu_, key_matches_, cert + std::string(1, '\0') + key,
-                [&](const std::string&) { return tls::key_matches_certificate(cert, key); });
+  return key_matches_->get(cert + std::string(1, '\0') + key,
+                           [&](const std::string&) -> std::optional<std::string> {
+                             const auto& c = x509s(cert);
+                             if (!c.facts) fail_like(cert, c);
+                             const auto& k = private_key(key);
+                             if (!k.facts) fail_like(key, k);
+                             return tls::key_matches_certificate(c.facts->front().get(), *k.facts);
+                           });
 }
 
 std::optional<bool> file_facts::issuer_available(const std::string& chain,
                                                  const std::vector<std::string>& cas) {
   std::string key = chain;
   for (const auto& c : cas) key += '\n' + c;
-  const std::lock_guard<std::mutex> lock(mu_);
-  if (auto it = issuers_.find(key); it != issuers_.end()) return it->second;
-  std::optional<bool> r;
-  try {
-    r = tls::issuer_available(chain, cas);
-  } catch (const std::exception&) {
+  {
+    const std::lock_guard<std::mutex> lock(issuers_mu_);
+    if (auto it = issuers_.find(key); it != issuers_.end()) return it->second;
   }
+  std::optional<bool> r;
+  const auto& leaf = x509s(chain);
+  if (leaf.facts) {
+    std::vector<const std::vector<tls::x509_ptr>*> read;
+    for (const auto& c : cas)
+      if (const auto& l = x509s(c); l.facts) read.push_back(&*l.facts);  // unreadable: skipped
+    try {
+      r = tls::issuer_available(*leaf.facts, read);
+    } catch (const std::exception&) {
+    }
+  }
+  const std::lock_guard<std::mutex> lock(issuers_mu_);
   issuers_.emplace(key, r);
   return r;
+}
+
+void file_facts::prefetch(const std::vector<std::string>& certificates,
+                          const std::vector<std::string>& keys, unsigned threads) {
+  // Distinct paths; a path named as both kinds is read as each (nginx reads it twice too).
+  std::vector<std::pair<bool, std::string>> todo;
+  {
+    std::set<std::pair<bool, std::string>> seen;
+    for (const auto& p : certificates)
+      if (seen.emplace(true, p).second) todo.emplace_back(true, p);
+    for (const auto& p : keys)
+      if (seen.emplace(false, p).second) todo.emplace_back(false, p);
+  }
+  std::atomic<std::size_t> next{0};
+  auto worker = [&] {
+    for (std::size_t i; (i = next.fetch_add(1)) < todo.size();) {
+      if (todo[i].first)
+        certificate(todo[i].second);
+      else
+        private_key(todo[i].second);
+    }
+  };
+  threads = static_cast<unsigned>(
+      std::clamp<std::size_t>(threads, 1, std::max<std::size_t>(todo.size(), 1)));
+  std::vector<std::jthread> pool;
+  for (unsigned t = 1; t < threads; ++t) pool.emplace_back(worker);
+  worker();
 }
 
 }  // namespace ngxtls::engine

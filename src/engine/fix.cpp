@@ -333,8 +333,10 @@ fix_result apply_fixes(const config::config& cfg, const std::vector<finding>& fi
   }
   const auto by_offset = [](const text_edit& a, const text_edit& b) { return a.offset < b.offset; };
   for (auto& [path, edits] : per_file) {
+    // A named copy for the lambda: clang 14 cannot capture a structured binding.
+    const std::string& edited = path;
     auto file = std::find_if(cfg.files.begin(), cfg.files.end(),
-                             [&](const auto& s) { return s.path == path; });
+                             [&](const auto& s) { return s.path == edited; });
     if (file == cfg.files.end() || edits.empty()) continue;
     std::sort(edits.begin(), edits.end(), by_offset);
     // Every fix is re-parsed before it is shown or written: a fix that would not parse, or

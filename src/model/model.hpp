@@ -284,7 +284,7 @@ struct listen_socket {
   bool reuseport = false;            ///< any listen on it has `reuseport`
   std::size_t default_server = 0;    ///< index into model::servers
   bool default_marked = false;       ///< the default came from `default_server`
-  std::vector<std::size_t> servers;  ///< every server on it, in config order
+  std::vector<std::size_t> servers;  ///< every server on it, in config order (ascending, once)
   /// "address:port" as nginx prints it.
   std::string name() const;
 };

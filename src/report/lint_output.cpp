@@ -4,6 +4,7 @@
 #include <sstream>
 #include <unordered_map>
 
+#include "report/json_writer.hpp"
 #include "report/terminal_text.hpp"
 
 namespace ngxtls::report {
@@ -205,30 +206,56 @@ void write_json(const lint_report& r, std::ostream& os) {
     os << "[\n";
   write_in_order(r.findings.size(), os, [&](std::size_t i) {
     const auto& f = r.findings[i];
-    nlohmann::json j = nlohmann::json::object();
-    nlohmann::json& chain = j["include_chain"] = nlohmann::json::array();
-    for (const auto& c : f.include_chain) chain.push_back({{"file", c.file}, {"line", c.line}});
-    nlohmann::json& ev = j["evidence"] = nlohmann::json::array();
+    std::string text = "    ";
+    text.reserve(1024);
+    json_writer w(text, 2);
+    auto location = [&](const source_location& l) {
+      w.begin_object();
+      w.field("column", l.column);
+      w.field("file", l.file);
+      w.field("line", l.line);
+      w.end_object();
+    };
+    w.begin_object();
+    if (!f.also_at.empty()) w.field("count", f.also_at.size() + 1);
+    w.key("evidence");
+    w.begin_array();
     for (const auto& e : f.facts) {
-      nlohmann::json x = nlohmann::json::object();
-      x["name"] = e.name;
-      x["value"] = e.value;
-      x["origin"] = e.origin;
-      x["location"] = e.where ? location_json(*e.where) : nlohmann::json(nullptr);
-      ev.push_back(std::move(x));
+      w.begin_object();
+      w.key("location");
+      e.where ? location(*e.where) : w.null_value();
+      w.field("name", e.name);
+      w.field("origin", e.origin);
+      w.field("value", e.value);
+      w.end_object();
     }
-    j["rule"] = f.rule;
-    j["severity"] = to_string(f.level);
-    j["message"] = f.message;
-    j["location"] = location_json(f.location);
+    w.end_array();
+    w.field("fix", f.fix);
+    w.key("include_chain");
+    w.begin_array();
+    for (const auto& c : f.include_chain) {
+      w.begin_object();
+      w.field("file", c.file);
+      w.field("line", c.line);
+      w.end_object();
+    }
+    w.end_array();
+    w.key("location");
+    location(f.location);
     if (!f.also_at.empty()) {
-      j["count"] = f.also_at.size() + 1;
-      nlohmann::json& places = j["locations"] = nlohmann::json::array({location_json(f.location)});
-      for (const auto& l : f.also_at) places.push_back(location_json(l));
+      w.key("locations");
+      w.begin_array();
+      location(f.location);
+      for (const auto& l : f.also_at) location(l);
+      w.end_array();
     }
-    j["fix"] = f.fix;
-    j["server"] = f.server;
-    return "    " + dump_nested(j, 2) + (i + 1 < r.findings.size() ? ",\n" : "\n  ]");
+    w.field("message", f.message);
+    w.field("rule", f.rule);
+    w.field("server", f.server);
+    w.field("severity", to_string(f.level));
+    w.end_object();
+    text += i + 1 < r.findings.size() ? ",\n" : "\n  ]";
+    return text;
   });
   nlohmann::json inputs = r.inputs;
   nlohmann::json summary = {{"error", count(r, engine::severity::error)},

@@ -55,8 +55,26 @@ json artifact_location(const std::string& file, const std::string& working_dir) 
   return {{"uri", "file://" + uri_escape(absolute_path(file))}};
 }
 
-json physical_location(const source_location& loc, const std::string& working_dir) {
-  json p = {{"artifactLocation", artifact_location(loc.file, working_dir)}};
+// artifact_location() of every file a report's findings name, worked out once per file
+// before the results are written: each place of 100,000s of findings asked the file system
+// for the working directory again.
+using artifact_map = std::map<std::string, json, std::less<>>;
+
+artifact_map artifacts_of(const lint_report& r, const std::string& working_dir) {
+  artifact_map out;
+  auto add = [&](const source_location& l) {
+    if (out.find(l.file) == out.end()) out.emplace(l.file, artifact_location(l.file, working_dir));
+  };
+  for (const auto& f : r.findings) {
+    add(f.location);
+    for (const auto& l : f.include_chain) add(l);
+    for (const auto& l : f.also_at) add(l);
+  }
+  return out;
+}
+
+json physical_location(const source_location& loc, const artifact_map& artifacts) {
+  json p = {{"artifactLocation", artifacts.at(loc.file)}};
   if (loc.line > 0) {
     json region = {{"startLine", loc.line}};
     if (loc.column > 0) region["startColumn"] = loc.column;
@@ -90,26 +108,26 @@ std::string what_it_flags(const std::string& doc) {
 
 /// One SARIF result for finding `f`; `index` maps rule ids to their place in tool.driver.rules.
 json result_of(const engine::finding& f, const std::map<std::string, std::size_t>& index,
-               const std::string& working_dir) {
+               const artifact_map& artifacts) {
   json res = {{"ruleId", f.rule}};
   if (auto it = index.find(f.rule); it != index.end()) res["ruleIndex"] = it->second;
   res["level"] = sarif_level(f.level);
   std::string text = f.message;
   res["message"] = {{"text", text}};
   res["locations"] =
-      json::array({{{"physicalLocation", physical_location(f.location, working_dir)}}});
+      json::array({{{"physicalLocation", physical_location(f.location, artifacts)}}});
   if (!f.include_chain.empty() || !f.also_at.empty()) {
     json rel = json::array();
     int id = 1;
     for (const auto& inc : f.include_chain)
       rel.push_back({{"id", id++},
-                     {"physicalLocation", physical_location(inc, working_dir)},
+                     {"physicalLocation", physical_location(inc, artifacts)},
                      {"message", {{"text", "included from here"}}}});
     // The same finding at its other places (one cause in many servers, or each file a
     // summary counts).
     for (const auto& at : f.also_at)
       rel.push_back({{"id", id++},
-                     {"physicalLocation", physical_location(at, working_dir)},
+                     {"physicalLocation", physical_location(at, artifacts)},
                      {"message", {{"text", "also here"}}}});
     res["relatedLocations"] = rel;
   }
@@ -148,6 +166,7 @@ void write_sarif(const lint_report& r, const std::string& working_dir, std::ostr
   // The log is dumped with a marker where the results go; they are written one at a time
   // in its place, indented as they would be in the document (runs[0].results[i]: level 4).
   constexpr std::string_view marker = "ngxtls-results-go-here";
+  const artifact_map artifacts = artifacts_of(r, working_dir);
   auto write_results = [&] {
     if (r.findings.empty()) {
       os << "[]";
@@ -155,7 +174,7 @@ void write_sarif(const lint_report& r, const std::string& working_dir, std::ostr
     }
     os << "[\n";
     write_in_order(r.findings.size(), os, [&](std::size_t i) {
-      return "        " + dump_nested(result_of(r.findings[i], index, working_dir), 4) +
+      return "        " + dump_nested(result_of(r.findings[i], index, artifacts), 4) +
              (i + 1 < r.findings.size() ? ",\n" : "\n      ]");
     });
   };

@@ -1239,8 +1239,10 @@ void sandbox::test_with_blame(const model::model& m, generation_plan& plan) {
     // and as the ticket key, an error nginx reports at the block's end): then the line nginx
     // names decides if it is one of them, else the search below finds the directive whose
     // removal makes the server pass.
+    // A named reference for the lambda: clang 14 cannot capture a structured binding.
+    const auto& line_origins = origin_of_line;
     auto quotes_argument = [&](std::size_t ln) {
-      const auto& lo = origin_of_line[ln];
+      const auto& lo = line_origins[ln];
       if (lo.kind != line_kind::directive) return false;
       const std::size_t pi = lo.plan_server, li = lo.line;
       for (const auto& a : plan.servers[pi].lines[li].second)

@@ -1,6 +1,7 @@
 #include "tls/certificate.hpp"
 
 #include <openssl/core_names.h>
+#include <openssl/decoder.h>
 #include <openssl/pem.h>
 
 #include <cerrno>
@@ -162,8 +163,17 @@ certificate_info inspect_certificate_x509(X509* cert) {
 }
 
 std::vector<certificate_info> read_certificate_chain(const std::string& pem_path) {
+  return inspect_certificates(load_x509s(pem_path));
+}
+
+std::vector<x509_ptr> read_certificates(const std::string& pem_path) {
+  return load_x509s(pem_path);
+}
+
+std::vector<certificate_info> inspect_certificates(const std::vector<x509_ptr>& certs) {
   std::vector<certificate_info> out;
-  for (auto& cert : load_x509s(pem_path)) out.push_back(inspect_certificate_x509(cert.get()));
+  out.reserve(certs.size());
+  for (const auto& cert : certs) out.push_back(inspect_certificate_x509(cert.get()));
   return out;
 }
 
@@ -177,65 +187,130 @@ std::vector<certificate_info> parse_certificate_chain(std::string_view pem_text,
   return out;
 }
 
-bool issuer_available(const std::string& chain_path, const std::vector<std::string>& ca_files) {
-  std::vector<x509_ptr> chain = load_x509s(chain_path);
+bool issuer_available(const std::vector<x509_ptr>& chain,
+                      const std::vector<const std::vector<x509_ptr>*>& ca_files) {
   X509* leaf = chain.front().get();
   // nginx ngx_ssl_stapling_issuer: first the extra chain certificates of ssl_certificate,
   // then the store (ssl_trusted_certificate, ssl_client_certificate), both by X509_check_issued.
   for (std::size_t i = 1; i < chain.size(); ++i)
     if (X509_check_issued(chain[i].get(), leaf) == X509_V_OK) return true;
-  for (const auto& file : ca_files) {
-    std::vector<x509_ptr> cas;
-    try {
-      cas = load_x509s(file);
-    } catch (const file_error&) {
-      continue;  // unreadable CA files are skipped: other rules report them
-    }
-    for (auto& ca : cas)
+  for (const auto* cas : ca_files)
+    for (const auto& ca : *cas)
       if (X509_check_issued(ca.get(), leaf) == X509_V_OK) return true;
-  }
   return false;
+}
+
+bool issuer_available(const std::string& chain_path, const std::vector<std::string>& ca_files) {
+  const std::vector<x509_ptr> chain = load_x509s(chain_path);
+  std::vector<std::vector<x509_ptr>> read;
+  read.reserve(ca_files.size());
+  for (const auto& file : ca_files) {
+    try {
+      read.push_back(load_x509s(file));
+    } catch (const file_error&) {
+      // unreadable CA files are skipped: other rules report them
+    }
+  }
+  std::vector<const std::vector<x509_ptr>*> cas;
+  for (const auto& r : read) cas.push_back(&r);
+  return issuer_available(chain, cas);
+}
+
+namespace {
+
+// PEM_read_bio_PrivateKey's decoding with one decoder context per thread: OpenSSL 3 builds
+// the context by matching every provider's decoders, which cost ten times the decoding of a
+// key, and a config may name a thousand keys.
+evp_pkey_ptr decode_private_key(BIO* bio) {
+  struct decoder {
+    EVP_PKEY* out = nullptr;  ///< where the context writes each key it decodes
+    OSSL_DECODER_CTX* ctx = nullptr;
+    decoder() {
+      ctx = OSSL_DECODER_CTX_new_for_pkey(&out, "PEM", nullptr, nullptr, EVP_PKEY_KEYPAIR, nullptr,
+                                          nullptr);
+      // The empty-password callback makes an encrypted key fail instead of prompting.
+      auto no_password = [](char*, int, int, void*) -> int { return 0; };
+      if (ctx && OSSL_DECODER_CTX_set_pem_password_cb(ctx, no_password, nullptr) != 1) {
+        OSSL_DECODER_CTX_free(ctx);
+        ctx = nullptr;
+      }
+    }
+    ~decoder() { OSSL_DECODER_CTX_free(ctx); }
+    decoder(const decoder&) = delete;
+    decoder& operator=(const decoder&) = delete;
+  };
+  thread_local decoder d;
+  if (!d.ctx) throw_openssl("OSSL_DECODER_CTX_new_for_pkey");
+  d.out = nullptr;
+  // As PEM_read_bio_PrivateKey: blocks that hold no key pair (EC PARAMETERS before an EC
+  // PRIVATE KEY) are skipped until the input ends.
+  long pos = BIO_tell(bio);
+  while (OSSL_DECODER_from_bio(d.ctx, bio) != 1 || d.out == nullptr) {
+    EVP_PKEY_free(d.out);
+    d.out = nullptr;
+    const long now = BIO_tell(bio);
+    if (BIO_eof(bio) != 0 || now < 0 || now <= pos) return nullptr;
+    pos = now;
+  }
+  evp_pkey_ptr key(d.out);
+  d.out = nullptr;
+  return key;
+}
+
+}  // namespace
+
+private_key_file read_private_key(const std::string& key_path) {
+  bio_ptr bio = open_bio(key_path);
+  ERR_clear_error();
+  evp_pkey_ptr key = decode_private_key(bio.get());
+  private_key_file out;
+  if (key) {
+    out.key = std::move(key);
+    return out;
+  }
+  ERR_clear_error();
+  // Tell "no key here" (a content error) from "a key we cannot use" by the PEM block
+  // names alone; block contents are wiped unread.
+  bio_ptr again = open_bio(key_path);
+  bool any_key = false, encrypted = false;
+  for (;;) {
+    char* name = nullptr;
+    char* header = nullptr;
+    unsigned char* data = nullptr;
+    long len = 0;
+    if (PEM_read_bio(again.get(), &name, &header, &data, &len) != 1) break;
+    std::string_view n(name), h(header != nullptr ? header : "");
+    if (n.find("PRIVATE KEY") != std::string_view::npos) any_key = true;
+    if (n.find("ENCRYPTED") != std::string_view::npos ||
+        h.find("ENCRYPTED") != std::string_view::npos)
+      encrypted = true;
+    OPENSSL_free(name);
+    OPENSSL_free(header);
+    OPENSSL_clear_free(data, static_cast<std::size_t>(len));
+  }
+  ERR_clear_error();
+  if (encrypted)
+    out.problem = "private key is encrypted (nginx needs ssl_password_file)";
+  else if (!any_key)
+    throw file_error(key_path, "no private key found");
+  else
+    out.problem = "private key is malformed or of an unsupported type";
+  return out;
+}
+
+std::optional<std::string> key_matches_certificate(X509* leaf, const private_key_file& key) {
+  if (!key.key) return key.problem;
+  ERR_set_mark();
+  const int ok = X509_check_private_key(leaf, key.key.get());
+  ERR_pop_to_mark();
+  if (ok == 1) return std::nullopt;
+  return std::string("private key does not match the certificate");
 }
 
 std::optional<std::string> key_matches_certificate(const std::string& cert_path,
                                                    const std::string& key_path) {
-  std::vector<x509_ptr> chain = load_x509s(cert_path);
-  bio_ptr bio = open_bio(key_path);
-  ERR_clear_error();
-  // The empty-password callback makes an encrypted key fail instead of prompting.
-  auto no_password = [](char*, int, int, void*) -> int { return 0; };
-  evp_pkey_ptr key(PEM_read_bio_PrivateKey(bio.get(), nullptr, no_password, nullptr));
-  if (!key) {
-    ERR_clear_error();
-    // Tell "no key here" (a content error) from "a key we cannot use" by the PEM block
-    // names alone; block contents are wiped unread.
-    bio_ptr again = open_bio(key_path);
-    bool any_key = false, encrypted = false;
-    for (;;) {
-      char* name = nullptr;
-      char* header = nullptr;
-      unsigned char* data = nullptr;
-      long len = 0;
-      if (PEM_read_bio(again.get(), &name, &header, &data, &len) != 1) break;
-      std::string_view n(name), h(header != nullptr ? header : "");
-      if (n.find("PRIVATE KEY") != std::string_view::npos) any_key = true;
-      if (n.find("ENCRYPTED") != std::string_view::npos ||
-          h.find("ENCRYPTED") != std::string_view::npos)
-        encrypted = true;
-      OPENSSL_free(name);
-      OPENSSL_free(header);
-      OPENSSL_clear_free(data, static_cast<std::size_t>(len));
-    }
-    ERR_clear_error();
-    if (encrypted) return std::string("private key is encrypted (nginx needs ssl_password_file)");
-    if (!any_key) throw file_error(key_path, "no private key found");
-    return std::string("private key is malformed or of an unsupported type");
-  }
-  ERR_set_mark();
-  int ok = X509_check_private_key(chain.front().get(), key.get());
-  ERR_pop_to_mark();
-  if (ok == 1) return std::nullopt;
-  return std::string("private key does not match the certificate");
+  const std::vector<x509_ptr> chain = load_x509s(cert_path);
+  return key_matches_certificate(chain.front().get(), read_private_key(key_path));
 }
 
 }  // namespace ngxtls::tls

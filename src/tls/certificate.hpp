@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "tls/errors.hpp"
+#include "tls/openssl_ptr.hpp"
 
 namespace ngxtls::tls {
 
@@ -43,6 +44,14 @@ certificate_info inspect_certificate_x509(X509* cert);
 /// Throws file_error: missing (missing() true), unreadable, or no certificate in it.
 std::vector<certificate_info> read_certificate_chain(const std::string& pem_path);
 
+/// Every certificate in the PEM file at `pem_path`, decoded and not yet inspected, for callers
+/// that ask several questions of one file (engine::file_facts). Throws file_error as
+/// read_certificate_chain does.
+std::vector<x509_ptr> read_certificates(const std::string& pem_path);
+
+/// inspect_certificate_x509() of each certificate, in order.
+std::vector<certificate_info> inspect_certificates(const std::vector<x509_ptr>& certs);
+
 /// Same as read_certificate_chain for PEM text held in memory (nginx's `data:` certificates,
 /// or files taken from an `nginx -T` dump). `name` only labels errors.
 /// Throws file_error(name, "no certificate found") when the text holds none.
@@ -61,6 +70,30 @@ std::vector<certificate_info> parse_certificate_chain(std::string_view pem_text,
 /// alone is not its own issuer here (nginx skips the leaf itself). Unreadable `ca_files` are
 /// skipped. Throws file_error when `chain_path` cannot be read or holds no certificate.
 bool issuer_available(const std::string& chain_path, const std::vector<std::string>& ca_files);
+
+/// issuer_available() over certificates already read: `chain` as read from ssl_certificate
+/// (leaf first, not empty) and the certificates of each readable CA file.
+bool issuer_available(const std::vector<x509_ptr>& chain,
+                      const std::vector<const std::vector<x509_ptr>*>& ca_files);
+
+/// A PEM private key file, read once: its key, or why nginx cannot use it. The key stays in
+/// memory only to be matched against certificates; nothing prints or copies it.
+struct private_key_file {
+  evp_pkey_ptr key;  ///< null when the key cannot be used (then `problem` says why)
+  /// "private key is encrypted (nginx needs ssl_password_file)" or "private key is malformed
+  /// or of an unsupported type"; empty when `key` is set.
+  std::string problem;
+};
+
+/// Reads the private key in `key_path` (PEM, unencrypted; an encrypted key is never prompted
+/// for). Throws file_error when the file is missing or unreadable, or holds no PEM private key
+/// block at all. Never reveals key material.
+private_key_file read_private_key(const std::string& key_path);
+
+/// Whether `key` belongs to the certificate `leaf` (X509_check_private_key, as nginx's
+/// SSL_CTX_use_PrivateKey check does): std::nullopt when they match, else the short reason
+/// key_matches_certificate() returns.
+std::optional<std::string> key_matches_certificate(X509* leaf, const private_key_file& key);
 
 /// Whether the private key in `key_path` (PEM, unencrypted) belongs to the first certificate
 /// in `cert_path` (X509_check_private_key, as nginx's SSL_CTX_use_PrivateKey check does).

@@ -10,7 +10,9 @@
 // shapes it was not tuned on: `findings` (every server with findings), `certs` (1,000
 // distinct certificate files), `hostnames` (maps with `hostnames` and 200 host keys per 40
 // servers), `dump` (the config cut into thousands of included files: the file path follows the
-// includes on disk and the dump holds thousands of files) and `corpus` (the real configs of
+// includes on disk and the dump holds thousands of files), `snippets` (every server takes
+// its TLS options from one included file, as certbot writes them, and includes a proxy
+// snippet: two small files included 15,000 times each) and `corpus` (the real configs of
 // the corpus, $NGXTLS_CORPUS_DIR or ../shared/corpus, inside one http block, repeated to the
 // size; skipped when the corpus is absent). Then parse throughput of the tuned config and
 // in-process phases (load, model, rules; BENCH_LINT_RULES=1 adds a line per rule); --nginx adds
@@ -357,7 +359,21 @@ bench_input make_input(const std::string& shape, double mb, const std::filesyste
     if (shape == "findings") o.findings_everywhere = true;
     if (shape == "certs") o.certs = many_certs;
     if (shape == "hostnames") o.hostname_keys = 200;
+    if (shape == "snippets") o.snippet_dir = (base / "snippets").string();
     text = bench::generate_config(o);
+  }
+  if (shape == "snippets") {
+    // As nginx -T prints it: the main file, then each snippet once, when first included.
+    std::string dump = "# configuration file " + in.file.string() + ":\n" + text + "\n";
+    for (const auto& [path, snippet] : bench::snippet_files(o.snippet_dir)) {
+      write_text(path, snippet);
+      dump += "# configuration file " + path + ":\n" + snippet + "\n";
+    }
+    write_text(in.file, text);
+    write_text(in.dump, dump);
+    in.bytes = text.size();
+    in.files = 3;
+    return in;
   }
   if (shape == "dump") {
     const bench::split_config split = bench::split_into_sites(text, base.string(), 4);
@@ -401,7 +417,8 @@ std::string shell_quote(const std::string& s) {
 int main(int argc, char** argv) try {
   start_spawner();
   std::vector<double> sizes = {20, 100};
-  std::vector<std::string> shapes = {"tuned", "findings", "certs", "hostnames", "dump", "corpus"};
+  std::vector<std::string> shapes = {"tuned", "findings", "certs", "hostnames",
+                                     "dump",  "snippets", "corpus"};
   bool run_nginx = false;
   int runs = 3;
   std::string keep;
@@ -431,7 +448,8 @@ int main(int argc, char** argv) try {
       keep = argv[++i];
     else {
       std::cerr << "usage: bench_lint [--sizes 20,100] [--shapes "
-                   "tuned,findings,certs,hostnames,dump,corpus] [--runs 3] [--nginx] [--keep DIR] "
+                   "tuned,findings,certs,hostnames,dump,snippets,corpus] [--runs 3] [--nginx] "
+                   "[--keep DIR] "
                    "| --write FILE MB [CERT KEY]\n";
       return 2;
     }

@@ -41,7 +41,30 @@ struct gen_options {
   bool findings_everywhere = false;
   /// Per 40 servers, one `map` with `hostnames` and this many host keys (`*.x`, `.x`, exact).
   std::size_t hostname_keys = 0;
+  /// When set, an absolute directory: each server takes its TLS options from
+  /// `include DIR/options-ssl-nginx.conf` (certbot's shared file) instead of its own lines,
+  /// and `location /api/` includes DIR/proxy-headers.conf; snippet_files() gives the files.
+  std::string snippet_dir;
 };
+
+/// The files generate_config()'s includes name when o.snippet_dir is set: path -> text, in
+/// the order nginx opens them.
+inline std::vector<std::pair<std::string, std::string>> snippet_files(const std::string& dir) {
+  return {{dir + "/options-ssl-nginx.conf",
+           "# certbot's shared TLS options\n"
+           "ssl_session_cache shared:le_nginx_SSL:10m;\n"
+           "ssl_session_timeout 1440m;\n"
+           "ssl_session_tickets off;\n"
+           "ssl_protocols TLSv1.2 TLSv1.3;\n"
+           "ssl_prefer_server_ciphers off;\n"
+           "ssl_ciphers \"ECDHE-ECDSA-AES128-GCM-SHA256:ECDHE-RSA-AES128-GCM-SHA256:"
+           "ECDHE-ECDSA-AES256-GCM-SHA384:ECDHE-RSA-AES256-GCM-SHA384\";\n"},
+          {dir + "/proxy-headers.conf",
+           "proxy_set_header Host $host;\n"
+           "proxy_set_header X-Real-IP $remote_addr;\n"
+           "proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;\n"
+           "proxy_set_header X-Forwarded-Proto $scheme;\n"}};
+}
 
 namespace detail {
 
@@ -189,19 +212,23 @@ inline std::string generate_config(const gen_options& o) {
         "        ssl_certificate " + cp.cert + ";\n        ssl_certificate_key " + cp.key + ";\n";
     const unsigned clean = o.findings_everywhere ? 0 : 95;
     const unsigned odd = o.findings_everywhere ? 100 : 3;
-    out += std::string("        ssl_protocols ") +
-           (r.chance(clean)         ? "TLSv1.2 TLSv1.3"
-            : o.findings_everywhere ? "TLSv1 TLSv1.1 TLSv1.2"
-                                    : pick(r, protocols)) +
-           ";\n";
-    out += std::string("        ssl_ciphers ") +
-           (r.chance(clean)         ? ciphers[0]
-            : o.findings_everywhere ? "ALL:RC4:3DES"
-                                    : pick(r, ciphers)) +
-           ";\n";
-    if (r.chance(odd))
-      out += std::string("        ssl_session_timeout ") + pick(r, timeouts) + ";\n";
-    if (r.chance(odd)) out += "        ssl_session_tickets off;\n";
+    if (!o.snippet_dir.empty()) {
+      out += "        include " + o.snippet_dir + "/options-ssl-nginx.conf;\n";
+    } else {
+      out += std::string("        ssl_protocols ") +
+             (r.chance(clean)         ? "TLSv1.2 TLSv1.3"
+              : o.findings_everywhere ? "TLSv1 TLSv1.1 TLSv1.2"
+                                      : pick(r, protocols)) +
+             ";\n";
+      out += std::string("        ssl_ciphers ") +
+             (r.chance(clean)         ? ciphers[0]
+              : o.findings_everywhere ? "ALL:RC4:3DES"
+                                      : pick(r, ciphers)) +
+             ";\n";
+      if (r.chance(odd))
+        out += std::string("        ssl_session_timeout ") + pick(r, timeouts) + ";\n";
+      if (r.chance(odd)) out += "        ssl_session_tickets off;\n";
+    }
     out +=
         "        add_header Strict-Transport-Security \"max-age=63072000; includeSubDomains\" "
         "always;\n";
@@ -224,12 +251,13 @@ inline std::string generate_config(const gen_options& o) {
         "        location = /health {\n            access_log off;\n            return 200 "
         "\"ok\\n\";\n"
         "        }\n";
-    out += "        location /api/ {\n            proxy_pass http://" + up +
-           ";\n"
-           "            proxy_set_header Host $host;\n"
-           "            proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;\n"
-           "            if ($is_bot_" +
-           m +
+    out += "        location /api/ {\n            proxy_pass http://" + up + ";\n" +
+           (o.snippet_dir.empty()
+                ? std::string(
+                      "            proxy_set_header Host $host;\n"
+                      "            proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;\n")
+                : "            include " + o.snippet_dir + "/proxy-headers.conf;\n") +
+           "            if ($is_bot_" + m +
            ") {\n                return 403;\n            }\n"
            "        }\n";
     if (r.chance(50))

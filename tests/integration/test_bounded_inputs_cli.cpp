@@ -321,7 +321,9 @@ TEST_CASE("a real nginx -T dump gives the findings of the files, marker-shaped c
     return r.exit_code == 0 ? json::parse(r.out)["findings"] : json();
   };
   for (const auto& [name, a_conf] : variants) {
-    CAPTURE(name);
+    // CAPTURE's lambda cannot capture a structured binding under clang 14: a named reference.
+    const auto& name_shown = name;
+    CAPTURE(name_shown);
     t.write("sites/a.conf", a_conf);
     auto dump = test::run_nginx({"nginx", "-T", "-p", dir + "/", "-c", conf, "-g",
                                  "pid " + dir + "/nginx.pid; error_log " + dir + "/error.log;"});

@@ -241,7 +241,9 @@ TEST_CASE("the printed rotation procedure, run step by step, never breaks resump
     for (const auto& [proto, files] : saved)
       for (const auto& f : files) {
         CAPTURE(step);
-        CAPTURE(proto);
+        // CAPTURE's lambda cannot capture a structured binding under clang 14: a named reference.
+        const auto& proto_shown = proto;
+        CAPTURE(proto_shown);
         CAPTURE(f);
         auto o = probe_opts(5);
         o.sess_in = f;

@@ -145,7 +145,9 @@ command_result run_checked(const secret_set& secrets, std::vector<std::string> a
     const bool in_out = r.out.find(needle) != std::string::npos;
     const bool in_err = r.err.find(needle) != std::string::npos;
     if (in_out || in_err) {
-      CAPTURE(label);
+      // CAPTURE's lambda cannot capture a structured binding under clang 14: a named reference.
+      const auto& label_shown = label;
+      CAPTURE(label_shown);
       CAPTURE(r.out.substr(0, 4000));
       CAPTURE(r.err.substr(0, 4000));
       FAIL_CHECK("a secret appears in " << (in_out ? "stdout" : "stderr"));

@@ -171,7 +171,9 @@ TEST_CASE(
   // Nothing about the healthy endpoint, firing or pending; no failing probe anywhere.
   for (const char* state : {"firing", "pending"})
     for (const auto& [name, instance] : alerts(prom_port, state)) {
-      CAPTURE(name);
+      // CAPTURE's lambda cannot capture a structured binding under clang 14: a named reference.
+      const auto& name_shown = name;
+      CAPTURE(name_shown);
       CHECK(instance != healthy_t);
       CHECK(name != "NgxtlsProbeFailing");
     }

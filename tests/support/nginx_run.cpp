@@ -184,7 +184,10 @@ nginx_isolation::nginx_isolation(const std::vector<std::string>& argv, pid_t sha
   });
   std::vector<std::string> gone;  // fresh dirs and left-out paths
   for (const auto& [dir, is_fresh] : order) {
-    if (std::any_of(gone.begin(), gone.end(), [&](const std::string& g) { return inside(dir, g); }))
+    // A named reference for the lambda: clang 14 cannot capture a structured binding.
+    const std::string& path = dir;
+    if (std::any_of(gone.begin(), gone.end(),
+                    [&](const std::string& g) { return inside(path, g); }))
       continue;
     cover c;
     c.dir = dir;

@@ -91,3 +91,31 @@ TEST_CASE("terminal_safe escapes C0, DEL, C1 and invalid UTF-8, and keeps other 
   CHECK(report::terminal_safe("overlong \xc0\xaf, surrogate \xed\xa0\x80") ==
         "overlong \\xc0\\xaf, surrogate \\xed\\xa0\\x80");
 }
+
+TEST_CASE("the JSON report is laid out as nlohmann::json dumps it, with every field escaped") {
+  report::lint_report r = numbered(2);
+  engine::finding& f = r.findings[0];
+  // Quotes, backslashes, control bytes, DEL, UTF-8 and a byte that is not UTF-8.
+  f.message = "a \"quoted\" \\ path\twith\nlines \x01\x7f caf\xc3\xa9 bad\xff end";
+  f.server = "example.com (*:443)";
+  f.fix.clear();
+  f.include_chain = {{"/etc/nginx/nginx.conf", 12, 0}, {"/etc/nginx/sites/a b.conf", 3, 0}};
+  f.facts = {{"ssl_protocols", "TLSv1 TLSv1.1", "server", source_location{"/x.conf", 4, 9}},
+             {"default", "", "default", std::nullopt}};
+  f.also_at = {{"/y.conf", 7, 1}, {"/z\"q.conf", 8, 2}};
+  const std::string out = report::render_json(r);
+  const nlohmann::json j = nlohmann::json::parse(out);
+  CHECK(out == j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
+  const auto& got = j["findings"][0];
+  CHECK(got["message"] ==
+        "a \"quoted\" \\ path\twith\nlines \x01\x7f caf\xc3\xa9 bad\xef\xbf\xbd end");
+  CHECK(got["count"] == 3);
+  CHECK(got["locations"].size() == 3);
+  CHECK(got["locations"][2]["file"] == "/z\"q.conf");
+  CHECK(got["include_chain"][1]["file"] == "/etc/nginx/sites/a b.conf");
+  CHECK(got["evidence"][0]["location"]["column"] == 9);
+  CHECK(got["evidence"][1]["location"].is_null());
+  CHECK(got["fix"] == "");
+  CHECK(j["findings"][1]["evidence"] == nlohmann::json::array());
+  CHECK(j["findings"][1]["include_chain"] == nlohmann::json::array());
+}

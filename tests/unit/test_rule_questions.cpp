@@ -3,6 +3,7 @@
 
 #include <doctest/doctest.h>
 
+#include <set>
 #include <string>
 
 #include "check/check.hpp"
@@ -100,4 +101,23 @@ TEST_CASE("a finding's own question overrides its rule's") {
   const engine::rule_catalog catalog{mine};
   f.question.reset();
   CHECK(check::question_of(f, &catalog) == engine::probe_question::tls13_handshake);
+}
+
+TEST_CASE("every rule confirmed by a resumption question declares that it costs resumption") {
+  // The questions whose answer is whether, or how often, sessions resume.
+  const std::set<engine::probe_question> resumption = {
+      engine::probe_question::tls13_resumes, engine::probe_question::key_domains,
+      engine::probe_question::saved_session_resumes, engine::probe_question::session_id_resumption,
+      engine::probe_question::session_crosses_names};
+  std::set<std::string> declared;
+  for (const auto& r : engine::all_rules()) {
+    CAPTURE(r.id);
+    if (resumption.count(r.confirmed_by)) CHECK(r.costs_resumption);
+    if (r.costs_resumption) declared.insert(r.id);
+  }
+  // And the rules whose findings `check --load` prices: the four above, and the two about
+  // ticket key files and cache size that no probe question answers.
+  CHECK(declared == std::set<std::string>{"cross-server-resumption", "session-cache-per-worker",
+                                          "session-cache-too-small", "ticket-key-rotation",
+                                          "ticket-keys-not-shared", "tls13-resumption-disabled"});
 }

@@ -157,7 +157,9 @@ TEST_CASE(
            {"basic_auth_users: [\n", "YAML error"},
            {std::string(40, '[') + std::string(40, ']') + "\n", "nested deeper than the limit"},
        }) {
-    CAPTURE(text);
+    // CAPTURE's lambda cannot capture a structured binding under clang 14: a named reference.
+    const auto& text_shown = text;
+    CAPTURE(text_shown);
     auto p = d.write("bad.yml", text);
     CHECK(input_error_of([&] { load_web_config(p.string()); }).find(message) != std::string::npos);
   }

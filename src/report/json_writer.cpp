@@ -1,0 +1,77 @@
+#include "report/json_writer.hpp"
+
+#include <charconv>
+#include <nlohmann/json.hpp>
+
+namespace ngxtls::report {
+
+void append_json_string(std::string& out, std::string_view s) {
+  // Most strings are plain ASCII with nothing to escape; the rest go through nlohmann::json,
+  // so that both writers escape alike.
+  for (const char ch : s) {
+    const auto c = static_cast<unsigned char>(ch);
+    if (c < 0x20 || c == '"' || c == '\\' || c >= 0x7f) {
+      out += nlohmann::json(std::string(s))
+                 .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+      return;
+    }
+  }
+  out += '"';
+  out += s;
+  out += '"';
+}
+
+void json_writer::item() {
+  if (after_key_) {
+    after_key_ = false;
+    return;
+  }
+  if (has_items_.empty()) return;
+  out_ += has_items_.back() ? ",\n" : "\n";
+  has_items_.back() = true;
+  out_.append(static_cast<std::size_t>(step_ * (level_ + static_cast<int>(has_items_.size()))),
+              ' ');
+}
+
+void json_writer::open(char c) {
+  item();
+  out_ += c;
+  has_items_.push_back(false);
+}
+
+void json_writer::close(char c) {
+  const bool any = has_items_.back();
+  has_items_.pop_back();
+  if (any) {
+    out_ += '\n';
+    out_.append(static_cast<std::size_t>(step_ * (level_ + static_cast<int>(has_items_.size()))),
+                ' ');
+  }
+  out_ += c;
+}
+
+void json_writer::key(std::string_view k) {
+  item();
+  append_json_string(out_, k);
+  out_ += ": ";
+  after_key_ = true;
+}
+
+void json_writer::value(std::string_view s) {
+  item();
+  append_json_string(out_, s);
+}
+
+void json_writer::value(std::uint64_t n) {
+  item();
+  char buf[24];
+  const auto r = std::to_chars(buf, buf + sizeof buf, n);
+  out_.append(buf, r.ptr);
+}
+
+void json_writer::null_value() {
+  item();
+  out_ += "null";
+}
+
+}  // namespace ngxtls::report
