@@ -208,6 +208,13 @@ class memory_source final : public file_source {
   std::string_view read(const std::string& path, const source_location& from,
                         storage& store) override {
     auto it = files_.find(normalize(path));
+    if (it == files_.end() && in_store_) {
+      // nginx -T prints every file it opened, so a file missing from a dump was cut from it:
+      // the file on this machine, if any, is not the one the dump's nginx read.
+      throw input_error(from, "\"" + path +
+                                  "\" is not in the nginx -T dump (nginx -T prints every file "
+                                  "it reads: the dump was cut or edited)");
+    }
     if (it == files_.end()) throw input_error(from, syscall_failed("open()", path, ENOENT));
     return in_store_ ? it->second : store.adopt(it->second);
   }

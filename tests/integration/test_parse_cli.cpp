@@ -73,6 +73,14 @@ TEST_CASE("parse - reads a plain config or an nginx -T dump from stdin") {
   auto j = nlohmann::json::parse(d.out);
   CHECK(j["files"][1]["path"] == "/etc/nginx/x.conf");
   CHECK(j["directives"][0]["block"][0]["name"] == "server_tokens");
+  // An include the dump does not hold was cut from it (nginx -T prints every file it reads):
+  // said so at the include, whether or not a file of that name exists on this machine.
+  const std::string cut =
+      "# configuration file /etc/nginx/nginx.conf:\nevents {}\nhttp { include /etc/passwd; }\n";
+  auto c = run({ngxtls_binary(), "parse", "-"}, cut);
+  CHECK(c.exit_code == 2);
+  CHECK(c.err.find("/etc/nginx/nginx.conf:2:8: \"/etc/passwd\" is not in the nginx -T dump") !=
+        std::string::npos);
 }
 
 TEST_CASE("parse of the real nginx -T output of this machine's nginx works") {
