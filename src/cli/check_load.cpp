@@ -5,7 +5,6 @@
 #include <iostream>
 
 #include "engine/engine.hpp"
-
 #include "report/terminal_text.hpp"
 
 namespace ngxtls::cli {
