@@ -8,8 +8,10 @@
 namespace ngxtls::cli {
 
 /// While alive, SIGINT sets flag() instead of ending the process, whatever disposition was
-/// inherited (a script's background job starts with SIGINT ignored); a second SIGINT ends the
-/// process as the default action would. The previous disposition comes back on destruction.
+/// inherited (a script's background job starts with SIGINT ignored); a second SIGINT, 500 ms or
+/// more after the first, ends the process as the default action would (one sooner is the same
+/// interrupt delivered twice, as GNU timeout does to its child and the child's group). The previous
+/// disposition comes back on destruction.
 class interrupt_guard {
  public:
   interrupt_guard();
