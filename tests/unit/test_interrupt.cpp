@@ -1,8 +1,7 @@
 // The SIGINT guard of probe --load: one interrupt delivered twice at once is one Ctrl-C.
 // src/cli is compiled into the binary only, so the guard's one source file is built in here.
-#include <signal.h>
-
 #include <doctest/doctest.h>
+#include <signal.h>
 
 #include "cli/interrupt.cpp"
 
