@@ -189,7 +189,7 @@ struct request_state {
   std::vector<std::pair<std::string, std::optional<std::string>>> args;
   std::optional<std::string> authorization, scrape_timeout;
   clock_type::time_point received;
-  bool suspended = false;
+  bool dispatched = false;      // answered, or handed to a worker
   std::optional<reply> answer;  // set by the worker before the connection is resumed
 };
 
@@ -410,37 +410,42 @@ MHD_Result http_server::impl::on_request(void* cls, MHD_Connection* c, const cha
     st->path = url;
     const auto length = header_value(c, MHD_HTTP_HEADER_CONTENT_LENGTH);
     if (header_value(c, MHD_HTTP_HEADER_TRANSFER_ENCODING) || (length && *length != "0")) {
-      // No endpoint takes a body: it is refused before it is read, and the connection is
-      // closed after the answer so that the body is never parsed as a next request.
+      // No endpoint takes a body: it is refused before it is read (an answer queued now makes
+      // libmicrohttpd skip the body and close the connection after the answer, so the body is
+      // never parsed as a next request).
       auto out = plain(413, "the exporter's endpoints take no request body\n");
       out.headers.emplace_back(MHD_HTTP_HEADER_CONNECTION, "close");
-      return queue_reply(c, out);
-    }
-    if (st->method != "GET" && st->method != "HEAD") {
-      auto out = plain(405, "only GET and HEAD are served\n");
-      out.headers.emplace_back(MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
       return queue_reply(c, out);
     }
     MHD_get_connection_values_n(c, MHD_GET_ARGUMENT_KIND, collect_arg, st);
     st->authorization = header_value(c, MHD_HTTP_HEADER_AUTHORIZATION);
     st->scrape_timeout = header_value(c, "X-Prometheus-Scrape-Timeout-Seconds");
-    // Cheap answers come from this thread; a probe or a bcrypt check goes to a worker while
-    // the connection is suspended, so that no client can hold the polling thread.
-    const auto a = self->current_auth();
-    const bool cheap = st->path != "/probe" &&
-                       (a->disabled() || (st->authorization && a->remembered(*st->authorization)));
-    if (cheap) return queue_reply(c, self->route(*st));
-    st->suspended = true;
-    MHD_suspend_connection(c);
-    self->workers.post([self, c, st] {
-      st->answer = self->stopping ? plain(503, "the exporter is stopping\n") : self->route(*st);
-      MHD_resume_connection(c);
-    });
+    // Answered on the next call, once the request is complete: an answer queued before that
+    // would end the connection's keep-alive (and a pipelined request behind it).
     return MHD_YES;
   }
-  // A body is never read (refused above), so nothing arrives here but the call after resume.
+  // A body is never read (refused above): nothing arrives here but the end of the request and
+  // the call after a worker resumed the connection.
   *upload_data_size = 0;
   if (st->answer) return queue_reply(c, *st->answer);
+  if (st->dispatched) return MHD_YES;
+  st->dispatched = true;
+  if (st->method != "GET" && st->method != "HEAD") {
+    auto out = plain(405, "only GET and HEAD are served\n");
+    out.headers.emplace_back(MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
+    return queue_reply(c, out);
+  }
+  // Cheap answers come from this thread; a probe or a bcrypt check goes to a worker while the
+  // connection is suspended, so that no client can hold the polling thread.
+  const auto a = self->current_auth();
+  const bool cheap = st->path != "/probe" &&
+                     (a->disabled() || (st->authorization && a->remembered(*st->authorization)));
+  if (cheap) return queue_reply(c, self->route(*st));
+  MHD_suspend_connection(c);
+  self->workers.post([self, c, st] {
+    st->answer = self->stopping ? plain(503, "the exporter is stopping\n") : self->route(*st);
+    MHD_resume_connection(c);
+  });
   return MHD_YES;
 }
 

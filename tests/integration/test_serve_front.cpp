@@ -84,11 +84,12 @@ struct raw_client {
   }
 };
 
-// How many HTTP/1.1 status lines `text` holds (one per answer on a connection).
+// How many HTTP/1.1 status lines `text` holds (one per answer on a connection; the bodies here
+// end in a newline and never hold one).
 int answers_in(const std::string& text) {
   int n = 0;
   for (std::size_t at = 0; (at = text.find("HTTP/1.1 ", at)) != std::string::npos; at += 9)
-    if (at == 0 || text.compare(at - 2, 2, "\r\n") == 0) ++n;
+    if (at == 0 || text[at - 1] == '\n') ++n;
   return n;
 }
 
@@ -236,31 +237,28 @@ TEST_CASE("serve front: 200 idle connections do not delay a scrape and are dropp
   CHECK(ms_since(t0) < 5000);
 }
 
-TEST_CASE("serve front: connections beyond the limit are closed at once while scrapes go on") {
+TEST_CASE("serve front: connections beyond the limit wait unserved until a slot frees") {
   temp_dir d;
-  serve_process srv(d, "allow = []\nhttp_read_timeout_ms = 3000\n");
-  // 512 (the limit) held open, then 100 more: those are closed at once.
+  serve_process srv(d, "allow = []\nhttp_read_timeout_ms = 30000\n");
+  // 512 (the limit) held open and idle: one more is not served while they are.
   std::vector<std::unique_ptr<raw_client>> held;
-  for (int i = 0; i < 512; ++i) held.push_back(std::make_unique<raw_client>(srv.port));
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));
-  int refused = 0;
-  const auto t0 = clock_type::now();
-  for (int i = 0; i < 100; ++i) {
-    raw_client extra(srv.port);
-    if (extra.fd < 0) {
-      ++refused;
-      continue;
-    }
-    extra.send_all("GET /-/healthy HTTP/1.1\r\nHost: x\r\n\r\n");
-    bool closed = false;
-    const auto got = extra.read_all(2000, &closed);
-    refused += closed && got.empty();
+  for (int i = 0; i < 512; ++i) {
+    held.push_back(std::make_unique<raw_client>(srv.port));
+    REQUIRE(held.back()->fd >= 0);
   }
-  CHECK(refused == 100);
-  CHECK(ms_since(t0) < 10000);
-  // Once the held ones time out, the exporter answers again.
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  raw_client extra(srv.port);
+  REQUIRE(extra.fd >= 0);  // the kernel's backlog takes it; the exporter does not accept it
+  REQUIRE(extra.send_all("GET /-/healthy HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"));
+  CHECK(extra.read_all(1500).empty());
+  // One held connection goes: the waiting one is accepted and answered at once.
+  held.pop_back();
+  const auto t0 = clock_type::now();
+  bool closed = false;
+  const auto got = extra.read_all(3000, &closed);
+  CHECK(status_of(got) == 200);
+  CHECK(ms_since(t0) < 1500);
   held.clear();
-  std::this_thread::sleep_for(std::chrono::milliseconds(500));
   auto h = srv.client().Get("/-/healthy");
   REQUIRE(h);
   CHECK(h->status == 200);
