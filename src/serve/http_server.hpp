@@ -33,6 +33,10 @@ inline constexpr unsigned max_http_connections = 512;
 /// answered 414, header fields that do not fit 431.
 inline constexpr std::size_t max_connection_memory_bytes = 32 * 1024;
 
+/// Query parameters a request may carry (counted as `&` separators; /probe takes at most six):
+/// a request line with more is answered 414 and closed before libmicrohttpd parses them.
+inline constexpr long max_query_parameters = 64;
+
 /// True when `host` (IPv6 without brackets) is a loopback address (127.0.0.0/8, ::1): only
 /// processes on this host can reach a socket bound there.
 bool is_loopback_address(const std::string& host);

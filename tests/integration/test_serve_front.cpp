@@ -285,7 +285,9 @@ TEST_CASE("serve front: pipelined requests are all answered in order") {
   CHECK(third != std::string::npos);
 }
 
-TEST_CASE("serve front: oversized request lines and header fields get 414 and 431") {
+TEST_CASE(
+    "serve front: oversized request lines and header fields get 414 and 431 and smuggling shapes "
+    "400") {
   temp_dir d;
   serve_process srv(d, "allow = []\n");
   {
@@ -317,6 +319,33 @@ TEST_CASE("serve front: oversized request lines and header fields get 414 and 43
     raw_client c(srv.port);
     REQUIRE(c.send_all("DELETE / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"));
     CHECK(status_of(c.read_all(5000)) == 405);
+  }
+  // Hundreds of query parameters fill the connection's memory while they are parsed: refused
+  // at once (libmicrohttpd alone left such a connection hanging until its timeout).
+  for (int n : {65, 600, 3000}) {
+    CAPTURE(n);
+    std::string query = "target=a";
+    for (int i = 0; i < n; ++i) query += "&p" + std::to_string(i) + "=1";
+    raw_client c(srv.port);
+    REQUIRE(c.send_all("GET /probe?" + query + " HTTP/1.1\r\nHost: x\r\n\r\n"));
+    const auto t0 = clock_type::now();
+    bool closed = false;
+    CHECK(status_of(c.read_all(5000, &closed)) == 414);
+    CHECK(closed);
+    CHECK(ms_since(t0) < 1000);
+  }
+  // A space before a field's colon and two Content-Lengths are how requests are smuggled.
+  for (const char* smuggled :
+       {"Transfer-Encoding : chunked\r\n", "Content-Length: 0\r\nContent-Length: 44\r\n"}) {
+    CAPTURE(smuggled);
+    raw_client c(srv.port);
+    REQUIRE(c.send_all("GET /-/healthy HTTP/1.1\r\nHost: x\r\n" + std::string(smuggled) +
+                       "\r\nGET /metrics HTTP/1.1\r\nHost: x\r\n\r\n"));
+    bool closed = false;
+    const auto got = c.read_all(5000, &closed);
+    CHECK(status_of(got) == 400);
+    CHECK(answers_in(got) == 1);
+    CHECK(closed);
   }
   auto h = srv.client().Get("/-/healthy");
   REQUIRE(h);
