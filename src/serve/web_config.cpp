@@ -8,6 +8,8 @@
 #include <algorithm>
 #include <cstring>
 #include <filesystem>
+#include <semaphore>
+#include <thread>
 
 #include "base/error.hpp"
 #include "tls/errors.hpp"
@@ -138,8 +140,22 @@ int bcrypt_cost(const std::string& hash) {
   return cost >= 4 && cost <= 31 ? cost : 10;
 }
 
+// bcrypt computations running at once, process-wide: one per core. A storm of wrong passwords
+// then takes the cores' time, not every HTTP worker's, and the polling thread that answers
+// everything else still gets its share of the CPU.
+std::counting_semaphore<64>& bcrypt_slots() {
+  static std::counting_semaphore<64> slots(
+      std::clamp(static_cast<std::ptrdiff_t>(std::thread::hardware_concurrency()),
+                 std::ptrdiff_t{1}, std::ptrdiff_t{64}));
+  return slots;
+}
+
 // True when `password` hashes to `hash` (bcrypt through crypt_r).
 bool bcrypt_matches(const std::string& password, const std::string& hash) {
+  bcrypt_slots().acquire();
+  struct release {
+    ~release() { bcrypt_slots().release(); }
+  } released;
   crypt_data data{};
   const char* out = ::crypt_r(password.c_str(), hash.c_str(), &data);
   const bool ok = out != nullptr && out[0] != '*' && hash.size() == std::strlen(out) &&
