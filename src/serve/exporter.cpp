@@ -194,13 +194,13 @@ http_answer exporter::probe(const probe_request& req) {
   }
   if (req.sni) {
     // A host name (RFC 6066: no IP literal, no trailing dot once canonical): letters, digits,
-    // hyphens and dots, at most 253 bytes.
+    // hyphens, dots and the underscores some internal names carry, at most 253 bytes.
     const std::string n = canonical_host(*req.sni);
     bool name = !n.empty() && n.size() <= 253 && !probe::is_ip_literal(n);
     for (unsigned char c : n) name = name && (std::isalnum(c) || c == '-' || c == '.' || c == '_');
     if (!name)
       return reject(reject_reason::bad_target, 400,
-                    "sni must be a host name (letters, digits, '-', '.'; no IP address)");
+                    "sni must be a host name (letters, digits, '-', '.', '_'; no IP address)");
   }
   probe::probe_options options = mod->second.options;
   if (req.protocol) {
