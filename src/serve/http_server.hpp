@@ -24,8 +24,9 @@ struct listen_address {
   int port = 10924;                ///< outside Prometheus's allocated exporter range 9100-9999
 };
 
-/// Connections served at once; one more is accepted and closed at once (libmicrohttpd's
-/// MHD_OPTION_CONNECTION_LIMIT). Each costs a socket and at most max_connection_memory_bytes.
+/// Connections served at once (libmicrohttpd's MHD_OPTION_CONNECTION_LIMIT): while this many are
+/// open no more are accepted, and new ones wait in the listen backlog until a slot frees. Each
+/// costs a socket and at most max_connection_memory_bytes.
 inline constexpr unsigned max_http_connections = 512;
 
 /// Memory per connection for the request line, the header fields and the answer being sent
