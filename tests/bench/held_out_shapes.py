@@ -52,10 +52,16 @@ def manifest():
 
 
 def blocks(text, keyword):
-    """Top-level-or-nested `keyword ... { ... }` blocks of text, brace-matched with quotes
-    and comments skipped. Returns the block texts."""
+    """The outermost `keyword ... { ... }` blocks of text (none inside another), brace-matched
+    with quotes and comments skipped. Returns the block texts."""
+    return [text[a:b] for a, b in spans(text, keyword)]
+
+
+def spans(text, keyword):
     out = []
-    for m in re.finditer(r"(?m)^[ \t]*" + keyword + r"\b[^;{]*\{", text):
+    for m in re.finditer(r"(?m)^[ \t]*" + keyword + r"\b[^;{#\n]*\{", text):
+        if out and m.start() < out[-1][1]:
+            continue
         depth, i, quote = 0, m.end() - 1, None
         while i < len(text):
             c = text[i]
@@ -75,7 +81,7 @@ def blocks(text, keyword):
             elif c == "}":
                 depth -= 1
                 if depth == 0:
-                    out.append(text[m.start():i + 1])
+                    out.append((m.start(), i + 1))
                     break
             i += 1
     return out
@@ -147,8 +153,8 @@ def rename(text, i, certs, address=None, address6=None):
         text = re.sub(r"(?m)^(\s*listen\s+)(\S+?)((?:\s+[^;]*)?);", listen, text)
     # certbot: a server that listens on 80 only gets a TLS listen and a certificate
     out, pos = [], 0
-    for blk in blocks(text, "server"):
-        at = text.find(blk, pos)
+    for at, end in spans(text, "server"):
+        blk = text[at:end]
         out.append(text[pos:at])
         if "ssl" not in blk and re.search(r"listen\s+(\S*:)?80\b", blk):
             host = (address + ":") if address else ""
@@ -160,7 +166,7 @@ def rename(text, i, certs, address=None, address6=None):
                        host, crt, key, "@OPTIONS@", "@DHPARAM@")
             blk = blk[:blk.index("{") + 1] + add + blk[blk.index("{") + 1:]
         out.append(blk)
-        pos = at + len(blk)
+        pos = end
     out.append(text[pos:])
     return "".join(out)
 
@@ -226,7 +232,7 @@ def shape_locations(base, target, certs):
             continue
         text = read(os.path.join(CORPUS, col["local_path"]))
         for blk in blocks(text, "location"):
-            if "include" not in blk and "by_lua" not in blk:
+            if "include" not in blk and "by_lua" not in blk and not re.search(r"\\[{};]", blk):
                 locs.append(blk)
     total, s = 0, 0
     per_file = []
