@@ -3,7 +3,6 @@
 // directives (obsolete from 1.25.1).
 
 #include "rules/common.hpp"
-#include "rules/rules.hpp"
 
 namespace ngxtls::rules {
 namespace {

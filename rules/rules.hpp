@@ -1,5 +1,7 @@
 #pragma once
-// The rule catalog: one function per rule file, each returning that rule.
+// The rule catalog: one function per rule file, each returning that rule. Only rules/registry.cpp
+// includes it (a rule file defines its function without it), so adding a rule recompiles the
+// registry and not every rule.
 
 #include "engine/engine.hpp"
 

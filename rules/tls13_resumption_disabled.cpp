@@ -7,7 +7,6 @@
 
 #include "engine/fix.hpp"
 #include "rules/common.hpp"
-#include "rules/rules.hpp"
 
 namespace ngxtls::rules {
 namespace {

@@ -9,7 +9,6 @@
 #include <stdexcept>
 
 #include "rules/common.hpp"
-#include "rules/rules.hpp"
 #include "tls/ciphers.hpp"
 
 namespace ngxtls::rules {
