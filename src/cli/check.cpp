@@ -35,6 +35,7 @@ namespace {
 
 struct check_args {
   std::string config;
+  std::string color = "auto";  ///< --color
   std::vector<std::string> endpoints;
   std::vector<std::string> connect;
   bool sandbox = false;
@@ -500,11 +501,10 @@ int run_check(const check_args& a) {
   if (a.format == "json") {
     write_output(a.output, report::render_check_json(rep));
   } else if (a.format == "sarif") {
-    char buf[4096];
-    write_output(a.output, report::render_check_sarif(
-                               rep, getcwd(buf, sizeof buf) ? std::string(buf) : std::string()));
+    write_output(a.output, report::render_check_sarif(rep, project_root("")));
   } else {
-    write_output(a.output, report::render_check_text(rep, a.output.empty() && is_tty(1)));
+    write_output(a.output, report::render_check_text(
+                               rep, use_color(a.color, 1, !a.output.empty() && a.output != "-")));
   }
   if (interrupted()) {
     std::cerr << "ngxtls: interrupted: the report is partial\n";
@@ -580,6 +580,7 @@ void register_check(CLI::App& app, std::function<int()>& run) {
                   "exit 1 on findings (not refuted) at or above this severity")
       ->check(CLI::IsMember({"error", "warning", "note", "never"}));
   add_rule_selection(sub, a->select, a->ignore);
+  add_color_option(sub, a->color);
   sub->add_option("--config", a->config_file, ".ngxtls.toml to use (default: found in . or above)");
   sub->add_option("--baseline", a->baseline,
                   "the config deployed before this one (with --sandbox: run it first, then reload "

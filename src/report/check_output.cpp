@@ -52,6 +52,8 @@ std::string render_check_text(const check_report& r, bool color) {
     for (const auto& e : c.evidence)
       out += "      " + terminal_safe(e.name) + " = " + terminal_safe(e.value) +
              (e.target.empty() ? "" : "  (" + terminal_safe(e.target) + ")") + '\n';
+    // The fix, as lint's text shows it: what to change is the point of a confirmed finding.
+    if (!f.fix.empty()) out += "    fix:\n" + indent_lines(terminal_safe(f.fix, true), "      ");
   }
   if (r.sandbox) {
     const auto& sb = *r.sandbox;
@@ -135,21 +137,24 @@ std::string render_check_sarif(const check_report& r, const std::string& working
   if (!r.notes.empty()) doc["runs"][0]["properties"]["check_notes"] = r.notes;
   if (!r.errors.empty()) doc["runs"][0]["properties"]["check_errors"] = r.errors;
   auto& results = doc["runs"][0]["results"];
-  for (std::size_t i = 0; i < r.checked.size() && i < results.size(); ++i) {
-    const auto& c = r.checked[i];
-    auto& res = results[i];
-    if (!res.contains("properties")) res["properties"] = nlohmann::json::object();
-    nlohmann::json ev = nlohmann::json::array();
-    for (const auto& e : c.evidence)
-      ev.push_back({{"name", e.name}, {"value", e.value}, {"target", e.target}});
-    res["properties"]["verdict"] = check::to_string(c.result);
-    res["properties"]["verdict_reason"] = c.reason;
-    res["properties"]["probe_evidence"] = ev;
-    if (c.result == check::verdict::refuted) {
-      res["properties"]["lint_level"] = res["level"];
-      res["level"] = "note";
+  // SARIF has one result per place: finding i's places are consecutive results.
+  std::size_t k = 0;
+  for (std::size_t i = 0; i < r.checked.size() && i < r.lint.findings.size(); ++i)
+    for (std::size_t p = 0; p <= r.lint.findings[i].also_at.size() && k < results.size(); ++p) {
+      const auto& c = r.checked[i];
+      auto& res = results[k++];
+      if (!res.contains("properties")) res["properties"] = nlohmann::json::object();
+      nlohmann::json ev = nlohmann::json::array();
+      for (const auto& e : c.evidence)
+        ev.push_back({{"name", e.name}, {"value", e.value}, {"target", e.target}});
+      res["properties"]["verdict"] = check::to_string(c.result);
+      res["properties"]["verdict_reason"] = c.reason;
+      res["properties"]["probe_evidence"] = ev;
+      if (c.result == check::verdict::refuted) {
+        res["properties"]["lint_level"] = res["level"];
+        res["level"] = "note";
+      }
     }
-  }
   return doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + '\n';
 }
 

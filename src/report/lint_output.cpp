@@ -29,7 +29,9 @@ const char* color_of(engine::severity s) {
   return "";
 }
 
-std::string indent(const std::string& text, const std::string& pad) {
+}  // namespace
+
+std::string indent_lines(const std::string& text, const std::string& pad) {
   std::string out;
   std::size_t start = 0;
   while (start <= text.size()) {
@@ -41,8 +43,6 @@ std::string indent(const std::string& text, const std::string& pad) {
   }
   return out;
 }
-
-}  // namespace
 
 nlohmann::json location_json(const source_location& l) {
   return {{"file", l.file}, {"line", l.line}, {"column", l.column}};
@@ -146,7 +146,7 @@ void write_text(const lint_report& r, bool color, std::ostream& os) {
       if (e.where) out += ", " + terminal_safe(to_string(*e.where));
       out += ")\n";
     }
-    if (!f.fix.empty()) out += "    fix:\n" + indent(terminal_safe(f.fix, true), "      ");
+    if (!f.fix.empty()) out += "    fix:\n" + indent_lines(terminal_safe(f.fix, true), "      ");
     os << out;
   }
   os << "assumed nginx " << r.assumed.nginx.str() << " (" << terminal_safe(r.assumed.nginx_source)
@@ -230,6 +230,12 @@ void write_json(const lint_report& r, std::ostream& os) {
       w.end_object();
     }
     w.end_array();
+    if (i < r.fingerprints.size()) {
+      w.key("fingerprints");
+      w.begin_array();
+      for (const auto& fp : r.fingerprints[i]) w.value(fp);
+      w.end_array();
+    }
     w.field("fix", f.fix);
     w.key("include_chain");
     w.begin_array();
@@ -268,6 +274,10 @@ void write_json(const lint_report& r, std::ostream& os) {
   if (const std::size_t n = dropped_total(r); n > 0) {
     nlohmann::json dropped = {{"per_rule", r.dropped_findings}, {"total", n}};
     os << ",\n  \"findings_dropped\": " << dump_nested(dropped, 1);
+  }
+  if (r.baseline_report) {
+    nlohmann::json b = {{"path", *r.baseline_report}, {"suppressed", r.baseline_suppressed}};
+    os << ",\n  \"baseline_report\": " << dump_nested(b, 1);
   }
   nlohmann::json project =
       r.project_config ? nlohmann::json(*r.project_config) : nlohmann::json(nullptr);

@@ -50,6 +50,16 @@ struct lint_report {
   /// none says "nothing TLS was checked" on its summary line.
   std::size_t tls_servers = 0;
   std::size_t files_read = 0;
+  /// The directory paths are made relative to for code scanning (SARIF's %SRCROOT%, GitHub
+  /// annotations, fingerprints): --project-root, else the git work tree holding the working
+  /// directory, else the working directory. Empty: every path absolute.
+  std::string project_root;
+  /// report::fingerprints() of `findings`, one per place; empty when not worked out (then
+  /// SARIF has no partialFingerprints and JSON no `fingerprints`).
+  std::vector<std::vector<std::string>> fingerprints;
+  /// --baseline-report: the previous report named, and how many places it suppressed.
+  std::optional<std::string> baseline_report;
+  std::size_t baseline_suppressed = 0;
 };
 
 /// Merges identical findings, as a report shows them: findings of one rule with the same
@@ -57,6 +67,9 @@ struct lint_report {
 /// in many servers. The first (in `findings`' order) is kept, with every other's location
 /// (and its own also_at) appended to its also_at in order; order is otherwise kept.
 void merge_identical(std::vector<engine::finding>& findings);
+
+/// Every line of `text` (a fix snippet) with `pad` before it, each ending in '\n'.
+std::string indent_lines(const std::string& text, const std::string& pad);
 
 /// How many places of a finding the text report names before "and N more".
 inline constexpr std::size_t text_places_shown = 3;
