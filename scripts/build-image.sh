@@ -11,8 +11,13 @@ deb="$(cd "$(dirname "${1:?usage: build-image.sh NGXTLS.deb OUT_DIR [IMAGE]}")" 
 out="${2:?usage: build-image.sh NGXTLS.deb OUT_DIR [IMAGE]}"
 image="${3:-ngxtls:local}"
 mkdir -p "$out"
+# The package's own dependencies come from the archive; the package itself is installed with
+# dpkg in a hook (mmdebstrap 1.3.5 cannot hand a local .deb to apt inside its chroot).
+deps="$(dpkg-deb -f "$deb" Depends | sed -e 's/([^)]*)//g' -e 's/ //g')"
 # As the Dockerfile: nginx beside ngxtls, a non-root user owning /work, no apt lists.
-mmdebstrap --variant=apt --include="ca-certificates,nginx,$deb" \
+mmdebstrap --variant=apt --include="ca-certificates,nginx,$deps" \
+  --customize-hook="copy-in $deb /tmp" \
+  --customize-hook="chroot \"\$1\" dpkg -i /tmp/$(basename "$deb") && rm \"\$1/tmp/$(basename "$deb")\"" \
   --customize-hook='chroot "$1" useradd --system --uid 10001 --home-dir /work --shell /usr/sbin/nologin ngxtls' \
   --customize-hook='mkdir -p "$1/work" && chown 10001:10001 "$1/work"' \
   --customize-hook='rm -rf "$1"/var/lib/apt/lists/* "$1"/var/cache/apt/*.bin' \

@@ -161,11 +161,11 @@ TEST_CASE("ngxtls completion writes bash, zsh and fish scripts with the live rul
     auto f = run({"fish", "--no-config", "-c",
                   "source " + fish.string() + "; complete -C 'ngxtls lint --form'"},
                  "", 30);
-    CHECK_MESSAGE(f.out.find("--format") != std::string::npos, f.out + f.err);
+    CHECK_MESSAGE(f.out.find("--format") != std::string::npos, (f.out + f.err));
     f = run({"fish", "--no-config", "-c",
              "source " + fish.string() + "; complete -C 'ngxtls rules weak-k'"},
             "", 30);
-    CHECK_MESSAGE(f.out.find("weak-key") != std::string::npos, f.out + f.err);
+    CHECK_MESSAGE(f.out.find("weak-key") != std::string::npos, (f.out + f.err));
     f = run({"fish", "--no-config", "-c", "source " + fish.string() + "; complete -C 'ngxtls ha'"},
             "", 30);
     CHECK(f.out.find("harden") != std::string::npos);

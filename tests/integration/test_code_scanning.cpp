@@ -32,6 +32,7 @@ test::command_result run_in(const fs::path& cwd, std::vector<std::string> args) 
 void write_repo(const test::temp_dir& repo, const std::string& header = "") {
   REQUIRE(test::run({"git", "init", "-q", repo.path().string()}, "", 30).exit_code == 0);
   repo.write("nginx/nginx.conf", header +
+                                     "worker_processes 4;\n"
                                      "events {}\n"
                                      "http {\n"
                                      "    include sites/*.conf;\n"

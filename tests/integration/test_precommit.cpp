@@ -39,10 +39,14 @@ TEST_CASE("pre-commit try-repo runs the ngxtls-lint hook on staged nginx files")
   const fs::path repo = scratch.path() / "site";
   fs::create_directories(repo);
   REQUIRE(sh_in(repo, home.path(), "git init -q .").exit_code == 0);
-  // A per-worker session cache: a session-cache-per-worker warning at line 4.
-  scratch.write("site/nginx/sites-enabled/a.conf",
-                "server {\n    listen 443 ssl;\n    server_name a.example;\n"
-                "    ssl_session_cache builtin;\n}\n");
+  // The nginx version is pinned in the scratch repository's .ngxtls.toml, as a user would; a
+  // three-day session lifetime is a session-timeout-too-long warning at line 7.
+  scratch.write("site/.ngxtls.toml", "nginx_version = \"1.30.6\"\n");
+  const std::string server =
+      "server {\n    listen 443 ssl;\n    server_name a.example;\n"
+      "    ssl_certificate /etc/ssl/a.pem;\n    ssl_certificate_key /etc/ssl/a.key;\n"
+      "    ssl_session_cache shared:SSL:10m;\n";
+  scratch.write("site/nginx/sites-enabled/a.conf", server + "    ssl_session_timeout 3d;\n}\n");
   scratch.write("site/README.md", "not nginx\n");
   REQUIRE(sh_in(repo, home.path(), "git add -A").exit_code == 0);
   const std::string try_repo =
@@ -52,14 +56,12 @@ TEST_CASE("pre-commit try-repo runs the ngxtls-lint hook on staged nginx files")
   CHECK(bad.exit_code == 1);
   CHECK(bad.out.find("ngxtls lint (nginx TLS configuration)") != std::string::npos);
   CHECK(bad.out.find("Failed") != std::string::npos);
-  CHECK(bad.out.find("nginx/sites-enabled/a.conf:4:5: warning [session-cache-per-worker]") !=
+  CHECK(bad.out.find("nginx/sites-enabled/a.conf:7:5: warning [session-timeout-too-long]") !=
         std::string::npos);
   CHECK(bad.out.find("README.md") == std::string::npos);
 
   // Fixed: the hook passes.
-  scratch.write("site/nginx/sites-enabled/a.conf",
-                "server {\n    listen 443 ssl;\n    server_name a.example;\n"
-                "    ssl_session_cache shared:SSL:10m;\n}\n");
+  scratch.write("site/nginx/sites-enabled/a.conf", server + "    ssl_session_timeout 1h;\n}\n");
   REQUIRE(sh_in(repo, home.path(), "git add -A").exit_code == 0);
   auto plain = sh_in(repo, home.path(), try_repo);
   INFO(plain.out << plain.err);
@@ -73,7 +75,7 @@ TEST_CASE("the hook file, the GitHub action and the GitLab job have the shape th
     auto v =
         run({"pre-commit", "validate-manifest", (source_dir() / ".pre-commit-hooks.yaml").string()},
             "", 60);
-    CHECK_MESSAGE(v.exit_code == 0, v.out + v.err);
+    CHECK_MESSAGE(v.exit_code == 0, (v.out + v.err));
   }
   // action.yml and ci/gitlab-ci.yml read with PyYAML (python3-yaml comes with pre-commit);
   // every ${{ inputs.X }} is a declared input, every step of a composite action has a shell,
@@ -136,7 +138,7 @@ print(yaml.safe_load(open(sys.argv[1]))["runs"]["steps"][1]["run"])
                 "NGXTLS_FAIL_ON=never", "NGXTLS_BASELINE_REPORT=", "NGXTLS_NGINX_VERSION=1.22.1",
                 "/bin/bash", "-c", "cd \"$GITHUB_WORKSPACE\" && bash \"$0\"", script.string()},
                "", 120);
-  REQUIRE_MESSAGE(r.exit_code == 0, r.out + r.err);
+  REQUIRE_MESSAGE(r.exit_code == 0, (r.out + r.err));
   const std::string sarif = read_file(d.path() / "ws/ngxtls.sarif");
   CHECK(sarif.find("\"uri\": \"deploy/nginx.conf\"") != std::string::npos);
   CHECK(sarif.find("session-cache-per-worker") != std::string::npos);
