@@ -27,6 +27,7 @@ struct command_info {
   std::string name, description;
   std::vector<option_info> options;
   bool positional_rule_id = false;
+  std::vector<std::string> positional_choices;  ///< the values a positional argument takes
 };
 
 // The values of a CLI11 type name such as "TEXT:{text,json,sarif}" (empty ones dropped).
@@ -44,9 +45,13 @@ std::vector<std::string> choices_of(const std::string& type_name) {
 std::vector<command_info> commands_of(const CLI::App& app) {
   std::vector<command_info> out;
   for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; })) {
-    command_info c{sub->get_name(), sub->get_description(), {}, sub->get_name() == "rules"};
+    command_info c{sub->get_name(), sub->get_description(), {}, sub->get_name() == "rules", {}};
     for (const CLI::Option* o : sub->get_options()) {
-      if (!o->nonpositional()) continue;
+      if (!o->nonpositional()) {
+        const auto choices = choices_of(o->get_type_name());
+        c.positional_choices.insert(c.positional_choices.end(), choices.begin(), choices.end());
+        continue;
+      }
       option_info oi;
       for (const auto& l : o->get_lnames()) oi.names.push_back("--" + l);
       for (const auto& s : o->get_snames()) oi.names.push_back("-" + s);
@@ -127,8 +132,13 @@ std::string bash_script(const std::vector<command_info>& cmds) {
       s += "        " + join(files, "|") + ") COMPREPLY=($(compgen -f -- \"$cur\")); return ;;\n";
     s += "      esac\n      if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W \"" +
          join(flags, " ") + "\" -- \"$cur\"));";
-    s += c.positional_rule_id ? " else COMPREPLY=($(compgen -W \"$rules\" -- \"$cur\")); fi ;;\n"
-                              : " else COMPREPLY=($(compgen -f -- \"$cur\")); fi ;;\n";
+    if (c.positional_rule_id)
+      s += " else COMPREPLY=($(compgen -W \"$rules\" -- \"$cur\")); fi ;;\n";
+    else if (!c.positional_choices.empty())
+      s += " else COMPREPLY=($(compgen -W \"" + join(c.positional_choices, " ") +
+           "\" -- \"$cur\")); fi ;;\n";
+    else
+      s += " else COMPREPLY=($(compgen -f -- \"$cur\")); fi ;;\n";
   }
   s += "  esac\n}\ncomplete -F _ngxtls ngxtls\n";
   return s;
@@ -168,7 +178,10 @@ std::string zsh_script(const std::vector<command_info>& cmds) {
       for (const auto& n : o.names)
         specs.push_back("'" + n + "[" + zsh_escape(o.description) + "]" + action + "'");
     }
-    specs.push_back(c.positional_rule_id ? "'1:rule id:(" + ids + ")'" : "'*:file:_files'");
+    specs.push_back(c.positional_rule_id ? "'1:rule id:(" + ids + ")'"
+                    : !c.positional_choices.empty()
+                        ? "'1:value:(" + join(c.positional_choices, " ") + ")'"
+                        : "'*:file:_files'");
     s += "    " + c.name + ")\n      _arguments -s " + join(specs, " \\\n        ") + " ;;\n";
   }
   s += "  esac\n}\n\n_ngxtls \"$@\"\n";

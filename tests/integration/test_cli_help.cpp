@@ -212,8 +212,8 @@ TEST_CASE("the man page has EXAMPLES, ENVIRONMENT and every exit code of docs/ex
 TEST_CASE("SIGTERM ends a run with 143, as the man page says") {
   // lint - waits for stdin, which stays open: SIGTERM lands while it reads.
   auto r = run({"/bin/sh", "-c",
-                "sleep 3 | { \"$0\" lint - <&0 & p=$!; sleep 1; kill -TERM $p; wait $p; "
-                "echo rc=$?; }",
+                "sleep 3 | { exec 3<&0; \"$0\" lint - <&3 & p=$!; sleep 1; kill -TERM $p; "
+                "wait $p; echo rc=$?; }",
                 ngxtls_binary()},
                "", 60);
   CHECK(r.out.find("rc=143") != std::string::npos);
