@@ -310,6 +310,12 @@ void replace_config_file(const std::string& path, const std::string& text) {
       target, path, [&](std::ostream& os) { os << text; }, &st);
 }
 
+std::string current_dir() {
+  std::error_code ec;
+  auto p = std::filesystem::current_path(ec);
+  return ec ? std::string() : p.string();
+}
+
 bool is_tty(int fd) {
   return isatty(fd) == 1;
 }

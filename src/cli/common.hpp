@@ -68,6 +68,10 @@ void install_stdout_buffer();
 /// to it failed (EPIPE from a closed pipe: SIGPIPE is ignored, see main).
 void finish_stdout();
 
+/// The working directory ("" when it cannot be read), which SARIF and GitHub paths are made
+/// relative to.
+std::string current_dir();
+
 /// True when stdout (fd 1) / stderr (fd 2) is a terminal.
 bool is_tty(int fd);
 

@@ -15,8 +15,8 @@
 #include "engine/fix.hpp"
 #include "engine/pipeline.hpp"
 #include "model/model.hpp"
+#include "report/format.hpp"
 #include "report/lint_output.hpp"
-#include "report/sarif_output.hpp"
 #include "report/terminal_text.hpp"
 
 // Address sanitizer builds (g++ defines __SANITIZE_ADDRESS__, clang answers __has_feature).
@@ -50,13 +50,6 @@ struct lint_args {
   bool fix = false;      ///< --fix given
   std::string fix_mode;  ///< "" (print the diff) or "write"
 };
-
-// The working directory, which SARIF and GitHub paths are made relative to.
-std::string current_dir() {
-  std::error_code ec;
-  auto p = std::filesystem::current_path(ec);
-  return ec ? std::string() : p.string();
-}
 
 // How input `path` was read (when not as a main nginx.conf) and its TLS servers, for the
 // report's header and summary line.
@@ -172,15 +165,12 @@ int run_lint(const lint_args& a) {
   report::merge_identical(rep.findings);
   if (a.fix && a.fix_mode != "write") {
     // stdout holds the diff; the remaining findings are not printed over it.
-  } else if (a.format == "json") {
-    write_output(a.output, [&](std::ostream& os) { report::write_json(rep, os); });
-  } else if (a.format == "sarif") {
-    write_output(a.output, [&](std::ostream& os) { report::write_sarif(rep, current_dir(), os); });
-  } else if (a.format == "github") {
-    write_output(a.output, [&](std::ostream& os) { report::write_github(rep, current_dir(), os); });
   } else {
-    const bool color = a.output.empty() && is_tty(1);
-    write_output(a.output, [&](std::ostream& os) { report::write_text(rep, color, os); });
+    report::output_context ctx;
+    ctx.color = a.output.empty() && is_tty(1);
+    ctx.working_dir = current_dir();
+    const auto& format = report::format_for(report::command::lint, a.format);
+    write_output(a.output, [&](std::ostream& os) { format.lint(rep, ctx, os); });
   }
 
   if (a.fail_on == "never") return exit_ok;
@@ -206,7 +196,7 @@ void register_lint(CLI::App& app, std::function<int()>& run) {
                       "OpenSSL version to assume (e.g. 3.0.19)");
   sub->add_flag("--fleet", a->fleet, "the configs are instances serving the same names");
   sub->add_option("--format", a->format, "output format")
-      ->check(CLI::IsMember({"text", "json", "sarif", "github"}));
+      ->check(CLI::IsMember(report::format_names(report::command::lint)));
   sub->add_option("-o,--output", a->output, "write the report to FILE");
   sub->add_option("--fail-on", a->fail_on, "exit 1 on findings at or above this severity")
       ->check(CLI::IsMember({"error", "warning", "note", "never"}));

@@ -17,7 +17,7 @@
 #include "cli/interrupt.hpp"
 #include "probe/load.hpp"
 #include "probe/prober.hpp"
-#include "report/probe_output.hpp"
+#include "report/format.hpp"
 #include "report/terminal_text.hpp"
 
 namespace ngxtls::cli {
@@ -201,14 +201,10 @@ int run_probe_command(const probe_args& a) {
     }
   }
 
-  if (a.format == "json")
-    write_output("", report::probe_json(results).dump(2, ' ', false,
-                                                      nlohmann::json::error_handler_t::replace) +
-                         "\n");
-  else if (a.format == "prometheus")
-    write_output("", report::probe_prometheus(results));
-  else
-    write_output("", report::probe_text(results, ::isatty(STDOUT_FILENO) == 1));
+  report::output_context ctx;
+  ctx.color = ::isatty(STDOUT_FILENO) == 1;
+  const auto& format = report::format_for(report::command::probe, a.format);
+  write_output("", [&](std::ostream& os) { format.probe(results, ctx, os); });
 
   int rc = exit_ok;
   for (const auto& r : results) {
@@ -281,7 +277,7 @@ void register_probe(CLI::App& app, std::function<int()>& run) {
   sub->add_flag("--request", args->request, "--load: send HEAD / on every connection");
   sub->add_option("--targets", args->targets_file, "file with one target a line");
   sub->add_option("--format", args->format, "text, json or prometheus")
-      ->check(CLI::IsMember({"text", "json", "prometheus"}));
+      ->check(CLI::IsMember(report::format_names(report::command::probe)));
   sub->callback([&run, args] { run = [args] { return run_probe_command(*args); }; });
 }
 
