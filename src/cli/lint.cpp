@@ -17,8 +17,8 @@
 #include "model/model.hpp"
 #include "report/baseline_report.hpp"
 #include "report/fingerprint.hpp"
+#include "report/format.hpp"
 #include "report/lint_output.hpp"
-#include "report/sarif_output.hpp"
 #include "report/terminal_text.hpp"
 
 // Address sanitizer builds (g++ defines __SANITIZE_ADDRESS__, clang answers __has_feature).
@@ -200,17 +200,12 @@ int run_lint(const lint_args& a) {
   }
   if (a.fix && a.fix_mode != "write") {
     // stdout holds the diff; the remaining findings are not printed over it.
-  } else if (a.format == "json") {
-    write_output(a.output, [&](std::ostream& os) { report::write_json(rep, os); });
-  } else if (a.format == "sarif") {
-    write_output(a.output,
-                 [&](std::ostream& os) { report::write_sarif(rep, rep.project_root, os); });
-  } else if (a.format == "github") {
-    write_output(a.output,
-                 [&](std::ostream& os) { report::write_github(rep, rep.project_root, os); });
   } else {
-    const bool color = use_color(a.color, 1, !a.output.empty() && a.output != "-");
-    write_output(a.output, [&](std::ostream& os) { report::write_text(rep, color, os); });
+    report::output_context ctx;
+    ctx.color = use_color(a.color, 1, !a.output.empty() && a.output != "-");
+    ctx.working_dir = rep.project_root;
+    const auto& format = report::format_for(report::command::lint, a.format);
+    write_output(a.output, [&](std::ostream& os) { format.lint(rep, ctx, os); });
   }
 
   if (a.fail_on == "never") return exit_ok;
@@ -236,7 +231,7 @@ void register_lint(CLI::App& app, std::function<int()>& run) {
                       "OpenSSL version to assume (e.g. 3.0.19)");
   sub->add_flag("--fleet", a->fleet, "the configs are instances serving the same names");
   sub->add_option("--format", a->format, "output format")
-      ->check(CLI::IsMember({"text", "json", "sarif", "github"}));
+      ->check(CLI::IsMember(report::format_names(report::command::lint)));
   sub->add_option("-o,--output", a->output, "write the report to FILE");
   sub->add_option("--fail-on", a->fail_on, "exit 1 on findings at or above this severity")
       ->check(CLI::IsMember({"error", "warning", "note", "never"}));

@@ -17,7 +17,7 @@
 #include "cli/interrupt.hpp"
 #include "probe/load.hpp"
 #include "probe/prober.hpp"
-#include "report/probe_output.hpp"
+#include "report/format.hpp"
 #include "report/terminal_text.hpp"
 
 namespace ngxtls::cli {
@@ -227,14 +227,10 @@ int run_probe_command(const probe_args& a) {
     }
   }
 
-  if (a.format == "json")
-    write_output("", report::probe_json(results).dump(2, ' ', false,
-                                                      nlohmann::json::error_handler_t::replace) +
-                         "\n");
-  else if (a.format == "prometheus")
-    write_output("", report::probe_prometheus(results));
-  else
-    write_output("", report::probe_text(results, use_color(a.color, STDOUT_FILENO, false)));
+  report::output_context ctx;
+  ctx.color = use_color(a.color, STDOUT_FILENO, false);
+  const auto& format = report::format_for(report::command::probe, a.format);
+  write_output("", [&](std::ostream& os) { format.probe(results, ctx, os); });
 
   int rc = exit_ok;
   for (const auto& r : results) {
@@ -315,7 +311,7 @@ void register_probe(CLI::App& app, std::function<int()>& run) {
                   "exit 1 when a run's resumption rate (0 to 1) is below RATE (a deploy gate)")
       ->check(CLI::Range(0.0, 1.0));
   sub->add_option("--format", args->format, "text, json or prometheus")
-      ->check(CLI::IsMember({"text", "json", "prometheus"}));
+      ->check(CLI::IsMember(report::format_names(report::command::probe)));
   add_color_option(sub, args->color);
   sub->callback([&run, args] { run = [args] { return run_probe_command(*args); }; });
 }

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <functional>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -103,6 +104,20 @@ std::string render_json(const lint_report& r);
 /// render_json() written to `out` a finding at a time: the same bytes, without holding the
 /// document (600,000 findings make 480 MB of JSON).
 void write_json(const lint_report& r, std::ostream& out);
+
+/// Fields another report adds to lint's JSON record (check: each finding's verdict, and its
+/// own top-level sections). Each is placed among the record's own keys in key order, where a
+/// sorted nlohmann::json object would hold it; a key the record has already is not allowed.
+struct json_additions {
+  /// Keys and values.
+  using fields = std::vector<std::pair<std::string, nlohmann::json>>;
+  fields top;  ///< top-level fields
+  /// The fields added to finding i (empty = none); called for every finding, from up to 4
+  /// threads at once.
+  std::function<fields(std::size_t)> finding;
+};
+/// write_json() with `add`'s fields merged in: the same record, streamed the same way.
+void write_json(const lint_report& r, const json_additions& add, std::ostream& out);
 
 /// Writes `item(0) ... item(n - 1)` to `out` in order, the items rendered on up to 4 threads
 /// a batch at a time (a report's JSON is the last serial step of a lint run; batches bound

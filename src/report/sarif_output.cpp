@@ -17,7 +17,6 @@ namespace ngxtls::report {
 
 namespace {
 
-using json = nlohmann::ordered_json;
 namespace fs = std::filesystem;
 
 // RFC 3986 percent-encoding of a path, keeping '/' and the unreserved characters.
@@ -53,6 +52,7 @@ std::string absolute_path(const std::string& file) {
   return ec ? file : abs.generic_string();
 }
 
+template <typename json>
 json artifact_location(const std::string& file, const std::string& working_dir) {
   if (auto rel = relative_under(file, working_dir))
     return {{"uri", uri_escape(*rel)}, {"uriBaseId", "SRCROOT"}};
@@ -62,12 +62,15 @@ json artifact_location(const std::string& file, const std::string& working_dir) 
 // artifact_location() of every file a report's findings name, worked out once per file
 // before the results are written: each place of 100,000s of findings asked the file system
 // for the working directory again.
+template <typename json>
 using artifact_map = std::map<std::string, json, std::less<>>;
 
-artifact_map artifacts_of(const lint_report& r, const std::string& working_dir) {
-  artifact_map out;
+template <typename json>
+artifact_map<json> artifacts_of(const lint_report& r, const std::string& working_dir) {
+  artifact_map<json> out;
   auto add = [&](const source_location& l) {
-    if (out.find(l.file) == out.end()) out.emplace(l.file, artifact_location(l.file, working_dir));
+    if (out.find(l.file) == out.end())
+      out.emplace(l.file, artifact_location<json>(l.file, working_dir));
   };
   for (const auto& f : r.findings) {
     add(f.location);
@@ -77,7 +80,8 @@ artifact_map artifacts_of(const lint_report& r, const std::string& working_dir) 
   return out;
 }
 
-json physical_location(const source_location& loc, const artifact_map& artifacts) {
+template <typename json>
+json physical_location(const source_location& loc, const artifact_map<json>& artifacts) {
   json p = {{"artifactLocation", artifacts.at(loc.file)}};
   if (loc.line > 0) {
     json region = {{"startLine", loc.line}};
@@ -148,8 +152,9 @@ struct place_ref {
 
 /// One SARIF result for place `at` of finding `f`; `index` maps rule ids to their place in
 /// tool.driver.rules; `fingerprint` is empty when none was worked out.
+template <typename json>
 json result_of(const engine::finding& f, std::size_t at,
-               const std::map<std::string, std::size_t>& index, const artifact_map& artifacts,
+               const std::map<std::string, std::size_t>& index, const artifact_map<json>& artifacts,
                const std::string& fingerprint) {
   json res = {{"ruleId", f.rule}};
   if (auto it = index.find(f.rule); it != index.end()) res["ruleIndex"] = it->second;
@@ -185,9 +190,11 @@ json result_of(const engine::finding& f, std::size_t at,
   return res;
 }
 
-}  // namespace
-
-void write_sarif(const lint_report& r, const std::string& working_dir, std::ostream& os) {
+// The log, laid out in `json`'s key order: nlohmann::ordered_json keeps SARIF's customary
+// order (lint), nlohmann::json sorts the keys (check's log, whose shape was fixed so).
+template <typename json>
+void write_sarif_log(const lint_report& r, const std::string& working_dir,
+                     const sarif_additions& add, std::ostream& os) {
   json rules = json::array();
   std::map<std::string, std::size_t> index;
   for (const auto& rule : engine::all_rules()) {
@@ -218,7 +225,7 @@ void write_sarif(const lint_report& r, const std::string& working_dir, std::ostr
   // The log is dumped with a marker where the results go; they are written one at a time
   // in its place, indented as they would be in the document (runs[0].results[i]: level 4).
   constexpr std::string_view marker = "ngxtls-results-go-here";
-  const artifact_map artifacts = artifacts_of(r, working_dir);
+  const artifact_map<json> artifacts = artifacts_of<json>(r, working_dir);
   // One result per place: code scanning keeps an alert per result, at its one location, so a
   // change touching one of a finding's places is annotated there.
   std::vector<place_ref> places;
@@ -234,8 +241,13 @@ void write_sarif(const lint_report& r, const std::string& working_dir, std::ostr
     write_in_order(places.size(), os, [&](std::size_t k) {
       const auto [i, p] = places[k];
       const std::string& fp = i < r.fingerprints.size() ? r.fingerprints[i].at(p) : std::string();
-      return "        " + dump_nested(result_of(r.findings[i], p, index, artifacts, fp), 4) +
-             (k + 1 < places.size() ? ",\n" : "\n      ]");
+      json res = result_of(r.findings[i], p, index, artifacts, fp);
+      if (add.result) {
+        nlohmann::json sorted_res = res;
+        add.result(i, sorted_res);
+        res = sorted_res;
+      }
+      return "        " + dump_nested(res, 4) + (k + 1 < places.size() ? ",\n" : "\n      ]");
     });
   };
   json run = {{"tool",
@@ -269,6 +281,7 @@ void write_sarif(const lint_report& r, const std::string& working_dir, std::ostr
   if (r.baseline_report)
     run["properties"]["baseline_report"] = {{"path", *r.baseline_report},
                                             {"suppressed", r.baseline_suppressed}};
+  for (const auto& [k, v] : add.run_properties.items()) run["properties"][k] = v;
   json log = {{"$schema", "https://json.schemastore.org/sarif-2.1.0.json"},
               {"version", "2.1.0"},
               {"runs", json::array({run})}};
@@ -279,6 +292,17 @@ void write_sarif(const lint_report& r, const std::string& working_dir, std::ostr
   os << std::string_view(text).substr(0, at);
   write_results();
   os << std::string_view(text).substr(at + quoted.size()) << "\n";
+}
+
+}  // namespace
+
+void write_sarif(const lint_report& r, const std::string& working_dir, std::ostream& os) {
+  write_sarif_log<nlohmann::ordered_json>(r, working_dir, sarif_additions{}, os);
+}
+
+void write_sarif_sorted(const lint_report& r, const std::string& working_dir,
+                        const sarif_additions& add, std::ostream& os) {
+  write_sarif_log<nlohmann::json>(r, working_dir, add, os);
 }
 
 std::string render_sarif(const lint_report& r, const std::string& working_dir) {

@@ -95,7 +95,8 @@ TEST_CASE("the generated bash completion completes subcommands, options and opti
   };
   CHECK(complete("ngxtls ch", 1) == "check\n");
   CHECK(complete("ngxtls lint --fail", 2) == "--fail-on\n");
-  CHECK(complete("ngxtls lint --format ''", 3) == "text\njson\nsarif\ngithub\n");
+  CHECK(complete("ngxtls lint --format ''", 3) ==
+        "text\njson\nsarif\ngithub\ngitlab\njunit\ncheckstyle\n");
   CHECK(complete("ngxtls probe --sess", 2) == "--sess-in\n--sess-out\n");
 }
 

@@ -94,6 +94,8 @@ for name, spec in action["inputs"].items():
 gitlab = yaml.safe_load(open(sys.argv[2]))
 job = gitlab["ngxtls-lint"]
 assert job["image"]["entrypoint"] == [""], job["image"]
+assert job["artifacts"]["reports"]["codequality"] == "gl-code-quality.json"
+assert job["artifacts"]["reports"]["junit"] == "gl-ngxtls-junit.xml"
 for line in job["script"]:
     print(line)
 print(action["runs"]["steps"][1]["run"])
