@@ -28,12 +28,14 @@ struct repo {
     dir.write("nginx/sites/a.conf",
               "server {\n    listen 443 ssl;\n    ssl_session_cache builtin;\n"
               "    x<&\"'\x1b y;\n}\n");
-    dir.write("nginx/sites/b.conf", "server {\n    listen 8443 ssl;\n    ssl_session_cache builtin;\n}\n");
+    dir.write("nginx/sites/b.conf",
+              "server {\n    listen 8443 ssl;\n    ssl_session_cache builtin;\n}\n");
   }
   command_result lint(const std::string& format) const {
-    return run({"/bin/sh", "-c", "cd \"$0\"/nginx && exec \"$1\" lint nginx.conf --nginx-version "
-                                 "1.22.1 --select session-cache-per-worker,unknown-directive "
-                                 "--fail-on never --format \"$2\"",
+    return run({"/bin/sh", "-c",
+                "cd \"$0\"/nginx && exec \"$1\" lint nginx.conf --nginx-version "
+                "1.22.1 --select session-cache-per-worker,unknown-directive "
+                "--fail-on never --format \"$2\"",
                 dir.path().string(), ngxtls_binary(), format},
                "", 60);
   }

@@ -23,8 +23,7 @@ void write_junit(const lint_report& r, const output_context& ctx, std::ostream& 
       << "\" errors=\"0\">\n"
       << "  <testsuite name=\"ngxtls lint\" tests=\"" << cases << "\" failures=\"" << failures
       << "\" errors=\"0\" skipped=\"0\">\n";
-  if (failures == 0)
-    out << "    <testcase classname=\"ngxtls\" name=\"no findings\"/>\n";
+  if (failures == 0) out << "    <testcase classname=\"ngxtls\" name=\"no findings\"/>\n";
   std::map<std::string, std::string> path_of;
   for (const auto& f : r.findings)
     for (std::size_t p = 0; p <= f.also_at.size(); ++p) {
@@ -32,8 +31,8 @@ void write_junit(const lint_report& r, const output_context& ctx, std::ostream& 
       auto it = path_of.find(at.file);
       if (it == path_of.end())
         it = path_of.emplace(at.file, project_path(at.file, ctx.working_dir)).first;
-      const std::string place = it->second + ":" + std::to_string(at.line) + ":" +
-                                std::to_string(at.column);
+      const std::string place =
+          it->second + ":" + std::to_string(at.line) + ":" + std::to_string(at.column);
       out << "    <testcase classname=\"" << xml_text(it->second) << "\" name=\""
           << xml_text(f.rule + " at " + place) << "\" file=\"" << xml_text(it->second)
           << "\" line=\"" << at.line << "\">\n"
