@@ -26,6 +26,7 @@
 #include "probe/prober.hpp"
 #include "probe/target.hpp"
 #include "report/check_output.hpp"
+#include "report/format.hpp"
 #include "sandbox/sandbox.hpp"
 #include "tls/ticket_key.hpp"
 
@@ -35,6 +36,7 @@ namespace {
 
 struct check_args {
   std::string config;
+  std::string color = "auto";  ///< --color
   std::vector<std::string> endpoints;
   std::vector<std::string> connect;
   bool sandbox = false;
@@ -497,15 +499,11 @@ int run_check(const check_args& a) {
     }
 
   if (sb) sb->stop();  // every nginx gone and the run directory removed before the report goes out
-  if (a.format == "json") {
-    write_output(a.output, report::render_check_json(rep));
-  } else if (a.format == "sarif") {
-    char buf[4096];
-    write_output(a.output, report::render_check_sarif(
-                               rep, getcwd(buf, sizeof buf) ? std::string(buf) : std::string()));
-  } else {
-    write_output(a.output, report::render_check_text(rep, a.output.empty() && is_tty(1)));
-  }
+  report::output_context out;
+  out.color = use_color(a.color, 1, !a.output.empty() && a.output != "-");
+  out.working_dir = project_root("");
+  const auto& format = report::format_for(report::command::check, a.format);
+  write_output(a.output, [&](std::ostream& os) { format.check(rep, out, os); });
   if (interrupted()) {
     std::cerr << "ngxtls: interrupted: the report is partial\n";
     return exit_interrupted;
@@ -574,12 +572,13 @@ void register_check(CLI::App& app, std::function<int()>& run) {
   add_version_options(sub, a->nginx_version, a->openssl_version, "nginx version to assume",
                       "OpenSSL version to assume");
   sub->add_option("--format", a->format, "output format")
-      ->check(CLI::IsMember({"text", "json", "sarif"}));
+      ->check(CLI::IsMember(report::format_names(report::command::check)));
   sub->add_option("-o,--output", a->output, "write the report to FILE");
   sub->add_option("--fail-on", a->fail_on,
                   "exit 1 on findings (not refuted) at or above this severity")
       ->check(CLI::IsMember({"error", "warning", "note", "never"}));
   add_rule_selection(sub, a->select, a->ignore);
+  add_color_option(sub, a->color);
   sub->add_option("--config", a->config_file, ".ngxtls.toml to use (default: found in . or above)");
   sub->add_option("--baseline", a->baseline,
                   "the config deployed before this one (with --sandbox: run it first, then reload "

@@ -68,6 +68,23 @@ void install_stdout_buffer();
 /// to it failed (EPIPE from a closed pipe: SIGPIPE is ignored, see main).
 void finish_stdout();
 
+/// The directory code scanning paths are relative to: `given` (--project-root; usage_error
+/// when it is not a directory), else the nearest directory at or above the working directory
+/// that holds `.git` (a git work tree's root: code scanning knows files by their repository
+/// path), else the working directory. Absolute; "" when the working directory is unknown.
+std::string project_root(const std::string& given);
+
+/// Throws usage_error pointing at --baseline-report when the file given to the config
+/// `--baseline` is a report (SARIF or ngxtls JSON), not an nginx config.
+void refuse_report_as_config_baseline(const std::string& path);
+
+/// --color auto|always|never, as lint, check and probe take it (default auto).
+void add_color_option(CLI::App* sub, std::string& mode);
+/// Whether text output gets ANSI colors: `mode` "always" yes, "never" no, "auto" when the
+/// output goes to file descriptor `fd` (not to an -o file: `to_file` false), which is a
+/// terminal, and NO_COLOR is unset or empty (no-color.org).
+bool use_color(const std::string& mode, int fd, bool to_file);
+
 /// True when stdout (fd 1) / stderr (fd 2) is a terminal.
 bool is_tty(int fd);
 

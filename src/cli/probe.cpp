@@ -17,7 +17,7 @@
 #include "cli/interrupt.hpp"
 #include "probe/load.hpp"
 #include "probe/prober.hpp"
-#include "report/probe_output.hpp"
+#include "report/format.hpp"
 #include "report/terminal_text.hpp"
 
 namespace ngxtls::cli {
@@ -32,11 +32,37 @@ struct probe_args {
       total_timeout_ms = probe::probe_options{}.total_timeout_ms;
   bool tls12 = false, tls13 = false, no_http = false, fresh = false, no_ocsp = false;
   std::string format = "text";
+  std::string color = "auto";  ///< --color
   // --load and its settings (probe::load_options holds the defaults).
   bool load = false, request = false, concurrency_given = false;
   int duration_s = probe::load_options{}.duration_s;
   std::optional<double> max_rate;
+  /// --fail-under: exit 1 when a measured run's resumption rate is below this (0..1).
+  std::optional<double> fail_under;
 };
+
+// The runs of `results` whose resumption rate is below `threshold`, as one line each for
+// stderr. A run counts when it was measured: the protocol was accepted, a session was offered
+// and at least one attempt completed (a refused protocol or a target that could not be probed
+// has its own message and exit code).
+std::vector<std::string> runs_below(const std::vector<probe::target_result>& results,
+                                    double threshold) {
+  std::vector<std::string> out;
+  for (const auto& t : results) {
+    if (t.error) continue;
+    for (const auto& r : t.protocols) {
+      if (!r.supported || r.error || r.attempts == 0) continue;
+      if (r.session_offered && r.rate >= threshold) continue;
+      char buf[160];
+      std::snprintf(buf, sizeof buf, "%d of %d resumed (%.0f%%), below --fail-under %g", r.resumed,
+                    r.attempts, r.rate * 100, threshold);
+      out.push_back(
+          t.target + " " + probe::run_label(r) + ": " +
+          (r.session_offered ? std::string(buf) : "no session to resume, below --fail-under"));
+    }
+  }
+  return out;
+}
 
 std::string rate_text(const std::optional<double>& r) {
   if (!r) return "no rate cap";
@@ -201,14 +227,10 @@ int run_probe_command(const probe_args& a) {
     }
   }
 
-  if (a.format == "json")
-    write_output("", report::probe_json(results).dump(2, ' ', false,
-                                                      nlohmann::json::error_handler_t::replace) +
-                         "\n");
-  else if (a.format == "prometheus")
-    write_output("", report::probe_prometheus(results));
-  else
-    write_output("", report::probe_text(results, ::isatty(STDOUT_FILENO) == 1));
+  report::output_context ctx;
+  ctx.color = use_color(a.color, STDOUT_FILENO, false);
+  const auto& format = report::format_for(report::command::probe, a.format);
+  write_output("", [&](std::ostream& os) { format.probe(results, ctx, os); });
 
   int rc = exit_ok;
   for (const auto& r : results) {
@@ -223,6 +245,11 @@ int run_probe_command(const probe_args& a) {
   if (interrupted) {
     std::cerr << "ngxtls: load interrupted: the report is partial\n";
     return exit_interrupted;
+  }
+  if (a.fail_under && rc == exit_ok) {
+    const auto below = runs_below(results, *a.fail_under);
+    for (const auto& line : below) say_on_stderr(line);
+    if (!below.empty()) rc = exit_findings;
   }
   if (unmeasured > 0) {
     std::cerr << "ngxtls: error: " << unmeasured
@@ -280,8 +307,12 @@ void register_probe(CLI::App& app, std::function<int()>& run) {
   sub->add_option("--max-rate", args->max_rate, "--load: at most this many connections/s");
   sub->add_flag("--request", args->request, "--load: send HEAD / on every connection");
   sub->add_option("--targets", args->targets_file, "file with one target a line");
+  sub->add_option("--fail-under", args->fail_under,
+                  "exit 1 when a run's resumption rate (0 to 1) is below RATE (a deploy gate)")
+      ->check(CLI::Range(0.0, 1.0));
   sub->add_option("--format", args->format, "text, json or prometheus")
-      ->check(CLI::IsMember({"text", "json", "prometheus"}));
+      ->check(CLI::IsMember(report::format_names(report::command::probe)));
+  add_color_option(sub, args->color);
   sub->callback([&run, args] { run = [args] { return run_probe_command(*args); }; });
 }
 

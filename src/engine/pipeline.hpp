@@ -98,6 +98,9 @@ struct lint_hooks {
   /// what it cannot do with these inputs (an output file that is one of them, a fix written
   /// into a dump) before the run's time is spent.
   std::function<void(const lint_run&)> after_load;
+  /// Called after each step of the run: `step` "read" (input `done` of `total` read and
+  /// modelled) or "linted" (rules run over input `done` of `total`). For a progress count.
+  std::function<void(const char* step, std::size_t done, std::size_t total)> progress;
 };
 
 /// Everything one run of the pipeline made. Models point into their configs, and the options
