@@ -47,8 +47,9 @@ struct lint_args {
   std::string config_file;
   std::string baseline;
   bool strict_files = false;
-  bool fix = false;      ///< --fix given
-  std::string fix_mode;  ///< "" (print the diff) or "write"
+  std::optional<config::implied_context> site_context;  ///< --context
+  bool fix = false;                                     ///< --fix given
+  std::string fix_mode;                                 ///< "" (print the diff) or "write"
 };
 
 // The working directory, which SARIF and GitHub paths are made relative to.
@@ -56,20 +57,6 @@ std::string current_dir() {
   std::error_code ec;
   auto p = std::filesystem::current_path(ec);
   return ec ? std::string() : p.string();
-}
-
-// How input `path` was read (when not as a main nginx.conf) and its TLS servers, for the
-// report's header and summary line.
-void note_reading(report::lint_report& rep, const std::string& path, const config::config& cfg,
-                  const model::model& m) {
-  rep.files_read += cfg.files.size();
-  for (const auto& s : m.servers) rep.tls_servers += model::offers_tls(s);
-  if (cfg.implied == config::implied_context::none && cfg.skipped_files.empty()) return;
-  const std::string how = cfg.implied == config::implied_context::none && !cfg.files.empty()
-                              ? "from " + cfg.files.front().path + " and the files it includes"
-                              : config::describe(cfg.implied);
-  rep.readings.push_back(
-      {path, config::context_name(cfg.implied), how, cfg.implied_reason, cfg.skipped_files});
 }
 
 int run_lint(const lint_args& a) {
@@ -89,6 +76,7 @@ int run_lint(const lint_args& a) {
   req.ignore = a.ignore;
   req.baseline = a.baseline;
   req.strict_files = a.strict_files;
+  req.site_context = a.site_context;
   const bool fix_write = a.fix && a.fix_mode == "write";
   // Checked before anything is read or written: a fix written to some files and then refused
   // for stdin would leave the run half done.
@@ -129,7 +117,7 @@ int run_lint(const lint_args& a) {
   rep.dropped_findings = run.dropped_per_rule;
   rep.notice = std::move(run.notice);
   for (std::size_t i = 0; i < run.configs.size(); ++i)
-    note_reading(rep, run.inputs[i], *run.configs[i], *run.models[i]);
+    report::note_reading(rep, run.inputs[i], *run.configs[i], *run.models[i]);
 
   std::string diff;
   std::size_t fixed = 0;
@@ -214,6 +202,7 @@ void register_lint(CLI::App& app, std::function<int()>& run) {
   sub->add_option("--config", a->config_file, ".ngxtls.toml to use (default: found in . or above)");
   sub->add_option("--baseline", a->baseline, "the config deployed before this one (key rotation)");
   sub->add_flag("--strict-files", a->strict_files, "missing certificate and key files are errors");
+  add_context_option(sub, a->site_context);
   auto* fix = sub->add_option("--fix", a->fix_mode,
                               "print a unified diff of the mechanical fixes (patch -p1), or apply "
                               "them with --fix=write")

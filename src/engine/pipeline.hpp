@@ -85,6 +85,8 @@ struct lint_request {
   std::vector<std::string> ignore;   ///< --ignore (added to .ngxtls.toml's ignore)
   std::string baseline;              ///< --baseline; empty: none
   bool strict_files = false;         ///< --strict-files (or .ngxtls.toml's strict_files)
+  /// --context: the block site files are read in (config::load_options::site_context).
+  std::optional<config::implied_context> site_context;
   bool notice_older_version = true;  ///< compute the version notice when nginx is only assumed
 };
 

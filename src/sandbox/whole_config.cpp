@@ -12,6 +12,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <set>
 #include <sstream>
 #include <tuple>
@@ -199,6 +200,25 @@ void sandbox::test_whole_config(const model::model& m) {
   std::set<std::string> untranslated;  // files left as configured: nginx may not read them here
   std::vector<std::vector<edit>> edits(cfg.files.size());
   int writable = 0;
+  // nginx creates the temp paths it was built with (/var/lib/nginx/...) when the config sets
+  // none: each one an http block (holding `set_here`) does not set points into the run
+  // directory.
+  auto temp_paths = [&](const std::set<std::string>& set_here) {
+    std::string text;
+    // Without an access_log nginx opens the one it was built with (/var/log/nginx/...).
+    if (!set_here.count("access_log"))
+      text += " access_log " + quote_token(nx(write_dir + "/logs/access.log")) + ";";
+    for (const char* t : {"client_body", "proxy", "fastcgi", "uwsgi", "scgi"}) {
+      const std::string directive = std::string(t) + "_temp_path";
+      if (set_here.count(directive)) continue;
+      if (std::string(t) != "client_body" &&
+          configure_.find(std::string(" --without-http_") + t + "_module ") != std::string::npos)
+        continue;
+      text += " " + directive + " " +
+              quote_token(nx(write_dir + "/path-" + std::to_string(++writable))) + ";";
+    }
+    return text;
+  };
   std::string why_not;  // set when a shape cannot be made safe
   for (std::size_t fi = 0; fi < cfg.files.size() && why_not.empty(); ++fi) {
     const auto& file = cfg.files[fi];
@@ -386,24 +406,9 @@ void sandbox::test_whole_config(const model::model& m) {
         }
       }
       if (name == "http" && d.has_block) {
-        // nginx creates the temp paths it was built with (/var/lib/nginx/...) when the config
-        // sets none: each one the http block does not set points into the run directory.
         std::set<std::string> set_here;
         for (const auto& c : d.block) set_here.insert(std::string(c.name.view()));
-        std::string text;
-        // Without an access_log nginx opens the one it was built with (/var/log/nginx/...).
-        if (!set_here.count("access_log"))
-          text += " access_log " + quote_token(nx(write_dir + "/logs/access.log")) + ";";
-        for (const char* t : {"client_body", "proxy", "fastcgi", "uwsgi", "scgi"}) {
-          const std::string directive = std::string(t) + "_temp_path";
-          if (set_here.count(directive)) continue;
-          if (std::string(t) != "client_body" &&
-              configure_.find(std::string(" --without-http_") + t + "_module ") !=
-                  std::string::npos)
-            continue;
-          text += " " + directive + " " +
-                  quote_token(nx(write_dir + "/path-" + std::to_string(++writable))) + ";";
-        }
+        const std::string text = temp_paths(set_here);
         auto open = end_of(d, false);
         if (!open) {
           why_not = "cannot place the temp paths in http at " + to_string(cfg.where(d));
@@ -419,6 +424,45 @@ void sandbox::test_whole_config(const model::model& m) {
   // The main file's first line gains what the sandbox sets for every nginx it runs (no line
   // number changes): pid and lock file in the run directory, and the build's own stream module
   // when the config has stream servers and the build has it as a dynamic module.
+  // A site file, snippet or folder of site files is read inside blocks no file holds
+  // (config::implied_blocks, as lint reads it): a main file of the sandbox's own holds them,
+  // around includes of the mirrors, as the operator's nginx.conf holds the includes.
+  std::string wrapper;
+  if (cfg.implied != config::implied_context::none) {
+    std::set<std::uint32_t> included;  // reached through the file that includes them
+    for (const auto& f : cfg.files)
+      for (const auto& [d, targets] : f.includes) included.insert(targets.begin(), targets.end());
+    // A block the loader added: its name is not a view into any file's text.
+    auto implied = [&](const config::directive& d) {
+      const std::string_view text = cfg.files[d.file].content;
+      return d.name.data() < text.data() || d.name.data() >= text.data() + text.size();
+    };
+    bool events = false;
+    std::function<std::string(config::list<config::directive>)> body =
+        [&](config::list<config::directive> run) {
+          std::string out;
+          std::set<std::uint32_t> done;
+          for (const auto& d : run) {
+            if (d.has_block && implied(d)) {
+              out += std::string(d.name.view());
+              for (const auto& a : d.args) out += " " + quote_token(std::string(a.value()));
+              out += " {\n";
+              if (d.name.view() == "stream") has_stream = true;
+              if (d.name.view() == "http") {
+                std::set<std::string> set_here;
+                for (const auto& c : d.block) set_here.insert(std::string(c.name.view()));
+                out += temp_paths(set_here) + "\n";
+              }
+              out += body(d.block) + "}\n";
+            } else if (!included.count(d.file) && done.insert(d.file).second) {
+              out += "include " + quote_token(nx(mirror_of(d.file))) + ";\n";
+            }
+          }
+          return out;
+        };
+    for (const auto& d : cfg.root) events = events || d.name.view() == "events";
+    wrapper = (events ? "" : "events {}\n") + body(cfg.root);
+  }
   std::string first = "pid " + quote_token(nx(write_dir + "/nginx.pid")) + "; lock_file " +
                       quote_token(nx(write_dir + "/nginx.lock")) + "; ";
   if (has_stream && configure_.find(" --with-stream=dynamic ") != std::string::npos) {
@@ -428,7 +472,14 @@ void sandbox::test_whole_config(const model::model& m) {
         (st.st_uid == 0 || st.st_uid == ::getuid()))
       first += "load_module " + quote_token(stream_module) + "; ";
   }
-  edits[0].push_back({0, 0, first});
+  const std::string main_file = wrapper.empty() ? mirror_of(0) : mirror_dir + "/main.conf";
+  if (wrapper.empty()) {
+    edits[0].push_back({0, 0, first});
+  } else {
+    std::ofstream out(main_file, std::ios::binary | std::ios::trunc);
+    out << first << "\n" << wrapper;
+    if (!out) return skip("cannot write the mirrored config in the run directory");
+  }
   for (std::size_t i = 0; i < cfg.files.size(); ++i) {
     std::ofstream out(mirror_of(i), std::ios::binary | std::ios::trunc);
     out << apply(cfg.files[i].content, edits[i]);
@@ -436,7 +487,7 @@ void sandbox::test_whole_config(const model::model& m) {
   }
   hand_over();
   auto r = run_command({binary_, "-t", "-p", nx(write_dir) + "/", "-e",
-                        nx(write_dir + "/logs/error.log"), "-c", nx(mirror_of(0))},
+                        nx(write_dir + "/logs/error.log"), "-c", nx(main_file)},
                        60000, setup());
   const std::string err = from_nginx(r.err.empty() ? r.out : r.err);
   // nginx's words, its paths mapped back: mirror -> operator's file, copies -> configured text.
