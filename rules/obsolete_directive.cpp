@@ -22,8 +22,9 @@ Directives and parameters that the assumed nginx version deprecated or removed:
   `http2 on;`).
 - `listen ... spdy`: error from 1.9.5 (`invalid parameter "spdy"`).
 - `ssl on` and `starttls on|only` in one mail block, before 1.25.1: error, at the later of the
-  two, in nginx's words (`"starttls" directive conflicts with "ssl on"`, or `"ssl" directive
-  conflicts with "starttls"`). A `listen ... ssl` beside `starttls` is not one: nginx accepts
+  two, in nginx's words (`"ssl" directive conflicts with "starttls"` at the starttls line when
+  `ssl on` comes first, `"starttls" directive conflicts with "ssl on"` at the ssl line when it
+  comes second). A `listen ... ssl` beside `starttls` is not one: nginx accepts
   it (implicit TLS on that port, STARTTLS on the others; docs/nginx-facts.md#mail-starttls).
 - `http2_push`, `http2_push_preload`: warning from 1.25.1 (server push was removed; the
   directives are ignored).
@@ -96,9 +97,9 @@ void check(const engine::context& ctx, engine::finding_list& out) {
       if (ssl_on && starttls) {
         const bool ssl_last = ssl_on->offset > starttls->offset;
         auto f = ctx.make(id, engine::severity::error,
-                          ssl_last ? "\"ssl\" directive conflicts with \"starttls\": nginx " +
+                          ssl_last ? "\"starttls\" directive conflicts with \"ssl on\": nginx " +
                                          v.str() + " refuses to start"
-                                   : "\"starttls\" directive conflicts with \"ssl on\": nginx " +
+                                   : "\"ssl\" directive conflicts with \"starttls\": nginx " +
                                          v.str() + " refuses to start",
                           ssl_last ? ssl_on : starttls);
         f.facts.push_back({"ssl", "on", "server", ctx.where(ssl_on)});

@@ -16,10 +16,11 @@ constexpr const char* doc = R"(# ticket-keys-not-shared
 ## What it flags
 A listen socket whose default server has session tickets on and no `ssl_session_ticket_key`.
 - On nginx < 1.23.2, or without a `shared:` session cache, the keys are OpenSSL's per-context
-  keys, made at every configuration load. A note on one host (no `reuseport`, no `--fleet`):
-  each reload costs every returning client one full handshake, and nothing else is lost. A
-  warning where there is evidence of several instances: `reuseport` on the socket (several
-  masters can bind it), or a `--fleet` of configs.
+  keys, made at every configuration load. A note on one host (no `--fleet`): each reload costs
+  every returning client one full handshake, and nothing else is lost. A warning where there is
+  evidence of several instances: a `--fleet` of configs. `reuseport` alone is not (one master's
+  workers share the keys); the note then says that several masters could bind the port, which
+  `check --sandbox --instances 2` measures.
 - Note on nginx >= 1.23.2 with a `shared:` cache: nginx keeps auto-rotated keys in the shared
   zone, so they survive reloads, but they stay on this host. The zone's key is replaced every
   `ssl_session_timeout` (older keys still decrypt for a while), so one instance can show two
@@ -144,8 +145,10 @@ void check(const engine::context& ctx, engine::finding_list& out) {
                               ? "nginx " + m.versions.nginx.str() +
                                     " < 1.23.2 keeps no ticket keys in shared memory"
                               : std::string("there is no `shared:` session cache to keep them in");
-        // One host, no sign of a second instance: what a reload costs is all there is.
-        const bool several = reuseport || ctx.options().fleet.size() > 1;
+        // Only a fleet is evidence of a second instance (reuseport alone is not: one master's
+        // workers share the keys, docs/nginx-facts.md#workers-share-ticket-keys; check --sandbox
+        // --instances measures two masters): otherwise what a reload costs is all there is.
+        const bool several = ctx.options().fleet.size() > 1;
         f = several
                 ? ctx.make(id, engine::severity::warning,
                            "session tickets on " + where_sockets +
@@ -162,7 +165,11 @@ void check(const engine::context& ctx, engine::finding_list& out) {
                                "): a reload or restart throws away every outstanding ticket, so "
                                "each returning client makes one full handshake after it; on one "
                                "host that is the whole cost (instances behind one name would "
-                               "need shared key files)",
+                               "need shared key files" +
+                               (reuseport ? std::string("; with `reuseport`, several nginx "
+                                                        "masters can bind this port, each with "
+                                                        "its own keys)")
+                                          : std::string(")")),
                            default_anchor(d));
       }
     }

@@ -56,9 +56,10 @@ ID: both 0%; with a shared cache both 100%.
 ## Source
 docs/nginx-facts.md#tls12-resumption, measured on nginx 1.22.1, 1.26.3 and 1.30.6 by
 tests/integration/test_nginx_versions.cpp ("TLS 1.2 only" cases, `ngxtls probe --tls1.2 -n 20`
-at SNI a and b): tickets off and no cache: 0/20 by ticket and by session ID at both names on
-every version; the same with `shared:` 20/20; default server on and b off: 0/20 at b on every
-version; default server off and b on: 0/20 at b up to 1.26.3, 20/20 by ticket on 1.30.6.
+at SNI a and b): tickets off and no cache: no ticket and 0/20 session IDs at both names on
+every version; the same with `shared:` 20/20 session IDs; default server on and b off: nothing
+resumes at b on every version; default server off and b on: nothing at b up to 1.26.3, 20/20 by
+ticket on 1.30.6.
 )";
 
 // True when `s` serves TLS 1.2 and no TLS 1.3 with protocols `p_of` (its own, or the default

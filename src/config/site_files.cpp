@@ -193,7 +193,7 @@ shape classify(const config& cfg, list<directive> root) {
 /// The shape `s` with the block `forced` (--context) instead of the one implied: an http snippet
 /// stays in its implied server when http is forced; a main nginx.conf stays as it is.
 shape force(shape s, std::optional<implied_context> forced) {
-  if (!forced || s.context == implied_context::none || s.context == *forced) return s;
+  if (!forced || s.context == implied_context::none) return s;
   if (*forced == implied_context::http &&
       (s.context == implied_context::http_server || s.context == implied_context::http_location))
     return s;

@@ -134,7 +134,8 @@ TEST_CASE("case B08: reuseport alone does not change the ticket key finding") {
   REQUIRE(b.doc["findings"].size() == 1);
   CHECK(a.doc["findings"][0]["rule"] == "ticket-keys-not-shared");
   CHECK(a.doc["findings"][0]["severity"] == b.doc["findings"][0]["severity"]);
-  CHECK(a.doc["findings"][0]["severity"] == "warning");
+  // One host: a note either way (a reload costs each returning client one full handshake).
+  CHECK(a.doc["findings"][0]["severity"] == "note");
 }
 
 TEST_CASE(
