@@ -103,9 +103,8 @@ TEST_CASE("cases B and C: lint reports what the measured nginx behaviour implies
                                                    "B06-auto-ticket-key-reset-on-reload.conf", 4}});
   // B09: responder host name, no resolver: a note (works when DNS answers at load).
   CHECK(summary(lint({at("B09-stapling-no-resolver.conf")}).doc) ==
-        std::multiset<row>{
-            {"ocsp-stapling-dead", "note", "B09-stapling-no-resolver.conf", 8},
-            {"ticket-keys-not-shared", "note", "B09-stapling-no-resolver.conf", 4}});
+        std::multiset<row>{{"ocsp-stapling-dead", "note", "B09-stapling-no-resolver.conf", 8},
+                           {"ticket-keys-not-shared", "note", "B09-stapling-no-resolver.conf", 4}});
   // B10: no OCSP URL: stapling is dead.
   CHECK(summary(lint({at("B10-stapling-cert-without-ocsp-url.conf")}).doc) ==
         std::multiset<row>{

@@ -819,8 +819,8 @@ TEST_CASE(
                                      "        protocol imap;\n" +
                                      certs + "        ssl on;\n        starttls on;\n    }\n}\n");
   const std::string out = nginx_t(v, tmp.path(), conflict);
-  CHECK_MESSAGE(out.find("\"ssl\" directive conflicts with \"starttls\" in " +
-                         conflict.string() + ":11") != std::string::npos,
+  CHECK_MESSAGE(out.find("\"ssl\" directive conflicts with \"starttls\" in " + conflict.string() +
+                         ":11") != std::string::npos,
                 out);
   auto doc = json::parse(
       ngxtls_run({"lint", conflict.string(), "--format", "json", "--fail-on", "never"}).out);
