@@ -357,7 +357,9 @@ struct walker {
            unknown_module_loaded ? engine::severity::note : engine::severity::error});
       return;
     }
-    if (e->module == "stream" && d.name == "stream" && !modules.count("stream") &&
+    // The stream { } wrapped around a site file is the including nginx.conf's, and so is its
+    // load_module.
+    if (e->module == "stream" && d.name == "stream" && !is_implied(d) && !modules.count("stream") &&
         v_dynamic.count("stream")) {
       add({problem::unknown, &d, dynamic_message("stream"), engine::severity::error});
       return;

@@ -13,6 +13,10 @@ engine::rule empty_config();
 /// include-dir-unreadable: an include glob skipped a directory it could not read.
 engine::rule include_dir_unreadable();
 engine::rule tls13_resumption_disabled();
+/// tls12-resumption-disabled: TLS 1.2 without TLS 1.3 where no session can resume.
+engine::rule tls12_resumption_disabled();
+/// certificate-without-tls: a stream or mail server with a certificate and no TLS listen.
+engine::rule certificate_without_tls();
 engine::rule ticket_keys_not_shared();
 engine::rule ticket_key_rotation();
 engine::rule ocsp_stapling_dead();

@@ -230,6 +230,31 @@ void judge_tls13(checked_finding& c, const std::vector<const probe::target_resul
   }
 }
 
+// No TLS 1.2 session resumes, whichever way it is offered: the ticket run (a client that
+// offers the ticket extension falls back to the session ID when no ticket comes) and the
+// session-ID run.
+void judge_tls12(checked_finding& c, const std::vector<const probe::target_result*>& rs) {
+  int attempts = 0, resumed = 0;
+  for (const auto* r : rs)
+    for (const char* mechanism : {"ticket", "session_id"})
+      if (const auto* run = find_run(*r, "TLSv1.2", mechanism)) {
+        attempts += run->attempts;
+        resumed += run->resumed;
+        c.evidence.push_back({std::string("TLSv1.2 ") + mechanism + " resumed",
+                              frac(run->resumed, run->attempts), label(*r)});
+      }
+  if (attempts == 0) {
+    c.reason = "no TLS 1.2 resumption attempt completed (TLS 1.2 not negotiated, or not probed)";
+  } else if (resumed == 0) {
+    c.result = verdict::confirmed;
+    c.reason =
+        "no TLS 1.2 session resumed (" + frac(resumed, attempts) + ", by ticket and by session ID)";
+  } else {
+    c.result = verdict::refuted;
+    c.reason = "TLS 1.2 resumed " + frac(resumed, attempts);
+  }
+}
+
 void judge_keys(checked_finding& c, const std::vector<const probe::target_result*>& rs,
                 const judge_options& o) {
   std::set<std::string> names;
@@ -363,7 +388,14 @@ void judge_tls13_missing(checked_finding& c, const std::vector<const probe::targ
   auto acc = accepted(rs, c.evidence);
   auto it = acc.find("TLSv1.3");
   if (it == acc.end()) {
-    c.reason = "TLS 1.3 was not tried (--tls1.2)";
+    // Not asked for (check --tls1.2), or the handshake failed for another reason.
+    std::string failure;
+    for (const auto* r : rs)
+      for (const auto& run : r->protocols)
+        if (failure.empty() && run.protocol == probe::tls_protocol::tls1_3 && run.error)
+          failure = *run.error;
+    c.reason = failure.empty() ? "no TLS 1.3 handshake was probed"
+                               : "the TLS 1.3 handshake failed: " + failure;
   } else if (!it->second) {
     c.result = verdict::confirmed;
     c.reason = "the server refused a TLS 1.3 handshake";
@@ -727,6 +759,7 @@ bool answers(engine::probe_question q) {
     case engine::probe_question::socket_options_warned:  // judge(): options.warnings
     case engine::probe_question::staple_valid:           // probe_findings()
     case engine::probe_question::tls13_resumes:
+    case engine::probe_question::tls12_resumes:
     case engine::probe_question::key_domains:
     case engine::probe_question::saved_session_resumes:
     case engine::probe_question::staple_present:
@@ -783,6 +816,9 @@ std::vector<checked_finding> judge(const std::vector<engine::finding>& findings,
           break;
         case engine::probe_question::tls13_resumes:
           judge_tls13(c, rs, options);
+          break;
+        case engine::probe_question::tls12_resumes:
+          judge_tls12(c, rs);
           break;
         case engine::probe_question::key_domains:
           judge_keys(c, rs, options);

@@ -51,6 +51,7 @@ struct check_args {
   std::string config_file;
   std::string baseline;
   bool strict_files = false;
+  std::optional<config::implied_context> site_context;  ///< --context
   // The prober's defaults (probe_options), the only place they are set.
   int attempts = probe::probe_options{}.attempts, per_target = probe::probe_options{}.per_target,
       timeout_ms = probe::probe_options{}.timeout_ms;
@@ -126,6 +127,7 @@ int run_check(const check_args& a) {
   req.ignore = a.ignore;
   req.baseline = a.baseline;
   req.strict_files = a.strict_files;
+  req.site_context = a.site_context;
   // Read whole, not mapped: the sandbox renders from the tree long after the parse, and a mapped
   // file edited meanwhile would mix two versions.
   engine::lint_hooks hooks = lint_hooks(nginx_bin);
@@ -139,6 +141,7 @@ int run_check(const check_args& a) {
   rep.lint.inputs = run.inputs;
   rep.lint.notice = std::move(run.notice);
   rep.lint.dropped_findings = run.dropped_per_rule;
+  report::note_reading(rep.lint, run.inputs.front(), *run.configs.front(), *run.models.front());
   const engine::lint_options& opts = run.options;
   const std::unique_ptr<model::model>& m = run.models.front();
   const std::unique_ptr<model::model>& base_model = run.baseline_model;
@@ -584,6 +587,7 @@ void register_check(CLI::App& app, std::function<int()>& run) {
                   "the config deployed before this one (with --sandbox: run it first, then reload "
                   "into CONFIG)");
   sub->add_flag("--strict-files", a->strict_files, "missing certificate and key files are errors");
+  add_context_option(sub, a->site_context);
   sub->add_option("-n", a->attempts, "resumption attempts per protocol")
       ->check(CLI::Range(1, 10000));
   sub->add_option("-c", a->per_target, "connections in flight per target")

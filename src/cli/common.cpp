@@ -83,6 +83,18 @@ void add_rule_selection(CLI::App* sub, std::vector<std::string>& select,
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
 }
 
+void add_context_option(CLI::App* sub, std::optional<config::implied_context>& site_context) {
+  sub->add_option_function<std::string>(
+         "--context",
+         [&site_context](const std::string& v) {
+           site_context = v == "stream" ? config::implied_context::stream
+                          : v == "mail" ? config::implied_context::mail
+                                        : config::implied_context::http;
+         },
+         "read site files inside this block (default: their include site, else their shape)")
+      ->check(CLI::IsMember({"http", "stream", "mail"}));
+}
+
 void add_version_options(CLI::App* sub, std::string& nginx, std::string& openssl,
                          const std::string& nginx_help, const std::string& openssl_help) {
   auto readable = [](const std::string& what) {

@@ -37,6 +37,10 @@ void add_rule_selection(CLI::App* sub, std::vector<std::string>& select,
 void add_version_options(CLI::App* sub, std::string& nginx, std::string& openssl,
                          const std::string& nginx_help, const std::string& openssl_help);
 
+/// --context http|stream|mail as lint and check take it: the block site files are read in;
+/// `site_context` is left unset when the option is not given.
+void add_context_option(CLI::App* sub, std::optional<config::implied_context>& site_context);
+
 /// The hooks every command that runs the lint pipeline passes: stderr messages and the nginx
 /// inspector for `binary`.
 engine::lint_hooks lint_hooks(const std::string& binary = "nginx");

@@ -51,24 +51,11 @@ struct lint_args {
   std::string baseline_report;  ///< --baseline-report: a previous SARIF or JSON report
   std::string project_root;     ///< --project-root
   bool strict_files = false;
-  bool fix = false;            ///< --fix given
-  std::string fix_mode;        ///< "" (print the diff) or "write"
-  std::string color = "auto";  ///< --color
+  std::optional<config::implied_context> site_context;  ///< --context
+  bool fix = false;                                     ///< --fix given
+  std::string fix_mode;                                 ///< "" (print the diff) or "write"
+  std::string color = "auto";                           ///< --color
 };
-
-// How input `path` was read (when not as a main nginx.conf) and its TLS servers, for the
-// report's header and summary line.
-void note_reading(report::lint_report& rep, const std::string& path, const config::config& cfg,
-                  const model::model& m) {
-  rep.files_read += cfg.files.size();
-  for (const auto& s : m.servers) rep.tls_servers += model::offers_tls(s);
-  if (cfg.implied == config::implied_context::none && cfg.skipped_files.empty()) return;
-  const std::string how = cfg.implied == config::implied_context::none && !cfg.files.empty()
-                              ? "from " + cfg.files.front().path + " and the files it includes"
-                              : config::describe(cfg.implied);
-  rep.readings.push_back(
-      {path, config::context_name(cfg.implied), how, cfg.implied_reason, cfg.skipped_files});
-}
 
 int run_lint(const lint_args& a) {
   // The diff (or the files written) is --fix's output; a --format that would be ignored is a
@@ -88,6 +75,7 @@ int run_lint(const lint_args& a) {
   refuse_report_as_config_baseline(a.baseline);
   req.baseline = a.baseline;
   req.strict_files = a.strict_files;
+  req.site_context = a.site_context;
   const bool fix_write = a.fix && a.fix_mode == "write";
   // Checked before anything is read or written: a fix written to some files and then refused
   // for stdin would leave the run half done.
@@ -142,7 +130,7 @@ int run_lint(const lint_args& a) {
   rep.dropped_findings = run.dropped_per_rule;
   rep.notice = std::move(run.notice);
   for (std::size_t i = 0; i < run.configs.size(); ++i)
-    note_reading(rep, run.inputs[i], *run.configs[i], *run.models[i]);
+    report::note_reading(rep, run.inputs[i], *run.configs[i], *run.models[i]);
 
   std::string diff;
   std::size_t fixed = 0;
@@ -246,6 +234,7 @@ void register_lint(CLI::App& app, std::function<int()>& run) {
                   "directory SARIF and GitHub paths are relative to (default: the git work tree "
                   "holding the working directory, else the working directory)");
   sub->add_flag("--strict-files", a->strict_files, "missing certificate and key files are errors");
+  add_context_option(sub, a->site_context);
   auto* fix = sub->add_option("--fix", a->fix_mode,
                               "print a unified diff of the mechanical fixes (patch -p1), or apply "
                               "them with --fix=write")

@@ -31,6 +31,8 @@ std::string to_string(probe_question q) {
       return "nginx_t_warns_at_line";
     case probe_question::tls13_resumes:
       return "tls13_resumes";
+    case probe_question::tls12_resumes:
+      return "tls12_resumes";
     case probe_question::key_domains:
       return "key_domains";
     case probe_question::saved_session_resumes:
@@ -90,6 +92,9 @@ std::string describe(probe_question q) {
       return "`ngxtls check` confirms it when a protocol is accepted or refused under the "
              "server's name against its own ssl_protocols, and refutes it when every protocol "
              "follows them";
+    case probe_question::tls12_resumes:
+      return "`ngxtls check` confirms it when no TLS 1.2 session resumes, by ticket or by session "
+             "ID, and refutes it when one does";
     case probe_question::session_id_resumption:
       return "`ngxtls check` confirms it when TLS 1.2 session-ID resumption is partial";
     case probe_question::session_crosses_names:

@@ -24,6 +24,7 @@ enum class probe_question {
   nginx_t_verdict,        ///< nginx -t rejects the directive the finding is at
   nginx_t_warns_at_line,  ///< nginx -t warns (deprecated) at the finding's line
   tls13_resumes,          ///< do TLS 1.3 tickets arrive, and resume?
+  tls12_resumes,          ///< does TLS 1.2 resume at all, by ticket or by session ID?
   key_domains,            ///< how many ticket key names, at what resumption rate?
   saved_session_resumes,  ///< does a session saved before a deploy or reload still resume?
   staple_present,         ///< does an OCSP staple arrive over the retries?

@@ -33,7 +33,7 @@ config::config load_input(const std::string& path, const config::load_options& o
     }
     auto disk = config::make_disk_source();
     config::config cfg = config::load_buffer(std::move(text), "<stdin>", *disk, o);
-    config::imply_context(cfg);
+    config::imply_context(cfg, opts);
     return cfg;
   }
   // A directory, a site file or snippet (read inside the block nginx reads it in), a main
@@ -210,6 +210,7 @@ lint_run lint(const lint_request& request, const rule_catalog& catalog, const li
 
   config::load_options lo;
   if (!request.conf_prefix.empty()) lo.conf_prefix = request.conf_prefix;
+  lo.site_context = request.site_context;
   for (const auto& p : run.inputs) {
     run.configs.push_back(std::make_unique<config::config>(load_input(p, lo)));
     run.models.push_back(

@@ -73,18 +73,20 @@ struct version_notice {
 
 /// What to lint and how: the command line's paths and flags.
 struct lint_request {
-  std::string command = "lint";      ///< names the command in usage errors
-  std::vector<std::string> paths;    ///< configs, saved dumps, "-" (stdin, once); empty: the
-                                     ///< .ngxtls.toml fleet, linted as a fleet
-  bool fleet = false;                ///< --fleet: the configs are instances of one service
-  std::string project_config_path;   ///< --config; empty: found from the working directory
-  std::string conf_prefix;           ///< --conf-prefix; empty: the main file's directory
-  std::string nginx_version;         ///< --nginx-version; empty: not given
-  std::string openssl_version;       ///< --openssl-version; empty: not given
-  std::vector<std::string> select;   ///< --select (replaces .ngxtls.toml's select)
-  std::vector<std::string> ignore;   ///< --ignore (added to .ngxtls.toml's ignore)
-  std::string baseline;              ///< --baseline; empty: none
-  bool strict_files = false;         ///< --strict-files (or .ngxtls.toml's strict_files)
+  std::string command = "lint";     ///< names the command in usage errors
+  std::vector<std::string> paths;   ///< configs, saved dumps, "-" (stdin, once); empty: the
+                                    ///< .ngxtls.toml fleet, linted as a fleet
+  bool fleet = false;               ///< --fleet: the configs are instances of one service
+  std::string project_config_path;  ///< --config; empty: found from the working directory
+  std::string conf_prefix;          ///< --conf-prefix; empty: the main file's directory
+  std::string nginx_version;        ///< --nginx-version; empty: not given
+  std::string openssl_version;      ///< --openssl-version; empty: not given
+  std::vector<std::string> select;  ///< --select (replaces .ngxtls.toml's select)
+  std::vector<std::string> ignore;  ///< --ignore (added to .ngxtls.toml's ignore)
+  std::string baseline;             ///< --baseline; empty: none
+  bool strict_files = false;        ///< --strict-files (or .ngxtls.toml's strict_files)
+  /// --context: the block site files are read in (config::load_options::site_context).
+  std::optional<config::implied_context> site_context;
   bool notice_older_version = true;  ///< compute the version notice when nginx is only assumed
 };
 

@@ -24,6 +24,7 @@ void write_check_text(const check_report& r, bool color, std::ostream& os) {
   const char* reset = color ? "\x1b[0m" : "";
   // The version was only assumed: first line, as in lint's report.
   if (r.lint.notice) out += terminal_safe(notice_line(r.lint)) + '\n';
+  out += readings_text(r.lint);
   // nginx's own verdict on the whole config comes before anything ngxtls says about it.
   if (const auto& t = r.nginx_test) {
     const std::string at = t->where.file.empty() ? "" : " at " + to_string(t->where);

@@ -5,6 +5,8 @@
 #include <sstream>
 #include <unordered_map>
 
+#include "config/site_files.hpp"
+#include "model/model.hpp"
 #include "report/json_writer.hpp"
 #include "report/terminal_text.hpp"
 
@@ -107,19 +109,38 @@ std::string no_tls_text(const lint_report& r) {
          (r.files_read == 1 ? " file" : " files") + ": nothing TLS was checked";
 }
 
-void write_text(const lint_report& r, bool color, std::ostream& os) {
-  if (r.notice) os << notice_line(r) << '\n';
+void note_reading(lint_report& r, const std::string& path, const config::config& cfg,
+                  const model::model& m) {
+  r.files_read += cfg.files.size();
+  for (const auto& s : m.servers) r.tls_servers += model::offers_tls(s);
+  if (cfg.implied == config::implied_context::none && cfg.skipped_files.empty()) return;
+  const std::string how = cfg.implied == config::implied_context::none && !cfg.files.empty()
+                              ? "from " + cfg.files.front().path + " and the files it includes"
+                              : config::describe(cfg.implied);
+  r.readings.push_back(
+      {path, config::context_name(cfg.implied), how, cfg.implied_reason, cfg.skipped_files});
+}
+
+std::string readings_text(const lint_report& r) {
+  std::string out;
   for (const auto& in : r.readings) {
-    os << terminal_safe(in.input) << ": read " << terminal_safe(in.how);
-    if (!in.why.empty()) os << " (" << terminal_safe(in.why) << ")";
-    os << '\n';
+    out += terminal_safe(in.input) + ": read " + terminal_safe(in.how);
+    if (!in.why.empty()) out += " (" + terminal_safe(in.why) + ")";
+    out += '\n';
     constexpr std::size_t shown = 10;
     for (std::size_t i = 0; i < in.skipped.size() && i < shown; ++i)
-      os << "    skipped " << terminal_safe(in.skipped[i].first) << ": "
-         << terminal_safe(in.skipped[i].second) << '\n';
+      out += "    skipped " + terminal_safe(in.skipped[i].first) + ": " +
+             terminal_safe(in.skipped[i].second) + '\n';
     if (in.skipped.size() > shown)
-      os << "    and " << in.skipped.size() - shown << " more skipped (listed in --format json)\n";
+      out += "    and " + std::to_string(in.skipped.size() - shown) +
+             " more skipped (listed in --format json)\n";
   }
+  return out;
+}
+
+void write_text(const lint_report& r, bool color, std::ostream& os) {
+  if (r.notice) os << notice_line(r) << '\n';
+  os << readings_text(r);
   const char* bold = color ? "\x1b[1m" : "";
   const char* reset = color ? "\x1b[0m" : "";
   std::string out;
@@ -153,8 +174,13 @@ void write_text(const lint_report& r, bool color, std::ostream& os) {
   os << "assumed nginx " << r.assumed.nginx.str() << " (" << terminal_safe(r.assumed.nginx_source)
      << "), OpenSSL " << r.assumed.openssl.str() << " (" << terminal_safe(r.assumed.openssl_source)
      << ")\n";
-  os << count(r, engine::severity::error) << " errors, " << count(r, engine::severity::warning)
-     << " warnings, " << count(r, engine::severity::note) << " notes";
+  auto counted = [&](engine::severity s, const char* one, const char* many) {
+    const auto n = count(r, s);
+    return std::to_string(n) + " " + (n == 1 ? one : many);
+  };
+  os << counted(engine::severity::error, "error", "errors") << ", "
+     << counted(engine::severity::warning, "warning", "warnings") << ", "
+     << counted(engine::severity::note, "note", "notes");
   if (const std::string none = no_tls_text(r); !none.empty()) os << "; " << none;
   os << '\n';
   if (const std::size_t n = dropped_total(r); n > 0) {

@@ -74,6 +74,16 @@ std::string indent_lines(const std::string& text, const std::string& pad);
 
 /// How many places of a finding the text report names before "and N more".
 inline constexpr std::size_t text_places_shown = 3;
+/// Adds to `r` how input `path` was read (the block a site file, snippet or folder was read in
+/// and why; the files a directory input skipped) when it was not read as a main nginx.conf, and
+/// counts its files and TLS servers, for the report's header and summary line.
+void note_reading(lint_report& r, const std::string& path, const config::config& cfg,
+                  const model::model& m);
+
+/// r.readings as text lines ("INPUT: read inside stream { }, ... (why)", the skipped files), as
+/// lint's and check's text reports begin.
+std::string readings_text(const lint_report& r);
+
 /// r.readings as the JSON array of `input_contexts` (docs/lint-json.md).
 nlohmann::json readings_json(const lint_report& r);
 

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <set>
 #include <sstream>
 #include <tuple>
@@ -197,6 +198,8 @@ struct config_mirror {
   bool hosts_to_loopback(const config::directive& d, const std::string& name);
   void translate_file(const config::directive& d, const std::string& name, const std::string& arg0);
   void paths_of_http(const config::directive& d);
+  std::string temp_paths(const std::set<std::string>& set_here);
+  std::string implied_wrapper();
   std::string first_line() const;
 };
 
@@ -356,10 +359,8 @@ void config_mirror::translate_file(const config::directive& d, const std::string
 }
 
 // nginx creates the temp paths it was built with (/var/lib/nginx/...) when the config sets none:
-// each one the http block does not set points into the run directory.
-void config_mirror::paths_of_http(const config::directive& d) {
-  std::set<std::string> set_here;
-  for (const auto& c : d.block) set_here.insert(std::string(c.name.view()));
+// each one an http block (holding `set_here`) does not set points into the run directory.
+std::string config_mirror::temp_paths(const std::set<std::string>& set_here) {
   std::string text;
   // Without an access_log nginx opens the one it was built with (/var/log/nginx/...).
   if (!set_here.count("access_log"))
@@ -371,7 +372,54 @@ void config_mirror::paths_of_http(const config::directive& d) {
     text += " " + directive + " " +
             quote_token(for_nginx(write_dir + "/path-" + std::to_string(++writable))) + ";";
   }
-  insert_in_block(d, text, "the temp paths in http");
+  return text;
+}
+
+void config_mirror::paths_of_http(const config::directive& d) {
+  std::set<std::string> set_here;
+  for (const auto& c : d.block) set_here.insert(std::string(c.name.view()));
+  insert_in_block(d, temp_paths(set_here), "the temp paths in http");
+}
+
+// A site file, snippet or folder of site files is read inside blocks no file holds
+// (config::implied_blocks, as lint reads it): a main file of the sandbox's own holds them, around
+// includes of the mirrors, as the operator's nginx.conf holds the includes. Empty for a config
+// read as a main file.
+std::string config_mirror::implied_wrapper() {
+  if (cfg.implied == config::implied_context::none) return {};
+  std::set<std::uint32_t> included;  // reached through the file that includes them
+  for (const auto& f : cfg.files)
+    for (const auto& [d, targets] : f.includes) included.insert(targets.begin(), targets.end());
+  // A block the loader added: its name is not a view into any file's text.
+  auto implied = [&](const config::directive& d) {
+    const std::string_view text = cfg.files[d.file].content;
+    return d.name.data() < text.data() || d.name.data() >= text.data() + text.size();
+  };
+  std::function<std::string(config::list<config::directive>)> body =
+      [&](config::list<config::directive> run) {
+        std::string out;
+        std::set<std::uint32_t> done;
+        for (const auto& d : run) {
+          if (d.has_block && implied(d)) {
+            out += std::string(d.name.view());
+            for (const auto& a : d.args) out += " " + quote_token(std::string(a.value()));
+            out += " {\n";
+            if (d.name.view() == "stream") has_stream = true;
+            if (d.name.view() == "http") {
+              std::set<std::string> set_here;
+              for (const auto& c : d.block) set_here.insert(std::string(c.name.view()));
+              out += temp_paths(set_here) + "\n";
+            }
+            out += body(d.block) + "}\n";
+          } else if (!included.count(d.file) && done.insert(d.file).second) {
+            out += "include " + quote_token(for_nginx(mirror_of(d.file))) + ";\n";
+          }
+        }
+        return out;
+      };
+  bool events = false;
+  for (const auto& d : cfg.root) events = events || d.name.view() == "events";
+  return (events ? "" : "events {}\n") + body(cfg.root);
 }
 
 // What the main file's first line gains (no line number changes): what the sandbox sets for
@@ -536,7 +584,16 @@ void sandbox::test_whole_config(const model::model& m) {
     mirror.edit_file(fi);
   whole_.notes = mirror.notes;
   if (!mirror.why_not.empty()) return skip(mirror.why_not + ": the whole config is not tested");
-  mirror.edits[0].push_back({0, 0, mirror.first_line()});
+  const std::string wrapper = mirror.implied_wrapper();
+  const std::string main_file =
+      wrapper.empty() ? mirror.mirror_of(0) : mirror.mirror_dir + "/main.conf";
+  if (wrapper.empty()) {
+    mirror.edits[0].push_back({0, 0, mirror.first_line()});
+  } else {
+    std::ofstream out(main_file, std::ios::binary | std::ios::trunc);
+    out << mirror.first_line() << "\n" << wrapper;
+    if (!out) return skip("cannot write the mirrored config in the run directory");
+  }
   for (std::size_t i = 0; i < cfg.files.size(); ++i) {
     std::ofstream out(mirror.mirror_of(i), std::ios::binary | std::ios::trunc);
     out << apply(cfg.files[i].content, mirror.edits[i]);
@@ -546,7 +603,7 @@ void sandbox::test_whole_config(const model::model& m) {
   const auto r =
       run_command({build_.binary, "-t", "-p", material_.path_for_nginx(mirror.write_dir) + "/",
                    "-e", material_.path_for_nginx(mirror.write_dir + "/logs/error.log"), "-c",
-                   material_.path_for_nginx(mirror.mirror_of(0))},
+                   material_.path_for_nginx(main_file)},
                   60000, setup());
   const std::string err = material_.paths_from_nginx(r.err.empty() ? r.out : r.err);
   std::istringstream in(err);

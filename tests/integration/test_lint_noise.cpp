@@ -105,7 +105,7 @@ TEST_CASE("one cause in many servers is reported once with every place") {
   CHECK(text.out.find("also at " + conf + ":4:14, " + conf + ":5:14, " + conf +
                       ":6:14 and 1 more (5 places; every one in JSON and SARIF)") !=
         std::string::npos);
-  CHECK(text.out.find("0 errors, 1 warnings, 0 notes") != std::string::npos);
+  CHECK(text.out.find("0 errors, 1 warning, 0 notes") != std::string::npos);
 
   const auto report =
       nlohmann::json::parse(lint(conf, {"--select", "tls13-missing", "--format", "json"}).out);

@@ -10,6 +10,7 @@
 #include <doctest/doctest.h>
 #include <unistd.h>
 
+#include <filesystem>
 #include <iostream>
 #include <regex>
 #include <sstream>
@@ -604,5 +605,142 @@ NGINX_VERSION_CASES(
 NGINX_VERSION_CASES(
     "one server listens with ssl and another with ssl http2 on one port: HTTP/2 for both",
     ssl_http2_then_ssl)
+
+// ---- TLS 1.2 only: resumption by ticket and by session ID ----
+
+/// `ngxtls probe --tls1.2` of 127.0.0.1:port with `sni`: (ticket run resumed, session-ID run
+/// resumed), of 20 attempts each; a ticket run that got no ticket makes no attempt (0).
+std::pair<int, int> tls12_resumed(int port, const std::string& sni) {
+  int rc = -1;
+  std::string err;
+  auto j = ngxtls_json({"probe", "127.0.0.1:" + std::to_string(port), "--sni", sni, "--tls1.2",
+                        "-n", "20", "-c", "2", "--no-ocsp"},
+                       &rc, &err);
+  INFO("probe stderr: ", err);
+  int ticket = -1, session_id = -1;
+  for (const auto& r : j.at("targets").at(0).at("protocols")) {
+    REQUIRE(r.at("protocol") == "TLSv1.2");
+    const bool ticket_run = r.at("mechanism") == "ticket";
+    CHECK(r.at("attempts") == (ticket_run && r.at("tickets") == 0 ? 0 : 20));
+    (ticket_run ? ticket : session_id) = r.at("resumed").get<int>();
+  }
+  std::cout << "  probe SNI " << sni << " --tls1.2: ticket resumed " << ticket
+            << "/20, session ID resumed " << session_id << "/20" << std::endl;
+  return {ticket, session_id};
+}
+
+/// Servers a and b, TLS 1.2 only, each with `a_extra` / `b_extra`; (ticket, session ID) resumed
+/// at SNI a and at SNI b.
+std::pair<std::pair<int, int>, std::pair<int, int>> tls12_only(const nginx_version_entry& v,
+                                                               const std::string& a_extra,
+                                                               const std::string& b_extra,
+                                                               const std::string& http_extra) {
+  names_pki k;
+  int port = free_port();
+  // Set in each server, so that the http block's TLSv1.2 TLSv1.3 (two_servers) is overridden
+  // in both, whichever server's protocols the version negotiates with.
+  nginx_instance ngx(nginx_conf(1, two_servers(port, k.a, k.b, "ssl_protocols TLSv1.2; " + a_extra,
+                                               "ssl_protocols TLSv1.2; " + b_extra, http_extra)),
+                     on(v, port));
+  return {tls12_resumed(port, "a.test"), tls12_resumed(port, "b.test")};
+}
+
+void tls12_tickets_off_no_cache(const nginx_version_entry& v) {
+  auto [a, b] = tls12_only(v, "", "", "ssl_session_tickets off;");
+  CHECK(a == std::pair{0, 0});
+  CHECK(b == std::pair{0, 0});
+}
+NGINX_VERSION_CASES("TLS 1.2 only with tickets off and no session cache: nothing resumes",
+                    tls12_tickets_off_no_cache)
+
+void tls12_tickets_off_shared_cache(const nginx_version_entry& v) {
+  auto [a, b] = tls12_only(v, "", "", "ssl_session_tickets off; ssl_session_cache shared:SSL:1m;");
+  // No ticket to offer; every session ID resumes from the cache.
+  CHECK(a == std::pair{0, 20});
+  CHECK(b == std::pair{0, 20});
+}
+NGINX_VERSION_CASES("TLS 1.2 only with tickets off and a shared cache: every session resumes",
+                    tls12_tickets_off_shared_cache)
+
+void tls12_default_on_b_off(const nginx_version_entry& v) {
+  auto [a, b] = tls12_only(v, "", "ssl_session_tickets off;", "");
+  CHECK(a == std::pair{20, 0});  // tickets, and no cache for session IDs
+  CHECK(b == std::pair{0, 0});
+}
+NGINX_VERSION_CASES(
+    "TLS 1.2 only with tickets on in the default server and off in b without cache: b resumes "
+    "nothing",
+    tls12_default_on_b_off)
+
+void tls12_default_off_b_on(const nginx_version_entry& v) {
+  auto [a, b] = tls12_only(v, "ssl_session_tickets off;", "ssl_session_tickets on;", "");
+  CHECK(a == std::pair{0, 0});
+  CHECK(b == std::pair{by_version(v, 0, 0, 20), 0});
+}
+NGINX_VERSION_CASES(
+    "TLS 1.2 only with tickets off in the default server and on in b without cache: b resumes by "
+    "ticket from 1.29.2",
+    tls12_default_off_b_on)
+
+// ---- protocols OpenSSL refuses ----
+
+void no_protocol_left(const nginx_version_entry& v) {
+  temp_dir dir;
+  auto pki = tls::make_pki((dir.path() / "pki").string(), {});
+  int port = free_port();
+  std::string body = tls_server(port, pki, "");
+  body.replace(body.find("ssl_protocols TLSv1.2 TLSv1.3;"), 30, "ssl_protocols SSLv2 SSLv3 TLSv1;");
+  // nginx -t accepts the list...
+  auto t = nginx_t(v, body);
+  CHECK(t.exit_code == 0);
+  nginx_instance ngx(nginx_conf(1, body), on(v, port));
+  // ...and then no client completes a handshake, whatever protocol it offers.
+  for (const char* p : {"-tls1", "-tls1_1", "-tls1_2", "-tls1_3"}) {
+    auto out = s_client(port, "localhost", {p});
+    INFO(p, ": ", out);
+    CHECK(!new_session(out));
+    CHECK(out.find("Cipher is (NONE)") != std::string::npos);
+  }
+}
+NGINX_VERSION_CASES("ssl_protocols SSLv2 SSLv3 TLSv1 with OpenSSL 3: no handshake completes",
+                    no_protocol_left)
+
+void nothing_negotiable(const nginx_version_entry& v) {
+  temp_dir dir;
+  auto pki = tls::make_pki((dir.path() / "pki").string(), {});
+  int port = free_port();
+  const std::string body = tls_server(port, pki, "ssl_ciphers aNULL:eNULL;");
+  CHECK(nginx_t(v, body).exit_code == 0);
+  nginx_instance ngx(nginx_conf(1, body), on(v, port));
+  // OpenSSL drops every suite the string matches at security level 1: TLS 1.2 fails.
+  auto out = s_client(port, "localhost", {"-tls1_2"});
+  INFO(out);
+  CHECK(out.find("Cipher is (NONE)") != std::string::npos);
+  CHECK(out.find("handshake failure") != std::string::npos);
+}
+NGINX_VERSION_CASES("ssl_ciphers aNULL:eNULL at security level 1: no TLS 1.2 handshake completes",
+                    nothing_negotiable)
+
+// ---- ticket key files with the same content ----
+
+void identical_key_files(const nginx_version_entry& v) {
+  temp_dir dir;
+  auto pki = tls::make_pki((dir.path() / "pki").string(), {});
+  const std::string k1 = (dir.path() / "current.key").string();
+  const std::string k2 = (dir.path() / "previous.key").string();
+  const std::string name = tls::write_ticket_key_file(k1, 80);
+  std::filesystem::copy_file(k1, k2);
+  int port = free_port();
+  nginx_instance ngx(nginx_conf(1, tls_server(port, pki,
+                                              "ssl_session_ticket_key " + k1 +
+                                                  "; ssl_session_ticket_key " + k2 + ";")),
+                     on(v, port));
+  // nginx takes both files without a word; one key seals and opens everything.
+  auto run = probe(port, "localhost", "--tls1.3", 4);
+  CHECK(key_name(run) == name);
+  CHECK(run.at("key_domains") == 1);
+}
+NGINX_VERSION_CASES("two ssl_session_ticket_key files with the same content: one key name",
+                    identical_key_files)
 
 }  // namespace
