@@ -2,7 +2,6 @@
 // have no `ssl` (and, in mail, no STARTTLS): the certificate is never used.
 
 #include "rules/common.hpp"
-#include "rules/rules.hpp"
 
 namespace ngxtls::rules {
 namespace {
