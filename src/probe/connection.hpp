@@ -140,12 +140,12 @@ struct connection {
   /// The response's header section as read, at most max_response_head_bytes (the headers
   /// module parses it).
   std::string response_head;
-  bool head_complete = false;  ///< response_head ends with the blank line
-  bool response_complete = false;  ///< the response's header section was read to its end
-  bool stapled = false;        ///< the handshake carried an OCSP staple
-  bool close_notify_received = false;          ///< a close_notify alert arrived
-  peer_close closed_by = peer_close::not_seen;  ///< how the server ended the connection
-  std::optional<time_point> closed_at;          ///< when it did
+  bool head_complete = false;          ///< response_head ends with the blank line
+  bool response_complete = false;      ///< the response's header section was read to its end
+  bool stapled = false;                ///< the handshake carried an OCSP staple
+  bool close_notify_received = false;  ///< a close_notify alert arrived
+  peer_close closed_by = peer_close::not_seen;              ///< how the server ended the connection
+  std::optional<time_point> closed_at;                      ///< when it did
   early_data_outcome early = early_data_outcome::not_sent;  ///< what became of `early_data`
   /// strict: SSL_get1_session after reading to EOF (null when none), as a client that takes its
   /// session at the end keeps it.

@@ -21,9 +21,9 @@ const measurement& early_data_module();
 
 const std::vector<const measurement*>& measurements() {
   static const std::vector<const measurement*> all = {
-      &resumption_module(),  &tickets_module(), &timings_module(), &ocsp_module(),
-      &certificate_module(), &load_module(),    &headers_module(), &close_module(),
-      &early_data_module(),
+      &resumption_module(), &tickets_module(),     &timings_module(),
+      &ocsp_module(),       &certificate_module(), &load_module(),
+      &headers_module(),    &close_module(),       &early_data_module(),
   };
   return all;
 }

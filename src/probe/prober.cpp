@@ -453,7 +453,7 @@ class prober {
     c->strict = strict;
     if (early) c->early_data = t.request;
     c->tls13 = retry || keepalive ? SSL_CTX_get_max_proto_version(ctx) == TLS1_3_VERSION
-                     : t.runs[run_index].protocol == tls_protocol::tls1_3;
+                                  : t.runs[run_index].protocol == tls_protocol::tls1_3;
     ++t.in_flight;
     if (!retry && !keepalive) ++t.runs[run_index].in_flight;
     connection& ref = *c;
@@ -523,7 +523,7 @@ class prober {
   void account_run(target_state& t, run_state& r, connection& c) {
     auto& res = r.res;
     --r.in_flight;
-    if (c.handshake_ok) {
+    if (c.handshake_ok && !is_follow_up(c.role)) {
       ++res.connections;
       if (res.negotiated_protocol.empty()) {
         res.negotiated_protocol = c.negotiated_protocol;

@@ -56,9 +56,9 @@ struct probe_options {
   /// `HEAD /` and waits up to this long after the response for the server to close it (nginx:
   /// keepalive_timeout), recording whether close_notify came first; ms, 0 = no such connection.
   int keepalive_wait_ms = 0;
-  bool ocsp = true;               ///< ask for staples (--no-ocsp: don't)
-  int ocsp_min_wait_ms = 2000;    ///< keep retrying at least this long before "absent", ms
-  int ocsp_min_connections = 4;   ///< and at least this many connections
+  bool ocsp = true;                        ///< ask for staples (--no-ocsp: don't)
+  int ocsp_min_wait_ms = 2000;             ///< keep retrying at least this long before "absent", ms
+  int ocsp_min_connections = 4;            ///< and at least this many connections
   std::size_t max_response_bytes = 65536;  ///< bytes read per connection after the handshake
   int idle_ms = 500;                       ///< stop reading after this long without data, ms
   /// Session tickets kept per connection; a server that sends more fails that connection

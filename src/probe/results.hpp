@@ -90,7 +90,7 @@ struct target_result {
   std::optional<certificate_facts> certificate;  ///< the certificate module's part
   ocsp_result ocsp;                              ///< the OCSP module's part
   std::optional<load_result> load;               ///< the load driver's part (only with --load)
-  std::optional<keepalive_close> keepalive;  ///< the close module's part (--keepalive-wait)
+  std::optional<keepalive_close> keepalive;      ///< the close module's part (--keepalive-wait)
   double elapsed_ms = 0;
   /// The headers module's part: the header fields of the first complete response to the
   /// probe's `HEAD /` (names as sent, values trimmed), in order; empty with --no-http or when

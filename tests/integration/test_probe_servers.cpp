@@ -239,10 +239,10 @@ struct stunnel_server {
 
   std::string write_conf(temp_dir& dir, const tls::pki_paths& pki,
                          const std::vector<std::string>& options) {
-    std::string conf = "foreground = yes\npid =\n[https]\naccept = 127.0.0.1:" +
-                       std::to_string(port) + "\nconnect = 127.0.0.1:" +
-                       std::to_string(backend_port) + "\ncert = " + pki.chain +
-                       "\nkey = " + pki.leaf_key + "\n";
+    std::string conf =
+        "foreground = yes\npid =\n[https]\naccept = 127.0.0.1:" + std::to_string(port) +
+        "\nconnect = 127.0.0.1:" + std::to_string(backend_port) + "\ncert = " + pki.chain +
+        "\nkey = " + pki.leaf_key + "\n";
     for (const auto& o : options) conf += o + "\n";
     return dir.write("stunnel.conf", conf).string();
   }
@@ -261,9 +261,9 @@ TEST_CASE(
   temp_dir dir;
   auto pki = tls::make_pki((dir.path() / "pki").string(), {});
   // 32-byte secrets, hex (stunnel(8): ticketKeySecret, ticketMacSecret).
-  stunnel_server st(dir, pki,
-                    {"ticketKeySecret = " + std::string(64, 'a'),
-                     "ticketMacSecret = " + std::string(64, 'b')});
+  stunnel_server st(
+      dir, pki,
+      {"ticketKeySecret = " + std::string(64, 'a'), "ticketMacSecret = " + std::string(64, 'b')});
   auto o = quick(40);
   o.tls12 = false;
   auto r = probe_port(st.port, o);
@@ -299,14 +299,12 @@ TEST_CASE("stunnel NO_TICKET: a ticket issued on a resumed connection is offered
   std::string a = (dir.path() / "a.pem").string(), b = (dir.path() / "b.pem").string();
   const std::string connect = "127.0.0.1:" + std::to_string(st.port);
   const std::string req = "HEAD / HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n";
-  run({"openssl", "s_client", "-connect", connect, "-tls1_3", "-sess_out", a, "-ign_eof"}, req,
-      20);
+  run({"openssl", "s_client", "-connect", connect, "-tls1_3", "-sess_out", a, "-ign_eof"}, req, 20);
   auto second = run({"openssl", "s_client", "-connect", connect, "-tls1_3", "-sess_in", a,
                      "-sess_out", b, "-ign_eof"},
                     req, 20);
-  auto third =
-      run({"openssl", "s_client", "-connect", connect, "-tls1_3", "-sess_in", b, "-ign_eof"}, req,
-          20);
+  auto third = run(
+      {"openssl", "s_client", "-connect", connect, "-tls1_3", "-sess_in", b, "-ign_eof"}, req, 20);
   REQUIRE(second.out.find("\nReused, TLSv1.3") != std::string::npos);
   REQUIRE(third.out.find("\nNew, TLSv1.3") != std::string::npos);
   // The chain: a resumed attempt's ticket (full), the full handshake's ticket (resumed), ...
@@ -321,11 +319,10 @@ TEST_CASE("openssl s_server -no_cache: no session ID, so the session-ID run offe
   temp_dir dir;
   auto pki = tls::make_pki((dir.path() / "pki").string(), {});
   int port = free_port();
-  server_process srv(
-      {"openssl", "s_server", "-accept", "127.0.0.1:" + std::to_string(port), "-cert",
-       pki.leaf_cert, "-key", pki.leaf_key, "-cert_chain", pki.chain, "-www", "-quiet",
-       "-no_cache"},
-      (dir.path() / "s_server.log").string(), port);
+  server_process srv({"openssl", "s_server", "-accept", "127.0.0.1:" + std::to_string(port),
+                      "-cert", pki.leaf_cert, "-key", pki.leaf_key, "-cert_chain", pki.chain,
+                      "-www", "-quiet", "-no_cache"},
+                     (dir.path() / "s_server.log").string(), port);
   auto j = ngxtls_json({"probe", "127.0.0.1:" + std::to_string(port), "--sni", "localhost",
                         "--tls1.2", "--no-ocsp", "--no-http", "-n", "5"});
   const auto& runs = j.at("targets").at(0).at("protocols");

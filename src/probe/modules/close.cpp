@@ -13,7 +13,9 @@
 namespace ngxtls::probe {
 namespace {
 
-std::string ratio_text(int n, int of) { return std::to_string(n) + " of " + std::to_string(of); }
+std::string ratio_text(int n, int of) {
+  return std::to_string(n) + " of " + std::to_string(of);
+}
 
 class closes final : public measurement {
  public:
@@ -25,7 +27,8 @@ class closes final : public measurement {
       keepalive_close k;
       k.wait_ms = t.options->keepalive_wait_ms;
       k.closed_by = c.closed_by;
-      if (c.closed_at && c.first_byte_at) k.closed_after_ms = ms_between(*c.first_byte_at, *c.closed_at);
+      if (c.closed_at && c.first_byte_at)
+        k.closed_after_ms = ms_between(*c.first_byte_at, *c.closed_at);
       k.error = c.error;
       if (!c.handshake_ok && !k.error) k.error = "no TLS handshake";
       t.res.keepalive = k;
@@ -48,7 +51,10 @@ class closes final : public measurement {
       if (c.reused) ++res.strict_resumed;
       return;
     }
-    if (is_follow_up(c.role) || !c.response_complete || !t.options->http) return;
+    // After a complete response, or when the server closed without one (`return 444`).
+    const bool ended =
+        c.response_complete || (c.request_sent_at && c.closed_by != peer_close::not_seen);
+    if (is_follow_up(c.role) || !ended || !t.options->http) return;
     switch (c.closed_by) {
       case peer_close::close_notify:
         ++res.closes_close_notify;
@@ -116,8 +122,8 @@ class closes final : public measurement {
     else if (k.closed_by == peer_close::not_seen)
       s.out << "still open";
     else
-      s.out << to_string(k.closed_by) << " after " << static_cast<long>(k.closed_after_ms.value_or(0))
-            << " ms";
+      s.out << to_string(k.closed_by) << " after "
+            << static_cast<long>(k.closed_after_ms.value_or(0)) << " ms";
     s.out << "\n";
   }
 
@@ -156,14 +162,13 @@ class closes final : public measurement {
       p["strict_client"] = nullptr;
       return;
     }
-    p["strict_client"] = {
-        {"attempts", r.strict_attempts},
-        {"resumed", r.strict_resumed},
-        {"rate", r.strict_rate},
-        {"failed_connections", r.strict_failed},
-        {"session_resumable_after_eof", r.strict_session_resumable
-                                            ? nlohmann::json(*r.strict_session_resumable)
-                                            : nlohmann::json(nullptr)}};
+    p["strict_client"] = {{"attempts", r.strict_attempts},
+                          {"resumed", r.strict_resumed},
+                          {"rate", r.strict_rate},
+                          {"failed_connections", r.strict_failed},
+                          {"session_resumable_after_eof",
+                           r.strict_session_resumable ? nlohmann::json(*r.strict_session_resumable)
+                                                      : nlohmann::json(nullptr)}};
   }
 
   void declare_metrics(metric_set& m) const override {

@@ -31,8 +31,8 @@ struct close_part {
 struct keepalive_close {
   int wait_ms = 0;                              ///< how long it would wait after the response
   peer_close closed_by = peer_close::not_seen;  ///< not_seen: still open when the wait ended
-  std::optional<double> closed_after_ms;  ///< from the response's first byte to the close
-  std::optional<std::string> error;       ///< why the connection failed; null when it did not
+  std::optional<double> closed_after_ms;        ///< from the response's first byte to the close
+  std::optional<std::string> error;             ///< why the connection failed; null when it did not
 };
 
 }  // namespace ngxtls::probe

@@ -84,8 +84,9 @@ class early_data final : public measurement {
     }
     std::string line = label + "early data accepted (" + status_text(f.http_status) +
                        "); the same ticket's early data again: " + try_text(r.early_replay) +
-                       "; from " + std::to_string(r.early_parallel_sent) + " connections at once: " +
-                       std::to_string(r.early_parallel_accepted) + " accepted";
+                       "; from " + std::to_string(r.early_parallel_sent) +
+                       " connections at once: " + std::to_string(r.early_parallel_accepted) +
+                       " accepted";
     if (r.early_replay_answered)
       line += ": a recorded first flight can be replayed and the application answers it";
     else if (f.http_status == too_early)

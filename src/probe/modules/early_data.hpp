@@ -21,9 +21,9 @@ struct early_data_try {
 
 /// 0-RTT and its replay.
 struct early_data_part {
-  bool early_data_tried = false;  ///< the offers ran (--early-data and tickets allow it)
-  early_data_try early_first;     ///< the ticket's first use, with early data
-  early_data_try early_replay;    ///< the same ticket and early data, once more
+  bool early_data_tried = false;    ///< the offers ran (--early-data and tickets allow it)
+  early_data_try early_first;       ///< the ticket's first use, with early data
+  early_data_try early_replay;      ///< the same ticket and early data, once more
   int early_parallel_sent = 0;      ///< connections offering it again at once (2)
   int early_parallel_accepted = 0;  ///< of those, the early data accepted
   std::map<int, int> early_parallel_statuses;  ///< their HTTP statuses, status -> connections

@@ -18,7 +18,8 @@ std::string percent(double rate) {
 // "resumed, full, resumed, full".
 std::string pattern(const std::vector<bool>& outcomes) {
   std::string out;
-  for (bool resumed : outcomes) out += (out.empty() ? "" : ", ") + std::string(resumed ? "resumed" : "full");
+  for (bool resumed : outcomes)
+    out += (out.empty() ? "" : ", ") + std::string(resumed ? "resumed" : "full");
   return out;
 }
 

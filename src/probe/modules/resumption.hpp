@@ -25,7 +25,7 @@ struct resumption_part {
   /// newest ticket of the one before, the first a ticket received on a resumed attempt; per
   /// connection in order: resumed or not. Empty when no resumed attempt brought a ticket.
   std::vector<bool> chain_outcomes;
-  int chain_resumed = 0;  ///< of chain_outcomes, how many resumed
+  int chain_resumed = 0;            ///< of chain_outcomes, how many resumed
   bool single_use_pattern = false;  ///< same_session mode: exactly one attempt resumed out of
                                     ///< >= 3 (tickets look single-use, RFC 8446 section 8.1)
 };

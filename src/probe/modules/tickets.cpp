@@ -46,7 +46,9 @@ class tickets final : public measurement {
 
   void on_connection(target_state& t, module_state* state, run_state* run,
                      const connection& c) const override {
-    if (run == nullptr || !c.handshake_ok) return;
+    // The run's own connections only: follow-ups (chain, strict client, early data) have
+    // modules of their own, and tickets_per_connection divides by the run's connections.
+    if (run == nullptr || !c.handshake_ok || is_follow_up(c.role)) return;
     auto& counts = static_cast<tickets_state*>(state)->prefix_counts[index_of(t, *run)];
     auto& res = run->res;
     int with_ticket = 0;
@@ -166,12 +168,13 @@ class tickets final : public measurement {
     p["stateless_tickets"] = r.stateless_tickets;
     p["ticket_size_bytes"] = {{"min", r.ticket_min_bytes}, {"max", r.ticket_max_bytes}};
     // TLS 1.2: 0 is "unspecified" (RFC 5077 3.3), not a lifetime.
-    const bool unspecified = r.protocol == tls_protocol::tls1_2 && r.lifetime_hint_s &&
-                             *r.lifetime_hint_s == 0;
+    const bool unspecified =
+        r.protocol == tls_protocol::tls1_2 && r.lifetime_hint_s && *r.lifetime_hint_s == 0;
     p["lifetime_hint_s"] = r.lifetime_hint_s && !unspecified ? nlohmann::json(*r.lifetime_hint_s)
                                                              : nlohmann::json(nullptr);
     p["lifetime_hint_unspecified"] = unspecified;
-    p["opaque_reason"] = r.opaque_reason ? nlohmann::json(*r.opaque_reason) : nlohmann::json(nullptr);
+    p["opaque_reason"] =
+        r.opaque_reason ? nlohmann::json(*r.opaque_reason) : nlohmann::json(nullptr);
     p["tickets_per_connection"] = r.tickets_per_connection;
     p["max_tickets_per_connection"] = r.max_tickets_per_connection;
     p["max_early_data"] = r.max_early_data;
