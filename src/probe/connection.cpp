@@ -367,12 +367,19 @@ void step(connection& c) {
       int saved = errno;
       if (rc == 1) {
         c.early_off += written;
-        if (c.early_off >= c.early_data.size()) c.request_sent_at = clock_type::now();
+        if (c.early_off >= c.early_data.size()) {
+          c.request_sent_at = clock_type::now();
+          c.early_hold_until = *c.request_sent_at + std::chrono::milliseconds(early_data_hold_ms);
+          return;  // check_time() goes on once the hold is over
+        }
         continue;
       }
       ssl_trouble(c, rc, saved);
       return;
     }
+    if (c.phase == connection_phase::handshaking && c.early_hold_until &&
+        clock_type::now() < *c.early_hold_until)
+      return;
     if (c.phase == connection_phase::handshaking) {
       int rc = SSL_do_handshake(c.ssl.get());
       int saved = errno;
@@ -442,18 +449,28 @@ void step(connection& c) {
 
 short poll_events(const connection& c) {
   if (c.phase == connection_phase::done || c.fd < 0) return 0;
+  // Holding back the Finished: the server's answer waits in the socket, unread.
+  if (c.phase == connection_phase::handshaking && c.early_hold_until) return 0;
   if (c.phase == connection_phase::connecting) return POLLOUT;
   return c.want_write ? POLLOUT : POLLIN;
 }
 
 time_point wake_time(const connection& c) {
   time_point wake = c.deadline;
+  if (c.phase == connection_phase::handshaking && c.early_hold_until)
+    wake = std::min(wake, *c.early_hold_until);
   if (c.phase == connection_phase::reading) wake = std::min(wake, c.last_data + idle_for(c));
   return wake;
 }
 
 void check_time(connection& c, time_point now) {
   if (c.phase == connection_phase::done) return;
+  if (c.phase == connection_phase::handshaking && c.early_hold_until &&
+      now >= *c.early_hold_until) {
+    c.early_hold_until.reset();
+    step(c);  // send the Finished, then read the answer
+    if (c.phase == connection_phase::done) return;
+  }
   if (c.phase == connection_phase::reading && now >= c.last_data + idle_for(c)) {
     finish(c);  // quiet long enough: the server has nothing more to say
   } else if (now >= c.deadline) {

@@ -130,6 +130,10 @@ struct connection {
   std::size_t bytes_read = 0;      ///< bytes read after the handshake
   bool too_many_sessions = false;  ///< the server sent more tickets than limits->max_tickets
   std::size_t early_off = 0;       ///< bytes of `early_data` written
+  /// After the early data: the client's Finished waits until then, so that the server reads
+  /// the request while the handshake is still open, as from a replaying attacker who cannot
+  /// finish it (nginx's $ssl_early_data is "1" only before the handshake completes).
+  std::optional<time_point> early_hold_until;
 
   // What it saw.
   std::vector<session_ptr> sessions;  ///< from the new-session callback, in arrival order
@@ -172,6 +176,9 @@ short poll_events(const connection& c);
 
 /// When `c` must be looked at again even without socket activity.
 time_point wake_time(const connection& c);
+
+/// How long a connection that sent early data holds back its Finished, ms.
+inline constexpr int early_data_hold_ms = 100;
 
 /// Ends `c` when its time is up at `now`: reading went quiet (a normal end), or the timeout
 /// passed (an error naming the phase).

@@ -470,7 +470,10 @@ class prober {
     time_point wake = now + std::chrono::milliseconds(200);
     for (auto& c : conns_) {
       short ev = poll_events(*c);
-      if (ev == 0) continue;
+      if (ev == 0) {
+        if (c->phase != connection_phase::done) wake = std::min(wake, wake_time(*c));
+        continue;
+      }
       fds.push_back({c->fd, ev, 0});
       owners.push_back(c.get());
       wake = std::min(wake, wake_time(*c));
