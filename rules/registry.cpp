@@ -48,6 +48,7 @@ const std::vector<rule>& all_rules() {
       rules::duplicate_listen(),
       rules::certificate_variable_unknown(),
       rules::certificate_variable(),
+      rules::tls_return_444(),
   };
   return catalog;
 }

@@ -62,5 +62,8 @@ engine::rule duplicate_listen();
 engine::rule certificate_variable_unknown();
 /// certificate-variable: a certificate or key chosen by a variable, which lint cannot read.
 engine::rule certificate_variable();
+/// tls-return-444: return 444 in a TLS server closes without close_notify: strict clients lose the
+/// session.
+engine::rule tls_return_444();
 
 }  // namespace ngxtls::rules

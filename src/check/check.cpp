@@ -495,6 +495,82 @@ void judge_hsts(checked_finding& c, const std::vector<const probe::target_result
   }
 }
 
+// early-data-replay from the probe's 0-RTT offers (probe_options::early_data, check
+// --sandbox): a replayed first flight accepted and answered by the application (any status but
+// 425 Too Early) confirms it; replays refused, or answered 425, refute it.
+void judge_early_data(checked_finding& c, const std::vector<const probe::target_result*>& rs) {
+  int tried = 0, answered = 0, refused = 0, too_early = 0;
+  for (const auto* r : rs) {
+    const auto* run = find_run(*r, "TLSv1.3", "ticket");
+    if (run == nullptr || !run->early_data_tried) continue;
+    ++tried;
+    const auto& rep = run->early_replay;
+    const bool accepted =
+        rep.outcome == probe::early_data_outcome::accepted || run->early_parallel_accepted > 0;
+    if (run->early_replay_answered)
+      ++answered;
+    else if (!accepted)
+      ++refused;
+    else
+      ++too_early;
+    c.evidence.push_back(
+        {"replayed early data",
+         probe::to_string(rep.outcome) + ", HTTP " +
+             (rep.http_status ? std::to_string(*rep.http_status) : std::string("none")) + "; " +
+             frac(run->early_parallel_accepted, run->early_parallel_sent) + " accepted at once",
+         label(*r)});
+  }
+  if (tried == 0) {
+    c.reason =
+        "no early data was sent (the probe sends 0-RTT only in check --sandbox, and only "
+        "where TLS 1.3 tickets allow early data)";
+  } else if (answered > 0) {
+    c.result = verdict::confirmed;
+    c.reason = "a replayed 0-RTT request was accepted and answered by the application";
+  } else {
+    c.result = verdict::refuted;
+    c.reason = refused > 0 && too_early == 0 ? "the server refused the replayed early data"
+                                             : "replayed early data is answered 425 Too Early";
+  }
+}
+
+// tls-return-444 from how the server ended the probe's connections (probe::close_part):
+// connections closed without close_notify, and clients that read to EOF resuming less than the
+// prober, confirm it; every connection ended with close_notify refutes it.
+void judge_close_notify(checked_finding& c, const std::vector<const probe::target_result*>& rs) {
+  int unclean = 0, clean = 0, strict_attempts = 0, strict_resumed = 0, attempts = 0, resumed = 0;
+  for (const auto* r : rs)
+    for (const auto& run : r->protocols) {
+      unclean += run.closes_eof + run.closes_reset;
+      clean += run.closes_close_notify;
+      if (run.strict_measured) {
+        strict_attempts += run.strict_attempts;
+        strict_resumed += run.strict_resumed;
+        attempts += run.attempts;
+        resumed += run.resumed;
+      }
+    }
+  c.evidence.push_back(
+      {"closed without close_notify", frac(unclean, unclean + clean) + " connections", ""});
+  if (strict_attempts > 0)
+    c.evidence.push_back(
+        {"strict client resumed",
+         frac(strict_resumed, strict_attempts) + " (prober: " + frac(resumed, attempts) + ")", ""});
+  if (unclean + clean == 0) {
+    c.reason = "no response was read to its end (the probe sends no HTTP request with --no-http)";
+  } else if (unclean > 0 && strict_attempts > 0 &&
+             strict_resumed * attempts < resumed * strict_attempts) {
+    c.result = verdict::confirmed;
+    c.reason = "connections end without close_notify, and clients that read to EOF resume " +
+               frac(strict_resumed, strict_attempts);
+  } else if (unclean == 0) {
+    c.result = verdict::refuted;
+    c.reason = "every connection ended with close_notify";
+  } else {
+    c.reason = "connections end without close_notify, but the strict client resumed as often";
+  }
+}
+
 // nginx's time value in seconds ("300", "60s", "5m", "1h", "1d", "1h30m"); nullopt when unreadable.
 std::optional<long> seconds_of(const std::string& text) {
   long total = 0, n = 0;
@@ -770,6 +846,8 @@ bool answers(engine::probe_question q) {
     case engine::probe_question::settings_per_name:
     case engine::probe_question::handshake_under_name:
     case engine::probe_question::hsts_header_served:
+    case engine::probe_question::early_data_replayed:
+    case engine::probe_question::closes_without_close_notify:
       return true;
   }
   return false;
@@ -845,6 +923,17 @@ std::vector<checked_finding> judge(const std::vector<engine::finding>& findings,
           break;
         case engine::probe_question::session_id_resumption:
           judge_per_worker(c, rs);
+          break;
+        case engine::probe_question::early_data_replayed:
+          judge_early_data(c, rs);
+          break;
+        case engine::probe_question::closes_without_close_notify:
+          if (options.sandbox_responses)
+            c.reason =
+                "the sandbox answers with its own response, not the server's return: run check "
+                "--endpoint against the server";
+          else
+            judge_close_notify(c, rs);
           break;
         case engine::probe_question::nginx_t_warns_at_line:
         case engine::probe_question::socket_options_warned:

@@ -163,6 +163,8 @@ int run_check(const check_args& a) {
     po.tls13 = a.only13;
   }
   if (!a.sess_in.empty()) po.sess_in = a.sess_in;
+  // 0-RTT is a write to the server: only against the sandbox's own nginx.
+  po.early_data = a.sandbox;
 
   std::vector<probe::target> targets;
   std::vector<std::string> names;
@@ -557,7 +559,8 @@ void register_check(CLI::App& app, std::function<int()>& run) {
                 "root: nginx runs as "
                 "an unused uid in a loopback-only network namespace, with no module or Lua the "
                 "config names; see "
-                "docs/user-guide.md)");
+                "docs/user-guide.md); the probe then also sends TLS 1.3 early data (HEAD /, no "
+                "body) and replays it, to judge early-data-replay");
   sub->add_option("--nginx", a->nginx,
                   "--sandbox: the nginx binary (default: nginx on PATH, else /usr/sbin/nginx)");
   sub->add_option("--instances", a->instances,

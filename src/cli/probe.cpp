@@ -29,8 +29,10 @@ struct probe_args {
   // The prober's defaults (probe_options), the only place they are set.
   int attempts = probe::probe_options{}.attempts, per_target = probe::probe_options{}.per_target,
       parallel = probe::probe_options{}.parallel, timeout_ms = probe::probe_options{}.timeout_ms,
-      total_timeout_ms = probe::probe_options{}.total_timeout_ms;
-  bool tls12 = false, tls13 = false, no_http = false, fresh = false, no_ocsp = false;
+      total_timeout_ms = probe::probe_options{}.total_timeout_ms,
+      keepalive_wait_ms = probe::probe_options{}.keepalive_wait_ms;
+  bool tls12 = false, tls13 = false, no_http = false, fresh = false, no_ocsp = false,
+       early_data = false, no_strict_client = false;
   std::string format = "text";
   std::string color = "auto";  ///< --color
   // --load and its settings (probe::load_options holds the defaults).
@@ -197,6 +199,9 @@ int run_probe_command(const probe_args& a) {
   }
   o.http = !a.no_http;
   o.fresh_tickets = a.fresh;
+  o.early_data = a.early_data;
+  o.keepalive_wait_ms = a.keepalive_wait_ms;
+  o.strict_client = !a.no_strict_client;
   o.ocsp = !a.no_ocsp;
   o.sess_in = a.sess_in;
   o.sess_out = a.sess_out;
@@ -297,6 +302,19 @@ void register_probe(CLI::App& app, std::function<int()>& run) {
   sub->add_flag("--fresh-tickets", args->fresh,
                 "offer the newest ticket on every attempt (as browsers do)");
   sub->add_flag("--no-ocsp", args->no_ocsp, "do not ask for OCSP staples");
+  sub->add_flag("--early-data", args->early_data,
+                "TLS 1.3: send the request (HEAD /, no body) as 0-RTT early data where tickets "
+                "allow it, then replay it with the same ticket, once and from two connections "
+                "at once: a write to the server, so only when this is given (check --sandbox "
+                "does it against its own nginx)");
+  sub->add_option("--keepalive-wait", args->keepalive_wait_ms,
+                  "ms: one more connection sends a keep-alive HEAD / and waits this long for the "
+                  "server to close it (e.g. past nginx's keepalive_timeout), recording whether "
+                  "close_notify came first (default 0: none)")
+      ->check(CLI::Range(0, 600000));
+  sub->add_flag("--no-strict-client", args->no_strict_client,
+                "skip the strict-client run (attempts as a client that reads to EOF without "
+                "ignoring a close without close_notify)");
   sub->add_flag("--load", args->load,
                 "after the probe, measure handshake capacity with fresh connections (a load "
                 "on the server: one target only)");

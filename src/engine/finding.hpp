@@ -39,6 +39,9 @@ enum class probe_question {
                           ///< (or nginx -t warn that the socket's options were redefined)?
   socket_options_warned,  ///< does nginx -t warn that the socket's options were redefined?
   hsts_header_served,     ///< does the server's response carry Strict-Transport-Security?
+  early_data_replayed,    ///< is a replayed 0-RTT first flight accepted and answered (not 425)?
+  closes_without_close_notify,  ///< does the server end connections without close_notify, and
+                                ///< do clients that read to EOF then resume less?
 };
 /// "none", "nginx_t_verdict", ... (the enumerator's name).
 std::string to_string(probe_question q);

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <regex>
 #include <sstream>
@@ -742,5 +743,173 @@ void identical_key_files(const nginx_version_entry& v) {
 }
 NGINX_VERSION_CASES("two ssl_session_ticket_key files with the same content: one key name",
                     identical_key_files)
+
+// ---- how connections end: close_notify, and the strict client ----
+
+/// `ngxtls probe` of 127.0.0.1:port (SNI a.test, TLS 1.3, `n` attempts, `extra`): the target.
+nlohmann::json probe_target(int port, int n, const std::vector<std::string>& extra) {
+  std::vector<std::string> args{"probe",
+                                "127.0.0.1:" + std::to_string(port),
+                                "--sni",
+                                "a.test",
+                                "--tls1.3",
+                                "-n",
+                                std::to_string(n),
+                                "-c",
+                                "2",
+                                "--no-ocsp"};
+  args.insert(args.end(), extra.begin(), extra.end());
+  std::string err;
+  auto j = ngxtls_json(args, nullptr, &err);
+  INFO("probe stderr: ", err);
+  const auto& t = j.at("targets").at(0);
+  REQUIRE(t.at("error").is_null());
+  std::cout << "  " << t.at("verdicts").dump() << std::endl;
+  return t;
+}
+
+/// Whether the server sent close_notify, as `openssl s_client -msg` saw it after `request`.
+bool s_client_saw_close_notify(int port, const std::string& request) {
+  auto r = run({"openssl", "s_client", "-connect", "127.0.0.1:" + std::to_string(port),
+                "-servername", "a.test", "-tls1_3", "-msg", "-ign_eof"},
+               request, 20);
+  return r.out.find("<<< TLS 1.3, Alert [length 0002], warning close_notify") != std::string::npos;
+}
+
+const std::string head_a = "HEAD / HTTP/1.1\r\nHost: a.test\r\nConnection: close\r\n\r\n";
+
+void close_after_response(const nginx_version_entry& v) {
+  names_pki k;
+  int port = free_port();
+  nginx_instance ngx(nginx_conf(1, two_servers(port, k.a, k.b, "", "")), on(v, port));
+  REQUIRE(s_client_saw_close_notify(port, head_a));
+  const auto run = probe_target(port, 6, {}).at("protocols").at(0);
+  // The first handshake and 6 attempts, each read until the server closed it.
+  CHECK(run.at("server_close").at("close_notify") == 7);
+  CHECK(run.at("server_close").at("eof") == 0);
+  CHECK(run.at("resumed") == 6);
+  CHECK(run.at("strict_client").at("attempts") == 6);
+  CHECK(run.at("strict_client").at("resumed") == 6);
+  CHECK(run.at("strict_client").at("session_resumable_after_eof") == true);
+}
+NGINX_VERSION_CASES("a response to HEAD / ends with close_notify: strict clients resume too",
+                    close_after_response)
+
+void return_444_close(const nginx_version_entry& v) {
+  names_pki k;
+  int port = free_port();
+  nginx_instance ngx(nginx_conf(1, two_servers(port, k.a, k.b, "return 444;", "")), on(v, port));
+  REQUIRE_FALSE(s_client_saw_close_notify(port, head_a));
+  const auto t = probe_target(port, 6, {});
+  const auto& run = t.at("protocols").at(0);
+  CHECK(run.at("server_close").at("close_notify") == 0);
+  CHECK(run.at("server_close").at("eof") == 7);
+  CHECK(run.at("resumed") == 6);  // the prober ignores the unexpected EOF, as browsers do
+  // A client that reads to EOF without SSL_OP_IGNORE_UNEXPECTED_EOF: OpenSSL's fatal
+  // "unexpected eof" marks the session not resumable, so every reconnect is a full handshake.
+  CHECK(run.at("strict_client").at("attempts") == 6);
+  CHECK(run.at("strict_client").at("resumed") == 0);
+  CHECK(run.at("strict_client").at("session_resumable_after_eof") == false);
+  CHECK(t.at("verdicts")
+            .dump()
+            .find("clients that read to EOF resume 0 of 6: the server closes "
+                  "without close_notify") != std::string::npos);
+}
+NGINX_VERSION_CASES("return 444 closes without close_notify: strict clients resume 0 of 6",
+                    return_444_close)
+
+void keepalive_timeout_close(const nginx_version_entry& v) {
+  names_pki k;
+  int port = free_port();
+  nginx_instance ngx(nginx_conf(1, two_servers(port, k.a, k.b, "", "", "keepalive_timeout 1s;")),
+                     on(v, port));
+  const auto t = probe_target(port, 2, {"--keepalive-wait", "3000"});
+  const auto& ka = t.at("keepalive_close");
+  CHECK(ka.at("error").is_null());
+  CHECK(ka.at("closed_by") == "close_notify");
+  CHECK(ka.at("closed_after_ms").get<double>() >= 900);
+  CHECK(ka.at("closed_after_ms").get<double>() < 2500);
+}
+NGINX_VERSION_CASES("keepalive_timeout ends an idle connection with close_notify",
+                    keepalive_timeout_close)
+
+// ---- 0-RTT and its replay ----
+
+/// Early data as `openssl s_client -early_data` sees it: true when the server accepted it.
+bool s_client_early_accepted(int port, const std::string& sess, const std::filesystem::path& req) {
+  auto r = run({"openssl", "s_client", "-connect", "127.0.0.1:" + std::to_string(port),
+                "-servername", "a.test", "-tls1_3", "-sess_in", sess, "-early_data", req.string()},
+               "", 20);
+  return r.out.find("Early data was accepted") != std::string::npos;
+}
+
+/// Saves a TLS 1.3 session of a.test to `sess` (s_client -sess_out).
+void run_s_client_session(int port, const std::string& sess) {
+  run({"openssl", "s_client", "-connect", "127.0.0.1:" + std::to_string(port), "-servername",
+       "a.test", "-tls1_3", "-sess_out", sess, "-ign_eof"},
+      head_a, 20);
+}
+
+void early_data_replayed(const nginx_version_entry& v, const std::string& a_extra,
+                         const std::string& http_extra, int status) {
+  names_pki k;
+  int port = free_port();
+  nginx_instance ngx(nginx_conf(1, two_servers(port, k.a, k.b, a_extra, "", http_extra)),
+                     on(v, port));
+  const auto t = probe_target(port, 2, {"--early-data"});
+  const auto& run = t.at("protocols").at(0);
+  CHECK(run.at("max_early_data") == 16384);
+  const auto& ed = run.at("early_data");
+  REQUIRE(ed.is_object());
+  CHECK(ed.at("first").at("outcome") == "accepted");
+  CHECK(ed.at("first").at("http_status") == status);
+  CHECK(ed.at("replay").at("outcome") == "accepted");
+  CHECK(ed.at("replay").at("http_status") == status);
+  CHECK(ed.at("parallel").at("connections") == 2);
+  CHECK(ed.at("parallel").at("accepted") == 2);
+  CHECK(ed.at("replay_answered") == (status != 425));
+  // Independently: openssl s_client offers one saved ticket with the same early data twice.
+  const std::string sess = (k.dir.path() / "ed.pem").string();
+  run_s_client_session(port, sess);
+  auto req = k.dir.path() / "req.txt";
+  {
+    std::ofstream f(req);
+    f << head_a;
+  }
+  CHECK(s_client_early_accepted(port, sess, req));
+  CHECK(s_client_early_accepted(port, sess, req));
+}
+
+void early_data_tickets(const nginx_version_entry& v) {
+  early_data_replayed(v, "ssl_early_data on;", "", 200);
+}
+void early_data_stateful(const nginx_version_entry& v) {
+  // Stateful tickets through a shared cache: nginx's own cache, not OpenSSL's, so OpenSSL's
+  // single-use check for early data does not run.
+  early_data_replayed(v, "ssl_early_data on;\n  ssl_session_tickets off;",
+                      "ssl_session_cache shared:ed:1m;", 200);
+}
+void early_data_425(const nginx_version_entry& v) {
+  early_data_replayed(v, "ssl_early_data on;\n  if ($ssl_early_data) { return 425; }", "", 425);
+}
+NGINX_VERSION_CASES(
+    "ssl_early_data on: the same ticket's early data is accepted again and answered",
+    early_data_tickets)
+NGINX_VERSION_CASES(
+    "ssl_early_data on with tickets off and a shared cache: replayed early data is accepted",
+    early_data_stateful)
+NGINX_VERSION_CASES("ssl_early_data on answering $ssl_early_data with 425: replays get 425",
+                    early_data_425)
+
+void early_data_off(const nginx_version_entry& v) {
+  names_pki k;
+  int port = free_port();
+  nginx_instance ngx(nginx_conf(1, two_servers(port, k.a, k.b, "", "")), on(v, port));
+  const auto run = probe_target(port, 2, {"--early-data"}).at("protocols").at(0);
+  CHECK(run.at("max_early_data") == 0);
+  CHECK(run.at("early_data").is_null());  // tickets allow no early data: nothing is sent
+}
+NGINX_VERSION_CASES("ssl_early_data off: tickets allow no early data and none is sent",
+                    early_data_off)
 
 }  // namespace
