@@ -95,7 +95,8 @@ def main():
             man += [".TP", "\\fB" + roff(", ".join(names)) + "\\fR" + (" \\fI" + roff(kind) + "\\fR" if kind else ""), roff(desc)]
     man += [".SH EXIT STATUS",
             "0: nothing at or above \\-\\-fail\\-on; 1: findings at or above it; 2: usage or input error; "
-            "3: a target could not be probed.",
+            "3: a target could not be probed; 130 / 143: probe \\-\\-load or check \\-\\-sandbox \\-\\-load "
+            "stopped by SIGINT / SIGTERM (the partial report is written).",
             ".SH FILES", ".TP", ".I .ngxtls.toml",
             "Project configuration: rule selection, severities, assumed versions, fleets.",
             ".SH SEE ALSO", "\\fBnginx\\fR(8), \\fBopenssl\\-s_client\\fR(1); the rule pages in "

@@ -507,8 +507,9 @@ int run_check(const check_args& a) {
     write_output(a.output, report::render_check_text(rep, a.output.empty() && is_tty(1)));
   }
   if (interrupted()) {
-    std::cerr << "ngxtls: interrupted: the report is partial\n";
-    return exit_interrupted;
+    std::cerr << "ngxtls: interrupted (" << interrupt_guard::cause()
+              << "): the report is partial\n";
+    return interrupt_guard::exit_code();
   }
   if (unreachable) {
     // The report holds the reasons; stderr says why the exit code is 3.

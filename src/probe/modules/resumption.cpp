@@ -143,16 +143,19 @@ class resumption final : public measurement {
   }
 
   void declare_metrics(metric_set& m) const override {
-    m.declare("ngxtls_probe_resumption_rate", "Resumed attempts / attempts (0..1)");
-    m.declare("ngxtls_probe_resumption_attempts", "Resumption attempts that completed a handshake");
-    m.declare("ngxtls_probe_resumption_resumed", "Attempts with SSL_session_reused() == 1");
+    m.declare("ngxtls_resumption_ratio",
+              "Resumed attempts / attempts (0..1), by protocol, mechanism and mode");
+    m.declare("ngxtls_resumption_attempts",
+              "Resumption attempts that completed a handshake in this probe");
+    m.declare("ngxtls_resumption_resumed",
+              "Of those, attempts the server resumed (SSL_session_reused() == 1)");
   }
 
-  void run_metrics(const run_result& r, const std::string& l, metric_set& m) const override {
+  void run_metrics(const run_result& r, const label_set& l, metric_set& m) const override {
     if (!r.session_offered) return;
-    m.add("ngxtls_probe_resumption_rate", l, r.rate);
-    m.add("ngxtls_probe_resumption_attempts", l, r.attempts);
-    m.add("ngxtls_probe_resumption_resumed", l, r.resumed);
+    m.add("ngxtls_resumption_ratio", l, r.rate);
+    m.add("ngxtls_resumption_attempts", l, r.attempts);
+    m.add("ngxtls_resumption_resumed", l, r.resumed);
   }
 };
 
