@@ -403,9 +403,8 @@ load_phase_result run_phase(const endpoint& e, const phase_spec& s, SSL_SESSION*
     // Four launch intervals without a completion, capped at the phase's length: 4 / rate of a
     // tiny rate overflows a clock duration.
     const double quiet_s = std::min(4 / *o.max_rate, static_cast<double>(o.duration_s) + 1);
-    p.stopped_after =
-        std::max(p.stopped_after, std::chrono::duration_cast<clock_type::duration>(
-                                      std::chrono::duration<double>(quiet_s)));
+    p.stopped_after = std::max(p.stopped_after, std::chrono::duration_cast<clock_type::duration>(
+                                                    std::chrono::duration<double>(quiet_s)));
   }
   double cpu_before = cpu_seconds();
   p.start = clock_type::now();

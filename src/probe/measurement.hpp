@@ -123,8 +123,7 @@ class measurement {
   /// target in a textfile with several).
   virtual void run_metrics(const run_result& r, const label_set& labels, metric_set& m) const;
   /// Samples of the target; `labels` names the target in a textfile with several (else empty).
-  virtual void target_metrics(const target_result& t, const label_set& labels,
-                              metric_set& m) const;
+  virtual void target_metrics(const target_result& t, const label_set& labels, metric_set& m) const;
 };
 
 /// At most this many extra full handshakes per run (wants_full_handshakes).

@@ -166,10 +166,10 @@ std::string probe_prometheus(const std::vector<probe::target_result>& results,
               1);
       if (!r.cipher.empty() && ciphers.emplace(r.negotiated_protocol, r.cipher, r.group).second)
         m.add("ngxtls_tls_cipher_info",
-              probe::with_label(probe::with_label(probe::with_label(tl, "version",
-                                                                    r.negotiated_protocol),
-                                                  "cipher", r.cipher),
-                                "group", r.group),
+              probe::with_label(
+                  probe::with_label(probe::with_label(tl, "version", r.negotiated_protocol),
+                                    "cipher", r.cipher),
+                  "group", r.group),
               1);
       probe::label_set l = probe::with_label(tl, "protocol", probe::to_string(r.protocol));
       l = probe::with_label(std::move(l), "mechanism", probe::to_string(r.mechanism));

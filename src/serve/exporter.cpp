@@ -12,8 +12,8 @@
 #include "base/error.hpp"
 #include "probe/prober.hpp"
 #include "probe/target.hpp"
-#include "report/terminal_text.hpp"
 #include "report/probe_output.hpp"
+#include "report/terminal_text.hpp"
 #include "serve/exposition.hpp"
 
 namespace ngxtls::serve {
@@ -305,8 +305,8 @@ std::string exporter::metrics() const {
   started.add({}, start_time_);
   build.add(report::build_info_labels(), 1);
   std::string out;
-  for (const auto* f : {&probes, &duration, &in_flight, &hits, &entries, &rejected, &reloads,
-                        &rss, &started, &build})
+  for (const auto* f : {&probes, &duration, &in_flight, &hits, &entries, &rejected, &reloads, &rss,
+                        &started, &build})
     f->write(out);
   return out;
 }

@@ -354,7 +354,8 @@ TEST_CASE("lint --baseline with no TLS server in it is an error that says why") 
       {dir.write("empty.conf", "").string(), "no server block in it"},
       {"/dev/null", "no server block in it"},
       // A file nginx reads that is no server config.
-      {dir.write("mime.types", "types {\n    text/html html htm;\n    image/png png;\n}\n").string(),
+      {dir.write("mime.types", "types {\n    text/html html htm;\n    image/png png;\n}\n")
+           .string(),
        "no server block in it"},
       {dir.write("plain-http.conf",
                  "events {}\nhttp {\n    server {\n        listen 80;\n        server_name a;\n"
@@ -370,7 +371,7 @@ TEST_CASE("lint --baseline with no TLS server in it is an error that says why") 
           std::string::npos);
     // check reads its baseline through the same pipeline, before it probes anything.
     auto chk = run_ngxtls({"check", conf, "--nginx-version", "1.22.1", "--endpoint", "127.0.0.1:9",
-                       "--baseline", c.path});
+                           "--baseline", c.path});
     CHECK(chk.exit_code == 2);
     CHECK(chk.err.find("--baseline: " + c.reason) != std::string::npos);
   }

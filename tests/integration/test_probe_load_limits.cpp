@@ -27,9 +27,9 @@ struct logged_site {
     nginx_options no;
     no.wait_ports = {port};
     ngx = std::make_unique<nginx_instance>(
-        nginx_conf(1, tls_server(port, pki,
-                                 "ssl_session_cache shared:S:1m;\n  access_log " + log.string() +
-                                     ";")),
+        nginx_conf(
+            1, tls_server(port, pki,
+                          "ssl_session_cache shared:S:1m;\n  access_log " + log.string() + ";")),
         no);
   }
   std::string target() const { return "127.0.0.1:" + std::to_string(port); }
@@ -50,10 +50,10 @@ TEST_CASE("SIGTERM during a load writes the partial report and exits 143") {
   auto t0 = std::chrono::steady_clock::now();
   // SIGTERM after 3 s (timeout's default signal): the ordinary probe is over, a 60 s phase has
   // begun.
-  auto r = run({"timeout", "--preserve-status", "3", ngxtls_binary(), "probe", s.target(), "--sni",
-                "localhost", "-n", "3", "--no-ocsp", "--load", "--duration", "60", "--format",
-                "json"},
-               "", 60);
+  auto r =
+      run({"timeout", "--preserve-status", "3", ngxtls_binary(), "probe", s.target(), "--sni",
+           "localhost", "-n", "3", "--no-ocsp", "--load", "--duration", "60", "--format", "json"},
+          "", 60);
   const double ms = ms_since(t0);
   CHECK(r.exit_code == 143);
   CHECK(ms < 8000);
@@ -82,7 +82,8 @@ TEST_CASE("SIGTERM during the probe before the load writes the partial report an
   CHECK(r.out.find("ngxtls_probe_success{target=\"" + s.target() + "\"} 0") != std::string::npos);
 }
 
-TEST_CASE("--max-rate caps every phase at floor(duration * rate) + 1 launches for any accepted rate") {
+TEST_CASE(
+    "--max-rate caps every phase at floor(duration * rate) + 1 launches for any accepted rate") {
   logged_site s;
   struct rate_case {
     const char* rate;
@@ -93,10 +94,11 @@ TEST_CASE("--max-rate caps every phase at floor(duration * rate) + 1 launches fo
   for (const rate_case c : {rate_case{"1e-12", 1}, rate_case{"0.001", 2}, rate_case{"2.5", 2}}) {
     CAPTURE(c.rate);
     const int before = s.logged_requests();
-    auto r = run({ngxtls_binary(), "probe", s.target(), "--sni", "localhost", "-n", "2", "--no-ocsp",
-                  "--no-http", "--load", "--request", "--duration", std::to_string(c.duration_s),
-                  "--max-rate", c.rate, "-c", "8", "--format", "json"},
-                 "", 120);
+    auto r =
+        run({ngxtls_binary(), "probe", s.target(), "--sni", "localhost", "-n", "2", "--no-ocsp",
+             "--no-http", "--load", "--request", "--duration", std::to_string(c.duration_s),
+             "--max-rate", c.rate, "-c", "8", "--format", "json"},
+            "", 120);
     INFO(r.err);
     REQUIRE(r.exit_code == 0);
     CHECK(r.err.find(std::string("at most ") + c.rate + " connections/s") != std::string::npos);

@@ -68,7 +68,8 @@ const std::string fast_module = "[modules.fast]\nattempts = 5\nocsp = false\n";
 }  // namespace
 
 TEST_CASE(
-    "serve: a healthy nginx scrapes as ngxtls_probe_success 1 with ratio 1 and a second scrape within "
+    "serve: a healthy nginx scrapes as ngxtls_probe_success 1 with ratio 1 and a second scrape "
+    "within "
     "min_interval_seconds is the cached result") {
   site s;
   const int port = free_port();

@@ -157,10 +157,9 @@ TEST_CASE(
   conf = replaced(conf, "scrape_timeout: 10s", "scrape_timeout: 3s");
   conf = replaced(conf, "evaluation_interval: 60s", "evaluation_interval: 1s");
   conf = replaced(conf, "  - ngxtls-rules.yml", "  - " + rules_path.string());
-  conf = replaced(
-      conf, "          - www.example.com:443\n          - api.example.com:443\n",
-      "          - " + healthy_t + "\n          - " + masters_t + "\n          - " + off_t +
-          "\n          - " + tls12_t + "\n");
+  conf = replaced(conf, "          - www.example.com:443\n          - api.example.com:443\n",
+                  "          - " + healthy_t + "\n          - " + masters_t + "\n          - " +
+                      off_t + "\n          - " + tls12_t + "\n");
   conf = replaced_all(conf, "127.0.0.1:10924", "127.0.0.1:" + std::to_string(srv.port));
   auto conf_path = d.write("prometheus.yml", conf);
   const int prom_port = free_port();
@@ -219,9 +218,9 @@ TEST_CASE(
                      tls12_t + "\"})");
   CHECK(tls12_ratio.at(tls12_t) == 0);
   // The endpoint spoke no TLS 1.3: no TLS 1.3 sample of it.
-  CHECK(query(prom_port, "ngxtls_resumption_ratio{protocol=\"TLSv1.3\",instance=\"" + tls12_t +
-                             "\"}")
-            .empty());
+  CHECK(
+      query(prom_port, "ngxtls_resumption_ratio{protocol=\"TLSv1.3\",instance=\"" + tls12_t + "\"}")
+          .empty());
   const auto recorded = query(prom_port, "instance:ngxtls_ticket_key_names:max");
   CHECK(recorded.at(masters_t) == 2);
   // The exporter's own job: scraped, and it ran probes.

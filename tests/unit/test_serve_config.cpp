@@ -213,7 +213,8 @@ TEST_CASE("exposition: HELP and TYPE per family and escaped labels and no target
   run.ticket_key_names = {{"aa", 3}, {"bb", 4}};
   r.protocols.push_back(run);
   auto text = probe_exposition(r, 0.25, 12);
-  CHECK(text.find("# TYPE ngxtls_probe_success gauge\nngxtls_probe_success 1\n") != std::string::npos);
+  CHECK(text.find("# TYPE ngxtls_probe_success gauge\nngxtls_probe_success 1\n") !=
+        std::string::npos);
   CHECK(text.find("ngxtls_probe_duration_seconds 0.25\n") != std::string::npos);
   CHECK(text.find("ngxtls_probe_result_age_seconds 12\n") != std::string::npos);
   CHECK(text.find("ngxtls_resumption_ratio{protocol=\"TLSv1.3\",mechanism=\"ticket\",mode=\"same_"

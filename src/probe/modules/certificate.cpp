@@ -50,8 +50,8 @@ class certificate final : public measurement {
       STACK_OF(X509)* chain = SSL_get_peer_cert_chain(c.ssl.get());
       f.chain_length = chain ? sk_X509_num(chain) : 1;
       if (chain == nullptr) f.chain.push_back(chain_entry(info));
-      for (int i = 0; chain != nullptr && i < sk_X509_num(chain) &&
-                      f.chain.size() < max_chain_certificates;
+      for (int i = 0;
+           chain != nullptr && i < sk_X509_num(chain) && f.chain.size() < max_chain_certificates;
            ++i)
         f.chain.push_back(chain_entry(tls::inspect_certificate_x509(sk_X509_value(chain, i))));
       t.res.certificate = std::move(f);

@@ -225,9 +225,8 @@ class load final : public measurement {
                       metric_set& m) const override {
     if (!t.load) return;
     for (const auto& p : t.load->phases) {
-      const label_set l =
-          with_label(with_label(labels, "phase", to_string(p.kind)), "certificate_key",
-                     to_string(p.key));
+      const label_set l = with_label(with_label(labels, "phase", to_string(p.kind)),
+                                     "certificate_key", to_string(p.key));
       m.add("ngxtls_load_connections_per_second", l, p.connections_per_s);
       m.add("ngxtls_load_failures", l, p.failures);
       m.add("ngxtls_load_phase_measured", l, unmeasured(p) ? 0 : 1);
