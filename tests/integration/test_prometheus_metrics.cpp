@@ -242,7 +242,7 @@ void collect_panels(const nlohmann::json& panels, std::vector<nlohmann::json>& o
 
 }  // namespace
 
-TEST_CASE("promtool check metrics passes on /probe, /metrics and probe --format prometheus") {
+TEST_CASE("promtool check metrics passes on /probe and /metrics and probe --format prometheus") {
   if (!have("promtool")) {
     skip_test("promtool is not installed (Debian package prometheus; scripts/install-deps.sh)");
     return;
