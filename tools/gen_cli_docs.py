@@ -31,8 +31,9 @@ EXIT_CODES = [
     (3, "a target could not be probed, or a load phase could not be measured"),
     (130, "stopped by Ctrl-C (SIGINT) during probe --load or check --sandbox --load: the partial "
           "report is written"),
-    (143, "ended by SIGTERM (128 + 15): the process is killed by the signal's default action, "
-          "nothing more is written (serve: a clean stop, exit 0)"),
+    (143, "ended by SIGTERM (128 + 15): probe --load and check --sandbox --load write the partial "
+          "report first; other commands are ended by the signal, nothing more is written (serve: a "
+          "clean stop, exit 0)"),
 ]
 ENVIRONMENT = [
     ("NO_COLOR", "when set (to anything), text output has no color, as --color never; --color always "

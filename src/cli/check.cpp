@@ -510,8 +510,9 @@ int run_check(const check_args& a) {
   const auto& format = report::format_for(report::command::check, a.format);
   write_output(a.output, [&](std::ostream& os) { format.check(rep, out, os); });
   if (interrupted()) {
-    std::cerr << "ngxtls: interrupted: the report is partial\n";
-    return exit_interrupted;
+    std::cerr << "ngxtls: interrupted (" << interrupt_guard::cause()
+              << "): the report is partial\n";
+    return interrupt_guard::exit_code();
   }
   if (unreachable) {
     // The report holds the reasons; stderr says why the exit code is 3.

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <iostream>
 
+#include "cli/interrupt.hpp"
 #include "engine/engine.hpp"
 #include "report/terminal_text.hpp"
 
@@ -73,7 +74,8 @@ void load_resumption_findings(const std::vector<check::checked_finding>& checked
     std::string where = f.rule + (f.server.empty() ? "" : " at " + f.server) + " (" + r.target +
                         (r.sni.empty() ? "" : ", SNI " + r.sni) + ")";
     if (r.load->interrupted) {
-      notes.push_back("load: " + where + ": interrupted (Ctrl-C), the figures are partial");
+      notes.push_back("load: " + where + ": interrupted (" + interrupt_guard::cause() +
+                      "), the figures are partial");
       if (r.load->prices.empty()) continue;
     }
     if (r.load->prices.empty()) {

@@ -7,14 +7,15 @@
 namespace ngxtls::cli {
 
 /// Exit codes (docs/exit-codes.md): 0 clean, 1 findings at or above --fail-on,
-/// 2 usage or input error, 3 a target could not be probed, 130 a load stopped by Ctrl-C (its
-/// partial report is written).
+/// 2 usage or input error, 3 a target could not be probed, 130 / 143 a load stopped by Ctrl-C
+/// (SIGINT) / SIGTERM (its partial report is written; interrupt_guard::exit_code()).
 enum exit_code : int {
   exit_ok = 0,
   exit_findings = 1,
   exit_input = 2,
   exit_target = 3,
-  exit_interrupted = 130
+  exit_interrupted = 130,
+  exit_terminated = 143
 };
 
 /// Each register_* adds its subcommand to `app`; when that subcommand is chosen,

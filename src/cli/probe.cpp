@@ -69,7 +69,8 @@ std::vector<std::string> runs_below(const std::vector<probe::target_result>& res
 std::string rate_text(const std::optional<double>& r) {
   if (!r) return "no rate cap";
   char buf[64];
-  std::snprintf(buf, sizeof buf, "at most %.0f connections/s", *r);
+  // %g: a rate below 1/s is not "at most 0".
+  std::snprintf(buf, sizeof buf, "at most %g connections/s", *r);
   return buf;
 }
 
@@ -89,7 +90,7 @@ void run_load_phase(const probe_args& a, const probe::target& t, probe::target_r
               << o.duration_s << " s (";
     for (std::size_t i = 0; i < phases.size(); ++i) std::cerr << (i ? "; " : "") << phases[i];
     std::cerr << "), " << o.concurrency << " connections in flight, " << rate_text(o.max_rate)
-              << (o.request ? ", one HEAD / per connection" : "") << "; Ctrl-C stops\n";
+              << (o.request ? ", one HEAD / per connection" : "") << "; Ctrl-C or SIGTERM stops\n";
   };
   o.on_phase = [](const std::string& name) { std::cerr << "ngxtls: load: " << name << "\n"; };
   r.load = probe::run_load(t, r, o);
@@ -248,8 +249,9 @@ int run_probe_command(const probe_args& a) {
   if (a.sess_out && !results.empty() && results.front().error)
     say_on_stderr("error: no session written to " + *a.sess_out);
   if (interrupted) {
-    std::cerr << "ngxtls: load interrupted: the report is partial\n";
-    return exit_interrupted;
+    std::cerr << "ngxtls: load interrupted (" << interrupt_guard::cause()
+              << "): the report is partial\n";
+    return interrupt_guard::exit_code();
   }
   if (a.fail_under && rc == exit_ok) {
     const auto below = runs_below(results, *a.fail_under);

@@ -42,6 +42,24 @@ config::config load_input(const std::string& path, const config::load_options& o
   return config::load_path(path, opts);
 }
 
+namespace {
+
+// A baseline with no TLS server compares nothing: a rotation gate pointed at the wrong file
+// (empty, /dev/null, a file that is not an nginx config) would pass silently.
+void require_tls_baseline(const model::model& m, const std::string& path) {
+  const std::string shown = path == "-" ? "<stdin>" : path;
+  if (m.servers.empty())
+    throw input_error({shown, 0, 0},
+                      "--baseline: no server block in it (empty, or not an nginx config): no "
+                      "TLS server to compare the session tickets and keys with");
+  if (std::none_of(m.servers.begin(), m.servers.end(), model::offers_tls))
+    throw input_error({shown, 0, 0},
+                      "--baseline: no TLS server in it (no listen ... ssl, quic, ssl on or "
+                      "ssl_certificate): nothing to compare the session tickets and keys with");
+}
+
+}  // namespace
+
 std::optional<project_config> load_project(const std::string& explicit_path,
                                            const rule_catalog& catalog, const message_sink& say) {
   std::string path = explicit_path;
@@ -221,6 +239,7 @@ lint_run lint(const lint_request& request, const rule_catalog& catalog, const li
     run.baseline_config = std::make_unique<config::config>(load_input(request.baseline, lo));
     run.baseline_model =
         std::make_unique<model::model>(model::build(*run.baseline_config, run.assumed));
+    require_tls_baseline(*run.baseline_model, request.baseline);
     run.options.baseline = run.baseline_model.get();
   }
   if (run.fleet)

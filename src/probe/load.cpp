@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <memory>
+#include <mutex>
 #include <thread>
 
 #include "probe/connection.hpp"
@@ -230,7 +231,41 @@ struct answering {
   std::atomic<bool> stopped{false};  // the server stopped answering: the phase ends
 };
 
-// Everything a phase's threads share (read-only while they run, but `server`).
+// The --max-rate cap of one phase, shared by its threads: the first launch starts with the
+// phase, each later one at least 1 / rate seconds after the one before (a client that fell
+// behind does not catch up in a burst), so a phase of D seconds launches at most
+// floor(D * rate) + 1 connections. Kept in seconds as a double: 1 / rate for the smallest
+// accepted rate is far beyond any phase and beyond what a clock duration holds, so it only
+// means that no further launch falls inside the phase.
+class launch_pacer {
+ public:
+  /// Caps launches at `rate_per_s` a second (0: no cap); before any launch.
+  void set_rate(double rate_per_s) { interval_s_ = rate_per_s > 0 ? 1.0 / rate_per_s : 0; }
+  /// True (and the launch is counted) when a connection may start `elapsed_s` after the
+  /// phase's start.
+  bool take(double elapsed_s) {
+    if (interval_s_ == 0) return true;
+    std::lock_guard lock(mutex_);
+    if (elapsed_s < next_s_) return false;
+    next_s_ = std::max(next_s_, elapsed_s) + interval_s_;
+    return true;
+  }
+  /// Seconds after the start when the next launch may start (possibly far beyond the phase,
+  /// or +inf); 0 without a cap.
+  double next_s() const {
+    std::lock_guard lock(mutex_);
+    return next_s_;
+  }
+  /// True when a rate was set.
+  bool capped() const { return interval_s_ > 0; }
+
+ private:
+  double interval_s_ = 0;
+  mutable std::mutex mutex_;
+  double next_s_ = 0;
+};
+
+// Everything a phase's threads share (read-only while they run, but `server` and `pacer`).
 struct phase_run {
   const endpoint* e = nullptr;
   SSL_CTX* ctx = nullptr;
@@ -241,6 +276,7 @@ struct phase_run {
   const std::atomic<bool>* stop = nullptr;
   clock_type::duration stopped_after{};  // no completion this long, with failures: stopped
   mutable answering server;
+  mutable launch_pacer pacer;
 };
 
 void record(const phase_run& p, const connection& c, tally& t) {
@@ -267,14 +303,13 @@ void record(const phase_run& p, const connection& c, tally& t) {
     t.first_byte_ms.push_back(ms_between(*c.request_sent_at, *c.first_byte_at));
 }
 
-// One event loop: keeps `slots` connections in flight until the phase ends, launching at most
-// `rate_per_s` a second (0: no cap).
-void event_loop(const phase_run& p, int slots, double rate_per_s, tally& out) {
+// One event loop: keeps `slots` connections in flight until the phase ends, launching only
+// when the phase's pacer (shared by every thread) allows it.
+void event_loop(const phase_run& p, int slots, tally& out) {
   std::vector<std::unique_ptr<connection>> conns(static_cast<std::size_t>(slots));
-  auto interval = rate_per_s > 0 ? std::chrono::duration_cast<clock_type::duration>(
-                                       std::chrono::duration<double>(1.0 / rate_per_s))
-                                 : clock_type::duration::zero();
-  time_point next_launch = p.start;
+  auto since_start = [&p](time_point t) {
+    return std::chrono::duration<double>(t - p.start).count();
+  };
   std::vector<pollfd> pfds;
   std::vector<connection*> polled;
   auto finish_done = [&](std::unique_ptr<connection>& c) {
@@ -291,7 +326,7 @@ void event_loop(const phase_run& p, int slots, double rate_per_s, tally& out) {
     if (launching) {
       for (auto& c : conns) {
         if (c) continue;
-        if (rate_per_s > 0 && now < next_launch) break;
+        if (!p.pacer.take(since_start(now))) break;
         c = std::make_unique<connection>();
         c->limits = &p.limits;
         c->address = p.e->address;
@@ -299,7 +334,6 @@ void event_loop(const phase_run& p, int slots, double rate_per_s, tally& out) {
         c->tls13 = p.tls13;
         c->role = p.offer ? connection_role::attempt : connection_role::first;
         open_connection(*c, p.e->addr, p.e->addr_len, p.ctx, p.e->sni, false, p.offer, now);
-        if (rate_per_s > 0) next_launch = std::max(next_launch + interval, now - interval);
         finish_done(c);
       }
     }
@@ -317,7 +351,14 @@ void event_loop(const phase_run& p, int slots, double rate_per_s, tally& out) {
       wake = std::min(wake, wake_time(*c));
     }
     if (!launching && polled.empty()) return;
-    if (launching && free_slot && rate_per_s > 0) wake = std::min(wake, next_launch);
+    if (launching && free_slot && p.pacer.capped()) {
+      // The next launch, when it falls inside the phase (else the phase's end wakes us).
+      const double next = p.pacer.next_s();
+      const double to_end = std::chrono::duration<double>(p.end - p.start).count();
+      if (next < to_end)
+        wake = std::min(wake, p.start + std::chrono::duration_cast<clock_type::duration>(
+                                            std::chrono::duration<double>(next)));
+    }
     auto wait_ms = std::chrono::duration_cast<std::chrono::milliseconds>(wake - now).count() + 1;
     // At most 100 ms between looks at the stop flag.
     ::poll(pfds.data(), pfds.size(), static_cast<int>(std::clamp<long long>(wait_ms, 0, 100)));
@@ -357,10 +398,14 @@ load_phase_result run_phase(const endpoint& e, const phase_spec& s, SSL_SESSION*
   p.limits.abortive_close = true;
   p.stop = o.stop;
   p.stopped_after = std::chrono::milliseconds(server_stopped_after_ms);
-  if (o.max_rate)
-    p.stopped_after =
-        std::max(p.stopped_after, std::chrono::duration_cast<clock_type::duration>(
-                                      std::chrono::duration<double>(4 / *o.max_rate)));
+  if (o.max_rate) {
+    p.pacer.set_rate(*o.max_rate);
+    // Four launch intervals without a completion, capped at the phase's length: 4 / rate of a
+    // tiny rate overflows a clock duration.
+    const double quiet_s = std::min(4 / *o.max_rate, static_cast<double>(o.duration_s) + 1);
+    p.stopped_after = std::max(p.stopped_after, std::chrono::duration_cast<clock_type::duration>(
+                                                    std::chrono::duration<double>(quiet_s)));
+  }
   double cpu_before = cpu_seconds();
   p.start = clock_type::now();
   p.end = p.start + std::chrono::seconds(o.duration_s);
@@ -371,10 +416,8 @@ load_phase_result run_phase(const endpoint& e, const phase_spec& s, SSL_SESSION*
     std::vector<std::jthread> pool;
     for (int i = 0; i < n; ++i) {
       int slots = o.concurrency / n + (i < o.concurrency % n ? 1 : 0);
-      double rate = o.max_rate ? *o.max_rate * slots / o.concurrency : 0;
-      pool.emplace_back([&p, &tallies, i, slots, rate] {
-        event_loop(p, slots, rate, tallies[static_cast<std::size_t>(i)]);
-      });
+      pool.emplace_back(
+          [&p, &tallies, i, slots] { event_loop(p, slots, tallies[static_cast<std::size_t>(i)]); });
     }
   }
   auto done = clock_type::now();

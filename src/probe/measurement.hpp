@@ -10,6 +10,7 @@
 #include <ostream>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "probe/plan.hpp"
@@ -23,16 +24,30 @@ struct text_sink {
   std::string (*safe)(std::string_view);  ///< escapes every byte a terminal would act on
 };
 
-/// Prometheus gauge families and their samples, printed family by family in declaration order.
+/// Label name -> value pairs of one sample, in the order written; values as measured (the
+/// writer escapes them).
+using label_set = std::vector<std::pair<std::string, std::string>>;
+
+/// `l` followed by `name="value"`.
+label_set with_label(label_set l, std::string name, std::string value);
+
+/// Prometheus gauge families and their samples, printed family by family in declaration order:
+/// the one writer of probe results in the text exposition format 0.0.4 (`probe --format
+/// prometheus` and `serve`'s /probe, through report::probe_prometheus). Names and labels follow
+/// Prometheus's conventions, which `promtool check metrics` checks: base units (seconds,
+/// `_timestamp_seconds`, `_ratio` for 0..1), `_info` for a label set whose value is 1, no
+/// `quantile` label outside a summary (`stat="median"` and the like instead).
 class metric_set {
  public:
   /// Declares the gauge family `name` with its HELP text; `before`, when it names a declared
   /// family, puts this one just before it. Declaring a name twice keeps the first.
   void declare(std::string name, std::string help, std::string_view before = {});
   /// Adds the sample `name{labels} value`; the family must have been declared.
-  void add(std::string_view name, const std::string& labels, double value);
+  void add(std::string_view name, const label_set& labels, double value);
   /// The exposition text: HELP, TYPE and samples of every family that has samples.
   std::string render() const;
+  /// Every declared family's name, in output order (with samples or not).
+  std::vector<std::string> names() const;
 
  private:
   struct family {
@@ -42,8 +57,16 @@ class metric_set {
   std::vector<family> families_;
 };
 
+/// A sample value as the text format writes it: the shortest form that reads back as `v`,
+/// NaN, +Inf, -Inf.
+std::string sample_value(double v);
+
 /// `v` escaped for a Prometheus label value (backslash, double quote, line feed).
 std::string label_value(const std::string& v);
+
+/// One sample line of the text format, `name{labels} value`, without the line feed (no braces
+/// without labels).
+std::string sample_line(std::string_view name, const label_set& labels, double value);
 
 /// One measurement. Every hook has a do-nothing default; a module overrides what it needs.
 /// Probe hooks run on the loop thread; output hooks only read results.
@@ -96,11 +119,11 @@ class measurement {
   virtual void target_json(const target_result& t, nlohmann::json& out) const;
   /// Declares the module's metric families (once, before any sample).
   virtual void declare_metrics(metric_set& m) const;
-  /// Samples of one run (only for runs with connections); `labels` names target and run.
-  virtual void run_metrics(const run_result& r, const std::string& labels, metric_set& m) const;
-  /// Samples of the target; `labels` names the target.
-  virtual void target_metrics(const target_result& t, const std::string& labels,
-                              metric_set& m) const;
+  /// Samples of one run (only for runs with connections); `labels` names the run (and the
+  /// target in a textfile with several).
+  virtual void run_metrics(const run_result& r, const label_set& labels, metric_set& m) const;
+  /// Samples of the target; `labels` names the target in a textfile with several (else empty).
+  virtual void target_metrics(const target_result& t, const label_set& labels, metric_set& m) const;
 };
 
 /// At most this many extra full handshakes per run (wants_full_handshakes).

@@ -1,6 +1,6 @@
 // The registry of probe measurement modules, and what they share for rendering.
+#include <charconv>
 #include <cmath>
-#include <cstdio>
 #include <sstream>
 
 #include "probe/measurement.hpp"
@@ -55,19 +55,21 @@ std::string_view measurement::target_text_before() const {
 void measurement::run_json(const run_result&, nlohmann::json&) const {}
 void measurement::target_json(const target_result&, nlohmann::json&) const {}
 void measurement::declare_metrics(metric_set&) const {}
-void measurement::run_metrics(const run_result&, const std::string&, metric_set&) const {}
-void measurement::target_metrics(const target_result&, const std::string&, metric_set&) const {}
+void measurement::run_metrics(const run_result&, const label_set&, metric_set&) const {}
+void measurement::target_metrics(const target_result&, const label_set&, metric_set&) const {}
 
-namespace {
-
-std::string number(double v) {
+std::string sample_value(double v) {
   if (std::isnan(v)) return "NaN";
+  if (std::isinf(v)) return v > 0 ? "+Inf" : "-Inf";
   char buf[64];
-  std::snprintf(buf, sizeof buf, "%.9g", v);
-  return buf;
+  auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v);
+  return std::string(buf, ec == std::errc() ? end : buf);
 }
 
-}  // namespace
+label_set with_label(label_set l, std::string name, std::string value) {
+  l.emplace_back(std::move(name), std::move(value));
+  return l;
+}
 
 std::string label_value(const std::string& v) {
   std::string out;
@@ -94,12 +96,33 @@ void metric_set::declare(std::string name, std::string help, std::string_view be
   families_.insert(at, family{std::move(name), std::move(help), {}});
 }
 
-void metric_set::add(std::string_view name, const std::string& labels, double value) {
+std::string sample_line(std::string_view name, const label_set& labels, double value) {
+  std::string line(name);
+  if (!labels.empty()) {
+    line += '{';
+    for (std::size_t i = 0; i < labels.size(); ++i) {
+      if (i) line += ',';
+      line += labels[i].first + "=\"" + label_value(labels[i].second) + "\"";
+    }
+    line += '}';
+  }
+  line += ' ';
+  line += sample_value(value);
+  return line;
+}
+
+void metric_set::add(std::string_view name, const label_set& labels, double value) {
   for (auto& f : families_)
     if (f.name == name) {
-      f.lines.push_back(f.name + "{" + labels + "} " + number(value));
+      f.lines.push_back(sample_line(f.name, labels, value));
       return;
     }
+}
+
+std::vector<std::string> metric_set::names() const {
+  std::vector<std::string> out;
+  for (const auto& f : families_) out.push_back(f.name);
+  return out;
 }
 
 std::string metric_set::render() const {

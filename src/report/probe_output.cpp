@@ -1,10 +1,13 @@
 #include "report/probe_output.hpp"
 
 #include <algorithm>
+#include <set>
 #include <sstream>
+#include <tuple>
 
 #include "probe/measurement.hpp"
 #include "report/terminal_text.hpp"
+#include "tls/ciphers.hpp"
 
 namespace ngxtls::report {
 namespace {
@@ -115,24 +118,78 @@ nlohmann::json probe_json(const std::vector<probe::target_result>& results) {
   return {{"targets", std::move(targets)}};
 }
 
-std::string probe_prometheus(const std::vector<probe::target_result>& results) {
+namespace {
+
+// The families of the run's identity and of the whole probe (the plan's, not a module's), then
+// every module's, in registry order.
+void declare_probe_metrics(probe::metric_set& m, bool with_age) {
+  m.declare("ngxtls_probe_success", "1 when the target was probed to the end, 0 when not");
+  m.declare("ngxtls_probe_duration_seconds", "How long the probe of the target took, seconds");
+  if (with_age)
+    m.declare("ngxtls_probe_result_age_seconds",
+              "Seconds since the served result was measured (0: measured for this scrape; "
+              "more: reused within min_interval_seconds)");
+  m.declare("ngxtls_build_info", build_info_help);
+  m.declare("ngxtls_tls_version_info",
+            "1 for each TLS version the server negotiated when asked for it (version as "
+            "OpenSSL names it: TLSv1.3, TLSv1.2)");
+  m.declare("ngxtls_tls_cipher_info",
+            "1 for each cipher suite and key exchange group the server chose, by TLS version");
+  m.declare("ngxtls_probe_run_duration_seconds",
+            "How long each run of the probe (protocol, mechanism, mode) took, seconds");
+  for (const auto* x : probe::measurements()) x->declare_metrics(m);
+}
+
+}  // namespace
+
+std::string probe_prometheus(const std::vector<probe::target_result>& results,
+                             const prometheus_options& options) {
   probe::metric_set m;
-  m.declare("ngxtls_probe_up", "1 when the target could be probed, 0 when not");
+  declare_probe_metrics(m, options.result_age_seconds.has_value());
   const auto& modules = probe::measurements();
-  for (const auto* x : modules) x->declare_metrics(m);
+  m.add("ngxtls_build_info", build_info_labels(), 1);
   for (const auto& t : results) {
-    std::string tl = "target=\"" + probe::label_value(t.target) + "\"";
-    m.add("ngxtls_probe_up", tl, t.error ? 0 : 1);
+    probe::label_set tl;
+    if (options.target_label) tl.emplace_back("target", t.target);
+    m.add("ngxtls_probe_success", tl, t.error ? 0 : 1);
+    m.add("ngxtls_probe_duration_seconds", tl,
+          options.duration_seconds.value_or(t.elapsed_ms / 1000.0));
+    if (options.result_age_seconds)
+      m.add("ngxtls_probe_result_age_seconds", tl, *options.result_age_seconds);
+    // One sample per version and per (version, cipher, group), however many runs saw it.
+    std::set<std::string> versions;
+    std::set<std::tuple<std::string, std::string, std::string>> ciphers;
     for (const auto& r : t.protocols) {
       if (r.connections == 0) continue;
-      std::string l = tl + ",protocol=\"" + probe::to_string(r.protocol) + "\",mechanism=\"" +
-                      probe::to_string(r.mechanism) + "\",mode=\"" + probe::to_string(r.mode) +
-                      "\"";
+      if (!r.negotiated_protocol.empty() && versions.insert(r.negotiated_protocol).second)
+        m.add("ngxtls_tls_version_info", probe::with_label(tl, "version", r.negotiated_protocol),
+              1);
+      if (!r.cipher.empty() && ciphers.emplace(r.negotiated_protocol, r.cipher, r.group).second)
+        m.add("ngxtls_tls_cipher_info",
+              probe::with_label(
+                  probe::with_label(probe::with_label(tl, "version", r.negotiated_protocol),
+                                    "cipher", r.cipher),
+                  "group", r.group),
+              1);
+      probe::label_set l = probe::with_label(tl, "protocol", probe::to_string(r.protocol));
+      l = probe::with_label(std::move(l), "mechanism", probe::to_string(r.mechanism));
+      l = probe::with_label(std::move(l), "mode", probe::to_string(r.mode));
+      m.add("ngxtls_probe_run_duration_seconds", l, r.elapsed_ms / 1000.0);
       for (const auto* x : modules) x->run_metrics(r, l, m);
     }
     for (const auto* x : modules) x->target_metrics(t, tl, m);
   }
   return m.render();
+}
+
+probe::label_set build_info_labels() {
+  return {{"version", NGXTLS_VERSION}, {"openssl_version", tls::openssl_version()}};
+}
+
+std::vector<std::string> probe_metric_families() {
+  probe::metric_set m;
+  declare_probe_metrics(m, true);
+  return m.names();
 }
 
 }  // namespace ngxtls::report

@@ -356,6 +356,7 @@ std::string exporter::metrics() const {
                     "Resident memory size in bytes");
   metric_family started("process_start_time_seconds", metric_type::gauge,
                         "Start time of the process since unix epoch in seconds");
+  metric_family build("ngxtls_build_info", metric_type::gauge, report::build_info_help);
   std::lock_guard lock(mutex_);
   for (const auto& m : config_->modules)
     for (bool ok : {true, false}) {
@@ -383,9 +384,10 @@ std::string exporter::metrics() const {
   reloads.add({{"result", "failure"}}, static_cast<double>(reloads_failed_));
   rss.add({}, resident_bytes());
   started.add({}, start_time_);
+  build.add(report::build_info_labels(), 1);
   std::string out;
-  for (const auto* f :
-       {&probes, &duration, &in_flight, &hits, &entries, &rejected, &reloads, &rss, &started})
+  for (const auto* f : {&probes, &duration, &in_flight, &hits, &entries, &rejected, &reloads, &rss,
+                        &started, &build})
     f->write(out);
   return out;
 }

@@ -71,8 +71,8 @@ class exporter {
   /// The current config (a snapshot).
   std::shared_ptr<const serve_config> config() const;
 
-  /// Answers one /probe request: 200 with the probe's metrics (probe_success 0 when the target
-  /// could not be probed to the end), or with `debug` the probe's log as text; 400 for a
+  /// Answers one /probe request: 200 with the probe's metrics (ngxtls_probe_success 0 when the
+  /// target could not be probed to the end), or with `debug` the probe's log as text; 400 for a
   /// malformed target, sni, connect or protocol or an unknown module, 403 for a target or
   /// connect address outside the allow list, 503 when no probe could start before the
   /// scrape's deadline.

@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "probe/measurement.hpp"
 #include "probe/results.hpp"
 
 namespace ngxtls::serve {
@@ -16,7 +17,7 @@ namespace ngxtls::serve {
 inline constexpr const char* exposition_content_type = "text/plain; version=0.0.4; charset=utf-8";
 
 /// Label name -> value pairs of one sample, in the order written.
-using label_set = std::vector<std::pair<std::string, std::string>>;
+using probe::label_set;
 
 /// The kind of a metric family (the TYPE line).
 enum class metric_type { gauge, counter, histogram };
@@ -41,11 +42,12 @@ class metric_family {
 };
 
 /// A sample value as the text format writes it: shortest round-trip form, NaN, +Inf, -Inf.
-std::string sample_value(double v);
+using probe::sample_value;
 
-/// What /probe serves for one result: probe_success, probe_duration_seconds, the age of the
-/// result when it came from the cache, and the ngxtls_* measurements without a target label
-/// (Prometheus's relabelling sets `instance`, as for blackbox_exporter).
+/// What /probe serves for one result: the families of `probe --format prometheus`
+/// (report::probe_prometheus, the one writer) without a target label (Prometheus's relabelling
+/// sets `instance`, as for blackbox_exporter), with the probe's duration as the exporter
+/// measured it and the age of the result (ngxtls_probe_result_age_seconds).
 /// `age_seconds`: 0 for a result measured for this request.
 std::string probe_exposition(const probe::target_result& result, double duration_seconds,
                              double age_seconds);

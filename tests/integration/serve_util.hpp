@@ -57,7 +57,8 @@ struct serve_process {
 };
 
 /// The value of the first sample line of `text` that starts with `series` followed by a space
-/// (e.g. "probe_success" or "ngxtls_resumption_ratio{protocol=\"TLSv1.3\",...}"); NaN when absent.
+/// (e.g. "ngxtls_probe_success" or "ngxtls_resumption_ratio{protocol=\"TLSv1.3\",...}"); NaN when
+/// absent.
 inline double sample(const std::string& text, const std::string& series) {
   std::size_t at = 0;
   while ((at = text.find(series + " ", at)) != std::string::npos) {

@@ -68,20 +68,28 @@ TEST_CASE("check --sandbox --load prices ticket keys not shared between two inst
   }
 }
 
-TEST_CASE("Ctrl-C during check --sandbox --load stops at once with the partial report") {
+TEST_CASE("Ctrl-C or SIGTERM during check --sandbox --load stops at once with the partial report") {
   test::temp_dir dir;
   auto conf = no_key_file_conf(dir);
+  std::string signal = "INT", cause = "Ctrl-C";
+  int code = 130;
+  SUBCASE("SIGINT") {}
+  SUBCASE("SIGTERM: 128 + 15") {
+    signal = "TERM";
+    cause = "SIGTERM";
+    code = 143;
+  }
   auto t0 = std::chrono::steady_clock::now();
   // The sandbox is up and probed well within 4 s; the first 60 s load phase is under way.
-  auto r = test::run({"timeout", "--preserve-status", "-s", "INT", "4", test::ngxtls_binary(),
+  auto r = test::run({"timeout", "--preserve-status", "-s", signal, "4", test::ngxtls_binary(),
                       "check", conf, "--sandbox", "--instances", "2", "--load", "--duration", "60",
                       "--format", "json", "--fail-on", "never"},
                      "", 120);
   double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   INFO("stderr: " << r.err);
-  CHECK(r.exit_code == 130);
+  CHECK(r.exit_code == code);
   CHECK(s < 15);
-  CHECK(r.err.find("interrupted: the report is partial") != std::string::npos);
+  CHECK(r.err.find("interrupted (" + cause + "): the report is partial") != std::string::npos);
   REQUIRE_FALSE(r.out.empty());
   auto doc = json::parse(r.out);
   int loaded = 0;
@@ -94,7 +102,7 @@ TEST_CASE("Ctrl-C during check --sandbox --load stops at once with the partial r
   CHECK(loaded == 1);
   std::string notes;
   for (const auto& n : doc["notes"]) notes += n.get<std::string>() + "\n";
-  CHECK(notes.find("interrupted (Ctrl-C)") != std::string::npos);
+  CHECK(notes.find("interrupted (" + cause + ")") != std::string::npos);
 }
 
 TEST_CASE("check --load needs --sandbox") {

@@ -338,3 +338,47 @@ http {
   CHECK(ngxtls("lint nginx.conf --format github --nginx-version 1.30.6" + sel)
             .out.find("::notice title=ngxtls nginx version") == std::string::npos);
 }
+
+// A baseline that holds no TLS server compares nothing: a rotation gate pointed at the wrong
+// file must not pass as if no baseline were given.
+TEST_CASE("lint --baseline with no TLS server in it is an error that says why") {
+  test::temp_dir dir;
+  const auto conf = dir.write("nginx.conf", tickets_off).string();
+  auto plain = run_ngxtls({"lint", conf, "--nginx-version", "1.22.1"});
+  REQUIRE(plain.exit_code == 1);  // tickets off without a cache: findings
+
+  struct bad_baseline {
+    std::string path, reason;
+  };
+  const std::vector<bad_baseline> cases = {
+      {dir.write("empty.conf", "").string(), "no server block in it"},
+      {"/dev/null", "no server block in it"},
+      // A file nginx reads that is no server config.
+      {dir.write("mime.types", "types {\n    text/html html htm;\n    image/png png;\n}\n")
+           .string(),
+       "no server block in it"},
+      {dir.write("plain-http.conf",
+                 "events {}\nhttp {\n    server {\n        listen 80;\n        server_name a;\n"
+                 "    }\n}\n")
+           .string(),
+       "no TLS server in it"}};
+  for (const auto& c : cases) {
+    CAPTURE(c.path);
+    auto r = run_ngxtls({"lint", conf, "--nginx-version", "1.22.1", "--baseline", c.path});
+    CHECK(r.exit_code == 2);
+    CHECK(r.out.empty());
+    CHECK(r.err.find("ngxtls: error: " + c.path + ": --baseline: " + c.reason) !=
+          std::string::npos);
+    // check reads its baseline through the same pipeline, before it probes anything.
+    auto chk = run_ngxtls({"check", conf, "--nginx-version", "1.22.1", "--endpoint", "127.0.0.1:9",
+                           "--baseline", c.path});
+    CHECK(chk.exit_code == 2);
+    CHECK(chk.err.find("--baseline: " + c.reason) != std::string::npos);
+  }
+
+  // A baseline with a TLS server is compared: the same findings as without one here.
+  const auto old = dir.write("old.conf", tickets_off).string();
+  auto with = run_ngxtls({"lint", conf, "--nginx-version", "1.22.1", "--baseline", old});
+  CHECK(with.exit_code == 1);
+  CHECK(with.out == plain.out);
+}

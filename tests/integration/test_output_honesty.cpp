@@ -311,7 +311,8 @@ TEST_CASE("duplicate probe targets are probed once and give one Prometheus serie
   CHECK(r.err.find("ngxtls: 1 duplicate target ignored: each target is probed once") !=
         std::string::npos);
   std::size_t series = 0, pos = 0;
-  while ((pos = r.out.find("ngxtls_probe_up{target=\"127.0.0.1:1\"}", pos)) != std::string::npos)
+  while ((pos = r.out.find("ngxtls_probe_success{target=\"127.0.0.1:1\"}", pos)) !=
+         std::string::npos)
     ++series, ++pos;
   CHECK(series == 1);
   // First occurrence order is kept.

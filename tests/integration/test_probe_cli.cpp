@@ -109,13 +109,13 @@ TEST_CASE("--format prometheus writes gauges with labels and no timestamps") {
                 "prometheus"},
                "", 60);
   CHECK(r.exit_code == 0);
-  CHECK(r.out.find("# TYPE ngxtls_probe_resumption_rate gauge\n") != std::string::npos);
+  CHECK(r.out.find("# TYPE ngxtls_resumption_ratio gauge\n") != std::string::npos);
   std::string label = "target=\"" + n.target() + "\"";
-  CHECK(r.out.find("ngxtls_probe_up{" + label + "} 1\n") != std::string::npos);
-  CHECK(r.out.find("ngxtls_probe_resumption_rate{" + label +
+  CHECK(r.out.find("ngxtls_probe_success{" + label + "} 1\n") != std::string::npos);
+  CHECK(r.out.find("ngxtls_resumption_ratio{" + label +
                    ",protocol=\"TLSv1.3\",mechanism=\"ticket\",mode=\"same_session\"} 1\n") !=
         std::string::npos);
-  CHECK(r.out.find("ngxtls_probe_ticket_key_names{" + label +
+  CHECK(r.out.find("ngxtls_ticket_key_names{" + label +
                    ",protocol=\"TLSv1.3\",mechanism=\"ticket\",mode=\"same_session\"} 1\n") !=
         std::string::npos);
   // Every sample line: name{labels} value, nothing after the value (no timestamp).

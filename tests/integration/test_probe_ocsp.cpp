@@ -395,13 +395,13 @@ TEST_CASE("probe CLI: a revoked staple in text, JSON and Prometheus") {
                    "--format", "prometheus"},
                   "", 60);
   INFO(prom.out);
-  CHECK(prom.out.find("ngxtls_probe_ocsp_stapling_working{target=\"" + bad + "\"} 0\n") !=
+  CHECK(prom.out.find("ngxtls_ocsp_stapling_working{target=\"" + bad + "\"} 0\n") !=
         std::string::npos);
-  CHECK(prom.out.find("ngxtls_probe_ocsp_staple_valid{target=\"" + bad +
-                      "\",status=\"revoked\"} 0\n") != std::string::npos);
-  CHECK(prom.out.find("ngxtls_probe_ocsp_stapling_working{target=\"" + good + "\"} 1\n") !=
+  CHECK(prom.out.find("ngxtls_ocsp_staple_valid{target=\"" + bad + "\",status=\"revoked\"} 0\n") !=
         std::string::npos);
-  CHECK(prom.out.find("ngxtls_probe_ocsp_staple_valid{target=\"" + good +
-                      "\",status=\"valid\"} 1\n") != std::string::npos);
-  CHECK(prom.out.find("# TYPE ngxtls_probe_ocsp_staple_valid gauge\n") != std::string::npos);
+  CHECK(prom.out.find("ngxtls_ocsp_stapling_working{target=\"" + good + "\"} 1\n") !=
+        std::string::npos);
+  CHECK(prom.out.find("ngxtls_ocsp_staple_valid{target=\"" + good + "\",status=\"valid\"} 1\n") !=
+        std::string::npos);
+  CHECK(prom.out.find("# TYPE ngxtls_ocsp_staple_valid gauge\n") != std::string::npos);
 }

@@ -113,18 +113,18 @@ TEST_CASE("the timings are in the JSON record, the Prometheus text and the text 
   REQUIRE(prom.exit_code == 0);
   const std::string l =
       "target=\"" + target + "\",protocol=\"TLSv1.3\",mechanism=\"ticket\",mode=\"same_session\"";
-  for (const char* family : {"ngxtls_probe_connect_seconds", "ngxtls_probe_tls_handshake_seconds",
-                             "ngxtls_probe_first_byte_seconds"}) {
+  for (const char* family :
+       {"ngxtls_connect_seconds", "ngxtls_tls_handshake_seconds", "ngxtls_first_byte_seconds"}) {
     CAPTURE(family);
     CHECK(prom.out.find("# TYPE " + std::string(family) + " gauge\n") != std::string::npos);
     for (const char* kind : {"full", "resumed"})
-      for (const char* q : {"0.5", "0.9"})
-        CHECK(prom.out.find(std::string(family) + "{" + l + ",kind=\"" + kind + "\",quantile=\"" +
-                            q + "\"} ") != std::string::npos);
+      for (const char* stat : {"median", "p90"})
+        CHECK(prom.out.find(std::string(family) + "{" + l + ",kind=\"" + kind + "\",stat=\"" +
+                            stat + "\"} ") != std::string::npos);
   }
-  CHECK(prom.out.find("ngxtls_probe_handshake_share{" + l + ",kind=\"full\"} ") !=
+  CHECK(prom.out.find("ngxtls_handshake_share_ratio{" + l + ",kind=\"full\"} ") !=
         std::string::npos);
-  CHECK(prom.out.find("ngxtls_probe_handshake_share{" + l + ",kind=\"resumed\"} ") !=
+  CHECK(prom.out.find("ngxtls_handshake_share_ratio{" + l + ",kind=\"resumed\"} ") !=
         std::string::npos);
 
   auto text =

@@ -484,7 +484,7 @@ TEST_CASE(
   REQUIRE(via);
   INFO(via->body);
   CHECK(via->status == 200);
-  CHECK(sample(via->body, "probe_success") == 1);
+  CHECK(sample(via->body, "ngxtls_probe_success") == 1);
   auto outside = get({{"target", "127.0.0.1:" + p}, {"connect", "127.0.0.2:" + p}});
   REQUIRE(outside);
   CHECK(outside->status == 403);
@@ -518,7 +518,7 @@ TEST_CASE(
   CHECK(debug->body.find("Logs for the probe:") != std::string::npos);
   CHECK(debug->body.find("sni=alt.example.test") != std::string::npos);
   CHECK(debug->body.find("Metrics that would have been returned:") != std::string::npos);
-  CHECK(debug->body.find("probe_success 1") != std::string::npos);
+  CHECK(debug->body.find("\nngxtls_probe_success 1\n") != std::string::npos);
   CHECK(debug->body.find("Module configuration:") != std::string::npos);
   // Never key material: no session, master secret or private key.
   for (const char* secret : {"Master-Key", "BEGIN SSL SESSION", "PRIVATE KEY", "master"})

@@ -68,7 +68,8 @@ const std::string fast_module = "[modules.fast]\nattempts = 5\nocsp = false\n";
 }  // namespace
 
 TEST_CASE(
-    "serve: a healthy nginx scrapes as probe_success 1 with ratio 1 and a second scrape within "
+    "serve: a healthy nginx scrapes as ngxtls_probe_success 1 with ratio 1 and a second scrape "
+    "within "
     "min_interval_seconds is the cached result") {
   site s;
   const int port = free_port();
@@ -93,13 +94,13 @@ TEST_CASE(
   CHECK(first->status == 200);
   CHECK(first->get_header_value("Content-Type") == "text/plain; version=0.0.4; charset=utf-8");
   INFO(first->body);
-  CHECK(sample(first->body, "probe_success") == 1);
+  CHECK(sample(first->body, "ngxtls_probe_success") == 1);
   CHECK(sample(first->body, "ngxtls_probe_result_age_seconds") == 0);
   const std::string t13 = "{protocol=\"TLSv1.3\",mechanism=\"ticket\",mode=\"same_session\"}";
   CHECK(sample(first->body, "ngxtls_resumption_ratio" + t13) == 1);
   CHECK(sample(first->body, "ngxtls_resumption_attempts" + t13) == 5);
   CHECK(sample(first->body, "ngxtls_ticket_key_names" + t13) == 1);
-  CHECK(sample(first->body, "probe_duration_seconds") > 0);
+  CHECK(sample(first->body, "ngxtls_probe_duration_seconds") > 0);
   CHECK(first->body.find("# TYPE ngxtls_resumption_ratio gauge\n") != std::string::npos);
 
   auto second = srv.probe(target_of(port), "fast");
@@ -158,7 +159,7 @@ TEST_CASE("serve: bad requests get a clear HTTP error and the exporter keeps ser
   auto good = srv.probe(target_of(port), "fast");
   REQUIRE(good);
   CHECK(good->status == 200);
-  CHECK(sample(good->body, "probe_success") == 1);
+  CHECK(sample(good->body, "ngxtls_probe_success") == 1);
   const auto m = metrics_of(srv);
   CHECK(sample(m, "ngxtls_serve_requests_rejected_total{reason=\"unknown_module\"}") == 1);
   CHECK(sample(m, "ngxtls_serve_requests_rejected_total{reason=\"not_allowed\"}") == 2);
@@ -233,9 +234,9 @@ TEST_CASE(
   const double elapsed = ms_between(t0, clock_type::now());
   REQUIRE(r);
   CHECK(r->status == 200);
-  CHECK(sample(r->body, "probe_success") == 0);
+  CHECK(sample(r->body, "ngxtls_probe_success") == 0);
   // 2 s minus the 0.5 s margin, and the few ms the prober's loop takes to notice its deadline.
-  CHECK(sample(r->body, "probe_duration_seconds") < 1.6);
+  CHECK(sample(r->body, "ngxtls_probe_duration_seconds") < 1.6);
   CHECK(elapsed < 2000);
   CHECK(elapsed >= 1400);
   const auto m = metrics_of(srv);
@@ -302,7 +303,7 @@ TEST_CASE(
   auto r = in_flight.get();
   REQUIRE(r);
   CHECK(r->status == 200);  // the module from the reload, answered before the exit
-  CHECK(sample(r->body, "probe_success") == 0);
+  CHECK(sample(r->body, "ngxtls_probe_success") == 0);
   CHECK(srv.proc->wait_exit(10000) == 0);
   CHECK_FALSE(port_accepts(srv.port));
 }

@@ -94,7 +94,7 @@ TEST_CASE("load: 1000 targets behind one nginx scraped every 15 s by Prometheus 
     auto r = srv.probe("calibrate.load.test:" + std::to_string(port));
     REQUIRE(r);
     REQUIRE(r->status == 200);
-    REQUIRE(sample(r->body, "probe_success") == 1);
+    REQUIRE(sample(r->body, "ngxtls_probe_success") == 1);
   }
   std::this_thread::sleep_for(std::chrono::milliseconds(300));  // nginx writes the log lines
   const int per_probe = lines_per_name(access_log)["calibrate.load.test"];

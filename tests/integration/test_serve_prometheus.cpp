@@ -1,6 +1,7 @@
 // A real Prometheus (Debian package) on loopback scrapes `ngxtls serve` with the
 // multi-target configuration and the rules of docs/prometheus/, and the exporter probes real
-// nginx instances: one healthy, two masters behind one port, one with tickets off and no cache.
+// nginx instances: one healthy, two masters behind one port, one with tickets off and no cache,
+// one that speaks TLS 1.2 only and resumes nothing.
 // Also `promtool check rules` and `promtool test rules` on the documented rules.
 #include <doctest/doctest.h>
 
@@ -105,7 +106,8 @@ TEST_CASE("promtool: the documented rules are valid and their unit tests pass") 
 
 TEST_CASE(
     "prometheus scrapes ngxtls serve: healthy ratio 1 and two masters about 1/2 with two key "
-    "names and tickets off without cache 0 and the alerts fire for the broken ones only") {
+    "names and tickets off without cache 0 and TLS 1.2 only at 0 and the alerts fire for the "
+    "broken ones only") {
   if (!have("prometheus")) {
     skip_test("prometheus is not installed (Debian package prometheus; scripts/install-deps.sh)");
     return;
@@ -113,7 +115,8 @@ TEST_CASE(
   temp_dir d;
   auto pki = tls::make_pki((d.path() / "pki").string(), {});
   nginx_options no;
-  const int healthy_port = free_port(), masters_port = free_port(), off_port = free_port();
+  const int healthy_port = free_port(), masters_port = free_port(), off_port = free_port(),
+            tls12_port = free_port();
   no.wait_ports = {healthy_port};
   nginx_instance healthy(
       nginx_conf(1, tls_server(healthy_port, pki, "ssl_session_cache shared:SSL:1m;")), no);
@@ -123,11 +126,23 @@ TEST_CASE(
   nginx_instance master_b(masters_conf, no);
   no.wait_ports = {off_port};
   nginx_instance off(nginx_conf(1, tls_server(off_port, pki, "ssl_session_tickets off;")), no);
+  // TLS 1.2 alone, tickets off and no session cache: nothing resumes, and no TLS 1.3 run has a
+  // sample to alert on.
+  no.wait_ports = {tls12_port};
+  nginx_instance tls12(
+      nginx_conf(1, "server {\n  listen 127.0.0.1:" + std::to_string(tls12_port) +
+                        " ssl;\n  ssl_protocols TLSv1.2;\n  ssl_session_tickets off;\n"
+                        "  ssl_certificate " +
+                        pki.chain + ";\n  ssl_certificate_key " + pki.leaf_key +
+                        ";\n  location / { return 200 \"ok\\n\"; }\n}\n"),
+      no);
 
   const std::string healthy_t = "127.0.0.1:" + std::to_string(healthy_port);
   const std::string masters_t = "127.0.0.1:" + std::to_string(masters_port);
   const std::string off_t = "127.0.0.1:" + std::to_string(off_port);
+  const std::string tls12_t = "127.0.0.1:" + std::to_string(tls12_port);
   serve_process srv(d, "allow = [\"" + healthy_t + "\", \"" + masters_t + "\", \"" + off_t +
+                           "\", \"" + tls12_t +
                            "\"]\nmin_interval_seconds = 1\n[modules.default]\nattempts = 20\n"
                            "ocsp = false\n");
 
@@ -142,9 +157,9 @@ TEST_CASE(
   conf = replaced(conf, "scrape_timeout: 10s", "scrape_timeout: 3s");
   conf = replaced(conf, "evaluation_interval: 60s", "evaluation_interval: 1s");
   conf = replaced(conf, "  - ngxtls-rules.yml", "  - " + rules_path.string());
-  conf = replaced(
-      conf, "          - www.example.com:443\n          - api.example.com:443\n",
-      "          - " + healthy_t + "\n          - " + masters_t + "\n          - " + off_t + "\n");
+  conf = replaced(conf, "          - www.example.com:443\n          - api.example.com:443\n",
+                  "          - " + healthy_t + "\n          - " + masters_t + "\n          - " +
+                      off_t + "\n          - " + tls12_t + "\n");
   conf = replaced_all(conf, "127.0.0.1:10924", "127.0.0.1:" + std::to_string(srv.port));
   auto conf_path = d.write("prometheus.yml", conf);
   const int prom_port = free_port();
@@ -156,18 +171,22 @@ TEST_CASE(
   // Wait for both broken endpoints' alerts to fire (a few scrapes and 6 s of `for`).
   const std::pair<std::string, std::string> masters_low{"NgxtlsResumptionRatioLow", masters_t},
       off_low{"NgxtlsResumptionRatioLow", off_t},
-      masters_keys{"NgxtlsSeveralTicketKeys", masters_t};
+      masters_keys{"NgxtlsSeveralTicketKeys", masters_t},
+      tls12_low{"NgxtlsResumptionRatioLow", tls12_t};
   std::set<std::pair<std::string, std::string>> firing;
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
   while (std::chrono::steady_clock::now() < deadline) {
     firing = alerts(prom_port, "firing");
-    if (firing.count(masters_low) && firing.count(off_low) && firing.count(masters_keys)) break;
+    if (firing.count(masters_low) && firing.count(off_low) && firing.count(masters_keys) &&
+        firing.count(tls12_low))
+      break;
     std::this_thread::sleep_for(std::chrono::seconds(1));
   }
   INFO("prometheus log:\n" << prometheus.log() << "\nexporter log:\n" << srv.proc->log());
   CHECK(firing.count(masters_low) == 1);
   CHECK(firing.count(off_low) == 1);
   CHECK(firing.count(masters_keys) == 1);
+  CHECK(firing.count(tls12_low) == 1);
   // Nothing about the healthy endpoint, firing or pending; no failing probe anywhere.
   for (const char* state : {"firing", "pending"})
     for (const auto& [name, instance] : alerts(prom_port, state)) {
@@ -189,10 +208,19 @@ TEST_CASE(
   const auto keys = query(prom_port, "ngxtls_ticket_key_names{protocol=\"TLSv1.3\"}");
   CHECK(keys.at(healthy_t) == 1);
   CHECK(keys.at(masters_t) == 2);
-  const auto success = query(prom_port, "probe_success");
+  const auto success = query(prom_port, "ngxtls_probe_success");
   CHECK(success.at(healthy_t) == 1);
   CHECK(success.at(masters_t) == 1);
   CHECK(success.at(off_t) == 1);
+  CHECK(success.at(tls12_t) == 1);
+  const auto tls12_ratio = query(
+      prom_port, "max by (instance) (ngxtls_resumption_ratio{protocol=\"TLSv1.2\",instance=\"" +
+                     tls12_t + "\"})");
+  CHECK(tls12_ratio.at(tls12_t) == 0);
+  // The endpoint spoke no TLS 1.3: no TLS 1.3 sample of it.
+  CHECK(
+      query(prom_port, "ngxtls_resumption_ratio{protocol=\"TLSv1.3\",instance=\"" + tls12_t + "\"}")
+          .empty());
   const auto recorded = query(prom_port, "instance:ngxtls_ticket_key_names:max");
   CHECK(recorded.at(masters_t) == 2);
   // The exporter's own job: scraped, and it ran probes.
@@ -201,6 +229,6 @@ TEST_CASE(
   CHECK(probes.begin()->second >= 3);
   // No scrape hit its timeout.
   const auto up = query(prom_port, "up{job=\"ngxtls\"}");
-  CHECK(up.size() == 3);
+  CHECK(up.size() == 4);
   for (const auto& [instance, v] : up) CHECK(v == 1);
 }

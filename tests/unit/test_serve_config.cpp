@@ -260,8 +260,9 @@ TEST_CASE("exposition: HELP and TYPE per family and escaped labels and no target
   run.ticket_key_names = {{"aa", 3}, {"bb", 4}};
   r.protocols.push_back(run);
   auto text = probe_exposition(r, 0.25, 12);
-  CHECK(text.find("# TYPE probe_success gauge\nprobe_success 1\n") != std::string::npos);
-  CHECK(text.find("probe_duration_seconds 0.25\n") != std::string::npos);
+  CHECK(text.find("# TYPE ngxtls_probe_success gauge\nngxtls_probe_success 1\n") !=
+        std::string::npos);
+  CHECK(text.find("ngxtls_probe_duration_seconds 0.25\n") != std::string::npos);
   CHECK(text.find("ngxtls_probe_result_age_seconds 12\n") != std::string::npos);
   CHECK(text.find("ngxtls_resumption_ratio{protocol=\"TLSv1.3\",mechanism=\"ticket\",mode=\"same_"
                   "session\"} 0.5\n") != std::string::npos);
@@ -269,5 +270,5 @@ TEST_CASE("exposition: HELP and TYPE per family and escaped labels and no target
                   "session\"} 2\n") != std::string::npos);
   CHECK(text.find("target=") == std::string::npos);
   r.error = "refused";
-  CHECK(probe_exposition(r, 0.1, 0).find("probe_success 0\n") != std::string::npos);
+  CHECK(probe_exposition(r, 0.1, 0).find("ngxtls_probe_success 0\n") != std::string::npos);
 }

@@ -14,6 +14,15 @@
 namespace ngxtls::probe {
 namespace {
 
+std::string cut_label(std::string s) {
+  if (s.size() > max_certificate_label_bytes) s = s.substr(0, max_certificate_label_bytes) + "...";
+  return s;
+}
+
+chain_certificate chain_entry(const tls::certificate_info& info) {
+  return {cut_label(info.subject), cut_label(info.issuer), info.serial_hex, info.not_after_unix};
+}
+
 class certificate final : public measurement {
  public:
   std::string_view name() const override { return "certificate"; }
@@ -40,6 +49,11 @@ class certificate final : public measurement {
       f.sha256_hex = info.sha256_hex;
       STACK_OF(X509)* chain = SSL_get_peer_cert_chain(c.ssl.get());
       f.chain_length = chain ? sk_X509_num(chain) : 1;
+      if (chain == nullptr) f.chain.push_back(chain_entry(info));
+      for (int i = 0;
+           chain != nullptr && i < sk_X509_num(chain) && f.chain.size() < max_chain_certificates;
+           ++i)
+        f.chain.push_back(chain_entry(tls::inspect_certificate_x509(sk_X509_value(chain, i))));
       t.res.certificate = std::move(f);
     } catch (const std::exception&) {
       ERR_clear_error();
@@ -71,6 +85,12 @@ class certificate final : public measurement {
       return;
     }
     const auto& c = *t.certificate;
+    nlohmann::json chain = nlohmann::json::array();
+    for (const auto& x : c.chain)
+      chain.push_back({{"subject", x.subject},
+                       {"issuer", x.issuer},
+                       {"serial", x.serial_hex},
+                       {"not_after_unix", x.not_after_unix}});
     j["certificate"] = {{"subject", c.subject},
                         {"issuer", c.issuer},
                         {"key_type", c.key_type},
@@ -81,17 +101,33 @@ class certificate final : public measurement {
                         {"ocsp_urls", c.ocsp_urls},
                         {"dns_names", c.dns_names},
                         {"sha256", c.sha256_hex},
-                        {"chain_length", c.chain_length}};
+                        {"chain_length", c.chain_length},
+                        {"chain", chain}};
   }
 
   void declare_metrics(metric_set& m) const override {
-    m.declare("ngxtls_probe_certificate_expiry_days", "Days until the certificate's notAfter",
-              "ngxtls_probe_ocsp_staple_valid");
+    m.declare("ngxtls_certificate_not_after_timestamp_seconds",
+              "notAfter of each certificate the server sent (position 0: the leaf), seconds "
+              "since the epoch; at most " +
+                  std::to_string(max_chain_certificates) + " per target",
+              "ngxtls_ocsp_stapled_connections");
+    m.declare("ngxtls_certificate_chain_certificates", "Certificates the server sent",
+              "ngxtls_ocsp_stapled_connections");
   }
 
-  void target_metrics(const target_result& t, const std::string& l, metric_set& m) const override {
-    if (t.certificate)
-      m.add("ngxtls_probe_certificate_expiry_days", l, t.certificate->days_to_expiry);
+  void target_metrics(const target_result& t, const label_set& l, metric_set& m) const override {
+    if (!t.certificate) return;
+    const auto& c = *t.certificate;
+    for (std::size_t i = 0; i < c.chain.size(); ++i) {
+      const auto& x = c.chain[i];
+      label_set cl = with_label(l, "position", std::to_string(i));
+      cl = with_label(std::move(cl), "subject", x.subject);
+      cl = with_label(std::move(cl), "issuer", x.issuer);
+      cl = with_label(std::move(cl), "serial", x.serial_hex);
+      m.add("ngxtls_certificate_not_after_timestamp_seconds", cl,
+            static_cast<double>(x.not_after_unix));
+    }
+    m.add("ngxtls_certificate_chain_certificates", l, c.chain_length);
   }
 };
 

@@ -172,23 +172,23 @@ class closes final : public measurement {
   }
 
   void declare_metrics(metric_set& m) const override {
-    m.declare("ngxtls_probe_server_closes",
+    m.declare("ngxtls_server_closes",
               "Connections after a complete response, by how the server closed (label close)");
-    m.declare("ngxtls_probe_strict_client_resumption_rate",
+    m.declare("ngxtls_strict_client_resumption_ratio",
               "Resumed / attempts of a client that reads to EOF without ignoring an unexpected "
               "EOF (0..1)");
   }
 
-  void run_metrics(const run_result& r, const std::string& l, metric_set& m) const override {
+  void run_metrics(const run_result& r, const label_set& l, metric_set& m) const override {
     const std::pair<const char*, int> kinds[] = {{"close_notify", r.closes_close_notify},
                                                  {"eof", r.closes_eof},
                                                  {"reset", r.closes_reset},
                                                  {"not_seen", r.closes_not_seen}};
     if (r.closes_close_notify + r.closes_eof + r.closes_reset + r.closes_not_seen > 0)
       for (const auto& [kind, n] : kinds)
-        m.add("ngxtls_probe_server_closes", l + ",close=\"" + kind + "\"", n);
+        m.add("ngxtls_server_closes", with_label(l, "close", kind), n);
     if (r.strict_measured && r.strict_attempts > 0)
-      m.add("ngxtls_probe_strict_client_resumption_rate", l, r.strict_rate);
+      m.add("ngxtls_strict_client_resumption_ratio", l, r.strict_rate);
   }
 };
 

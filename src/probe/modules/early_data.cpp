@@ -120,19 +120,19 @@ class early_data final : public measurement {
   }
 
   void declare_metrics(metric_set& m) const override {
-    m.declare("ngxtls_probe_early_data_accepted",
+    m.declare("ngxtls_early_data_accepted",
               "1 when the server accepted early data (0-RTT) on the ticket's first use, else 0 "
               "(only with --early-data)");
-    m.declare("ngxtls_probe_early_data_replay_answered",
+    m.declare("ngxtls_early_data_replay_answered",
               "1 when a replayed first flight was accepted and answered by the application "
               "(not 425), else 0 (only with --early-data)");
   }
 
-  void run_metrics(const run_result& r, const std::string& l, metric_set& m) const override {
+  void run_metrics(const run_result& r, const label_set& l, metric_set& m) const override {
     if (!r.early_data_tried) return;
-    m.add("ngxtls_probe_early_data_accepted", l,
+    m.add("ngxtls_early_data_accepted", l,
           r.early_first.outcome == early_data_outcome::accepted ? 1 : 0);
-    m.add("ngxtls_probe_early_data_replay_answered", l, r.early_replay_answered ? 1 : 0);
+    m.add("ngxtls_early_data_replay_answered", l, r.early_replay_answered ? 1 : 0);
   }
 };
 

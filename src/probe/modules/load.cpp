@@ -54,11 +54,13 @@ std::string certificate_sentence(const certificate_price& c) {
   return head + "ECDSA measured no faster here (" + percent(c.gain) + ")";
 }
 
-void quantile_metrics(metric_set& m, const char* family, const std::string& l, const timing_ms& t) {
+// Median, p90 and p99 of `t` in seconds, labelled `stat` (not `quantile`: that label is a
+// summary's).
+void quantile_metrics(metric_set& m, const char* family, const label_set& l, const timing_ms& t) {
   if (t.count == 0) return;
-  m.add(family, l + ",quantile=\"0.5\"", t.median / 1000.0);
-  m.add(family, l + ",quantile=\"0.9\"", t.p90 / 1000.0);
-  m.add(family, l + ",quantile=\"0.99\"", t.p99 / 1000.0);
+  m.add(family, with_label(l, "stat", "median"), t.median / 1000.0);
+  m.add(family, with_label(l, "stat", "p90"), t.p90 / 1000.0);
+  m.add(family, with_label(l, "stat", "p99"), t.p99 / 1000.0);
 }
 
 // Why a phase has no figures, or what cut it short; empty for a phase that ran.
@@ -67,11 +69,11 @@ std::string state_text(load_phase_state s) {
     case load_phase_state::ran:
       return "";
     case load_phase_state::interrupted:
-      return "stopped by Ctrl-C";
+      return "stopped by Ctrl-C or SIGTERM";
     case load_phase_state::server_stopped:
       return "the server stopped answering";
     case load_phase_state::not_run_interrupted:
-      return "not run: Ctrl-C came first";
+      return "not run: Ctrl-C or SIGTERM came first";
     case load_phase_state::not_run_unanswered:
       return "not run: the server did not answer a handshake before it";
     case load_phase_state::not_run_no_session:
@@ -204,10 +206,14 @@ class load final : public measurement {
     m.declare("ngxtls_load_phase_measured",
               "1 when a planned load phase gave figures, 0 when it did not run, the server "
               "stopped answering in it or no connection completed");
-    m.declare("ngxtls_load_connect_seconds", "TCP connect time in a load phase");
-    m.declare("ngxtls_load_handshake_seconds", "TLS handshake time in a load phase");
-    m.declare("ngxtls_load_first_byte_seconds", "Request to first byte in a load phase");
-    m.declare("ngxtls_load_client_cpu_share", "Client CPU use in a load phase (0..1)");
+    m.declare("ngxtls_load_phase_duration_seconds",
+              "How long a load phase ran (until its end, Ctrl-C or SIGTERM, or the server "
+              "stopping)");
+    m.declare("ngxtls_load_connect_seconds",
+              "TCP connect time in a load phase, by stat (median, p90, p99)");
+    m.declare("ngxtls_load_handshake_seconds", "TLS handshake time in a load phase, by stat");
+    m.declare("ngxtls_load_first_byte_seconds", "Request to first byte in a load phase, by stat");
+    m.declare("ngxtls_load_client_cpu_ratio", "Client CPU use in a load phase (0..1)");
     m.declare("ngxtls_load_capacity_per_second",
               "Handshake capacity at the measured resumption rate (at=\"today\") and at full "
               "resumption (at=\"full_resumption\")");
@@ -215,31 +221,32 @@ class load final : public measurement {
               "Full-handshake capacity with ECDSA or RSA certificates only");
   }
 
-  void target_metrics(const target_result& t, const std::string& labels,
+  void target_metrics(const target_result& t, const label_set& labels,
                       metric_set& m) const override {
     if (!t.load) return;
     for (const auto& p : t.load->phases) {
-      std::string l = labels + ",phase=\"" + to_string(p.kind) + "\",certificate_key=\"" +
-                      to_string(p.key) + "\"";
+      const label_set l = with_label(with_label(labels, "phase", to_string(p.kind)),
+                                     "certificate_key", to_string(p.key));
       m.add("ngxtls_load_connections_per_second", l, p.connections_per_s);
       m.add("ngxtls_load_failures", l, p.failures);
       m.add("ngxtls_load_phase_measured", l, unmeasured(p) ? 0 : 1);
+      m.add("ngxtls_load_phase_duration_seconds", l, p.elapsed_s);
       quantile_metrics(m, "ngxtls_load_connect_seconds", l, p.connect_ms);
       quantile_metrics(m, "ngxtls_load_handshake_seconds", l, p.handshake_ms);
       quantile_metrics(m, "ngxtls_load_first_byte_seconds", l, p.first_byte_ms);
-      m.add("ngxtls_load_client_cpu_share", l, p.client_cpu_share);
+      m.add("ngxtls_load_client_cpu_ratio", l, p.client_cpu_share);
     }
     for (const auto& p : t.load->prices) {
-      std::string l = labels + ",resumed_phase=\"" + to_string(p.resumed) + "\"";
-      m.add("ngxtls_load_capacity_per_second", l + ",at=\"today\"", p.today_per_s);
-      m.add("ngxtls_load_capacity_per_second", l + ",at=\"full_resumption\"",
+      const label_set l = with_label(labels, "resumed_phase", to_string(p.resumed));
+      m.add("ngxtls_load_capacity_per_second", with_label(l, "at", "today"), p.today_per_s);
+      m.add("ngxtls_load_capacity_per_second", with_label(l, "at", "full_resumption"),
             p.full_resumption_per_s);
     }
     if (const auto& c = t.load->certificate) {
-      std::string l = labels + ",phase=\"" + to_string(c->phase) + "\"";
-      m.add("ngxtls_load_certificate_capacity_per_second", l + ",certificate_key=\"ecdsa\"",
-            c->ecdsa_per_s);
-      m.add("ngxtls_load_certificate_capacity_per_second", l + ",certificate_key=\"rsa\"",
+      const label_set l = with_label(labels, "phase", to_string(c->phase));
+      m.add("ngxtls_load_certificate_capacity_per_second",
+            with_label(l, "certificate_key", "ecdsa"), c->ecdsa_per_s);
+      m.add("ngxtls_load_certificate_capacity_per_second", with_label(l, "certificate_key", "rsa"),
             c->rsa_per_s);
     }
   }

@@ -213,27 +213,33 @@ class ocsp final : public measurement {
   }
 
   void declare_metrics(metric_set& m) const override {
-    m.declare("ngxtls_probe_ocsp_stapled_connections", "Connections that carried an OCSP staple");
-    m.declare("ngxtls_probe_ocsp_checked_connections", "Connections that asked for an OCSP staple");
-    m.declare("ngxtls_probe_ocsp_stapling_working",
-              "1 when every staple was valid, 0 when none arrived or one was not valid (no sample "
-              "when not applicable)");
-    m.declare("ngxtls_probe_ocsp_staple_valid",
+    m.declare("ngxtls_ocsp_stapled_connections", "Connections that carried an OCSP staple");
+    m.declare("ngxtls_ocsp_checked_connections", "Connections that asked for an OCSP staple");
+    m.declare("ngxtls_ocsp_stapling_working",
+              "1 when every staple was valid, 0 when none arrived although the certificate names "
+              "a responder or one was not valid (no sample when not applicable)");
+    m.declare("ngxtls_ocsp_status",
+              "The prober's verdict on OCSP stapling as a state set: 1 for the status that "
+              "holds (working, invalid, absent, not_applicable), 0 for the others");
+    m.declare("ngxtls_ocsp_staple_valid",
               "1 when the staple is valid for the certificate, 0 when not; label status says why "
               "(only when stapled)");
   }
 
-  void target_metrics(const target_result& t, const std::string& l, metric_set& m) const override {
+  void target_metrics(const target_result& t, const label_set& l, metric_set& m) const override {
     const auto& o = t.ocsp;
     if (!o.checked || o.connections == 0) return;
-    m.add("ngxtls_probe_ocsp_stapled_connections", l, o.stapled);
-    m.add("ngxtls_probe_ocsp_checked_connections", l, o.connections);
+    m.add("ngxtls_ocsp_stapled_connections", l, o.stapled);
+    m.add("ngxtls_ocsp_checked_connections", l, o.connections);
     if (o.status == ocsp_status::working || o.status == ocsp_status::absent ||
         o.status == ocsp_status::invalid)
-      m.add("ngxtls_probe_ocsp_stapling_working", l, o.status == ocsp_status::working ? 1 : 0);
+      m.add("ngxtls_ocsp_stapling_working", l, o.status == ocsp_status::working ? 1 : 0);
+    if (o.status != ocsp_status::skipped)
+      for (auto s : {ocsp_status::working, ocsp_status::invalid, ocsp_status::absent,
+                     ocsp_status::not_applicable})
+        m.add("ngxtls_ocsp_status", with_label(l, "status", to_string(s)), o.status == s ? 1 : 0);
     if (o.staple_status)
-      m.add("ngxtls_probe_ocsp_staple_valid",
-            l + ",status=\"" + label_value(staple_status_text(o)) + "\"",
+      m.add("ngxtls_ocsp_staple_valid", with_label(l, "status", staple_status_text(o)),
             o.status == ocsp_status::working ? 1 : 0);
   }
 };

@@ -176,21 +176,24 @@ class resumption final : public measurement {
   }
 
   void declare_metrics(metric_set& m) const override {
-    m.declare("ngxtls_probe_resumption_rate", "Resumed attempts / attempts (0..1)");
-    m.declare("ngxtls_probe_resumption_attempts", "Resumption attempts that completed a handshake");
-    m.declare("ngxtls_probe_resumption_resumed", "Attempts with SSL_session_reused() == 1");
-    m.declare("ngxtls_probe_chain_resumption_rate",
+    m.declare("ngxtls_resumption_ratio",
+              "Resumed attempts / attempts (0..1), by protocol, mechanism and mode");
+    m.declare("ngxtls_resumption_attempts",
+              "Resumption attempts that completed a handshake in this probe");
+    m.declare("ngxtls_resumption_resumed",
+              "Of those, attempts the server resumed (SSL_session_reused() == 1)");
+    m.declare("ngxtls_chain_resumption_ratio",
               "Chain of newest tickets (the first received on a resumed connection): resumed / "
               "offers (0..1)");
   }
 
-  void run_metrics(const run_result& r, const std::string& l, metric_set& m) const override {
+  void run_metrics(const run_result& r, const label_set& l, metric_set& m) const override {
     if (!r.session_offered) return;
-    m.add("ngxtls_probe_resumption_rate", l, r.rate);
-    m.add("ngxtls_probe_resumption_attempts", l, r.attempts);
-    m.add("ngxtls_probe_resumption_resumed", l, r.resumed);
+    m.add("ngxtls_resumption_ratio", l, r.rate);
+    m.add("ngxtls_resumption_attempts", l, r.attempts);
+    m.add("ngxtls_resumption_resumed", l, r.resumed);
     if (!r.chain_outcomes.empty())
-      m.add("ngxtls_probe_chain_resumption_rate", l,
+      m.add("ngxtls_chain_resumption_ratio", l,
             static_cast<double>(r.chain_resumed) / static_cast<double>(r.chain_outcomes.size()));
   }
 };

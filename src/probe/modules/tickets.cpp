@@ -181,13 +181,15 @@ class tickets final : public measurement {
   }
 
   void declare_metrics(metric_set& m) const override {
-    m.declare("ngxtls_probe_ticket_key_names", "Distinct ticket key names seen (key domains)");
-    m.declare("ngxtls_probe_tickets_per_connection", "Session tickets received per connection");
+    m.declare("ngxtls_ticket_key_names",
+              "Distinct session ticket key names seen (one per key domain: more than 1 behind "
+              "one name means servers that do not share ssl_session_ticket_key)");
+    m.declare("ngxtls_tickets_per_connection", "Session tickets received per connection");
   }
 
-  void run_metrics(const run_result& r, const std::string& l, metric_set& m) const override {
-    m.add("ngxtls_probe_ticket_key_names", l, static_cast<double>(r.ticket_key_names.size()));
-    m.add("ngxtls_probe_tickets_per_connection", l, r.tickets_per_connection);
+  void run_metrics(const run_result& r, const label_set& l, metric_set& m) const override {
+    m.add("ngxtls_ticket_key_names", l, static_cast<double>(r.ticket_key_names.size()));
+    m.add("ngxtls_tickets_per_connection", l, r.tickets_per_connection);
   }
 
  private:

@@ -81,12 +81,14 @@ void split_text(const char* kind, const time_split& s, text_sink& out) {
   out.out << "\n";
 }
 
-void quantiles(metric_set& m, const char* family, const std::string& l, const char* kind,
+// Median and p90 of `t`, in seconds, as samples labelled `kind` and `stat` ("median", "p90"):
+// not `quantile`, which the text format keeps for summaries.
+void quantiles(metric_set& m, const char* family, const label_set& l, const char* kind,
                const timing_ms& t) {
   if (t.count == 0) return;
-  const std::string k = l + ",kind=\"" + kind + "\"";
-  m.add(family, k + ",quantile=\"0.5\"", t.median / 1000.0);
-  m.add(family, k + ",quantile=\"0.9\"", t.p90 / 1000.0);
+  const label_set k = with_label(l, "kind", kind);
+  m.add(family, with_label(k, "stat", "median"), t.median / 1000.0);
+  m.add(family, with_label(k, "stat", "p90"), t.p90 / 1000.0);
 }
 
 class timings final : public measurement {
@@ -145,26 +147,26 @@ class timings final : public measurement {
   }
 
   void declare_metrics(metric_set& m) const override {
-    m.declare("ngxtls_probe_handshake_seconds",
-              "Connect + TLS handshake time, by kind and quantile");
-    m.declare("ngxtls_probe_connect_seconds", "TCP connect time, by kind and quantile");
-    m.declare("ngxtls_probe_tls_handshake_seconds",
-              "TLS handshake time after the TCP connect, by kind and quantile");
-    m.declare("ngxtls_probe_first_byte_seconds",
-              "Time from the request to the response's first byte, by kind and quantile");
-    m.declare("ngxtls_probe_handshake_share",
+    m.declare("ngxtls_handshake_seconds",
+              "Connect + TLS handshake time, by kind (full, resumed) and stat (median, p90)");
+    m.declare("ngxtls_connect_seconds", "TCP connect time, by kind and stat");
+    m.declare("ngxtls_tls_handshake_seconds",
+              "TLS handshake time after the TCP connect, by kind and stat");
+    m.declare("ngxtls_first_byte_seconds",
+              "Time from the request to the response's first byte, by kind and stat");
+    m.declare("ngxtls_handshake_share_ratio",
               "Median share of the TLS handshake in a connection's time to the first byte (0..1)");
   }
 
-  void run_metrics(const run_result& r, const std::string& l, metric_set& m) const override {
-    quantiles(m, "ngxtls_probe_handshake_seconds", l, "full", r.full_handshake_ms);
-    quantiles(m, "ngxtls_probe_handshake_seconds", l, "resumed", r.resumed_handshake_ms);
+  void run_metrics(const run_result& r, const label_set& l, metric_set& m) const override {
+    quantiles(m, "ngxtls_handshake_seconds", l, "full", r.full_handshake_ms);
+    quantiles(m, "ngxtls_handshake_seconds", l, "resumed", r.resumed_handshake_ms);
     for (const auto& [kind, s] : {std::pair{"full", &r.full_time}, {"resumed", &r.resumed_time}}) {
-      quantiles(m, "ngxtls_probe_connect_seconds", l, kind, s->connect_ms);
-      quantiles(m, "ngxtls_probe_tls_handshake_seconds", l, kind, s->tls_handshake_ms);
-      quantiles(m, "ngxtls_probe_first_byte_seconds", l, kind, s->first_byte_ms);
+      quantiles(m, "ngxtls_connect_seconds", l, kind, s->connect_ms);
+      quantiles(m, "ngxtls_tls_handshake_seconds", l, kind, s->tls_handshake_ms);
+      quantiles(m, "ngxtls_first_byte_seconds", l, kind, s->first_byte_ms);
       if (s->handshake_share)
-        m.add("ngxtls_probe_handshake_share", l + ",kind=\"" + kind + "\"", *s->handshake_share);
+        m.add("ngxtls_handshake_share_ratio", with_label(l, "kind", kind), *s->handshake_share);
     }
   }
 };
