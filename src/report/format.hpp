@@ -27,8 +27,8 @@ std::string_view to_string(command c);
 
 /// What a writer may need besides the report itself, set by the command line.
 struct output_context {
-  bool color = false;       ///< ANSI colours: stdout is a terminal and no -o was given
-  std::string working_dir;  ///< SARIF and GitHub paths are made relative to it ("" = absolute)
+  bool color = false;        ///< ANSI colours: stdout is a terminal and no -o was given
+  std::string working_dir;   ///< SARIF and GitHub paths are made relative to it ("" = absolute)
   bool single_file = false;  ///< parse --single-file: files[0] alone
   std::optional<std::string> project_config;  ///< harden: the .ngxtls.toml read, if any
 };

@@ -13,7 +13,7 @@ const report_format& crossplane_format();
 const std::vector<const report_format*>& formats() {
   // The order of --format's choices in every command's help.
   static const std::vector<const report_format*> all = {
-      &text_format(),  &json_format(),       &sarif_format(),
+      &text_format(),   &json_format(),       &sarif_format(),
       &github_format(), &prometheus_format(), &crossplane_format(),
   };
   return all;

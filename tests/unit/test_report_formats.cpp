@@ -44,10 +44,10 @@ json sandbox_reference(const report::sandbox_summary& sb) {
 
 json nginx_test_reference(const report::nginx_test_summary& t) {
   return {{"verdict", t.verdict},
-          {"location", t.where.file.empty() ? json(nullptr)
-                                            : json{{"file", t.where.file},
-                                                   {"line", t.where.line},
-                                                   {"column", t.where.column}}},
+          {"location",
+           t.where.file.empty()
+               ? json(nullptr)
+               : json{{"file", t.where.file}, {"line", t.where.line}, {"column", t.where.column}}},
           {"message", t.message},
           {"reason", t.reason}};
 }

@@ -9,11 +9,13 @@ const report_format& crossplane_format() {
   static const report_format format = [] {
     report_format f;
     f.name = "crossplane";
-    f.parse = [](const config::config& cfg, const output_context& ctx,
-                std::ostream& out) { write_crossplane(cfg, ctx.single_file, out); };
+    f.parse = [](const config::config& cfg, const output_context& ctx, std::ostream& out) {
+      write_crossplane(cfg, ctx.single_file, out);
+    };
     // crossplane prints its failed-status record for an input error.
-    f.parse_error = [](const input_error& e,
-                      std::ostream& out) { out << render_crossplane_error(e); };
+    f.parse_error = [](const input_error& e, std::ostream& out) {
+      out << render_crossplane_error(e);
+    };
     return f;
   }();
   return format;

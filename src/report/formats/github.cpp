@@ -9,8 +9,9 @@ const report_format& github_format() {
   static const report_format format = [] {
     report_format f;
     f.name = "github";
-    f.lint = [](const lint_report& r, const output_context& ctx,
-               std::ostream& out) { write_github(r, ctx.working_dir, out); };
+    f.lint = [](const lint_report& r, const output_context& ctx, std::ostream& out) {
+      write_github(r, ctx.working_dir, out);
+    };
     return f;
   }();
   return format;

@@ -23,16 +23,20 @@ const report_format& json_format() {
   static const report_format format = [] {
     report_format f;
     f.name = "json";
-    f.lint = [](const lint_report& r, const output_context&,
-               std::ostream& out) { write_json(r, out); };
-    f.check = [](const check_report& r, const output_context&,
-                std::ostream& out) { write_check_json(r, out); };
+    f.lint = [](const lint_report& r, const output_context&, std::ostream& out) {
+      write_json(r, out);
+    };
+    f.check = [](const check_report& r, const output_context&, std::ostream& out) {
+      write_check_json(r, out);
+    };
     f.probe = [](const std::vector<probe::target_result>& r, const output_context&,
-                std::ostream& out) { write_document(probe_json(r), out); };
-    f.parse = [](const config::config& cfg, const output_context& ctx,
-                std::ostream& out) { write_tree_json(cfg, ctx.single_file, out); };
-    f.harden = [](const harden::snippet& s, const output_context& ctx,
-                 std::ostream& out) { write_document(harden_json(s, ctx.project_config), out); };
+                 std::ostream& out) { write_document(probe_json(r), out); };
+    f.parse = [](const config::config& cfg, const output_context& ctx, std::ostream& out) {
+      write_tree_json(cfg, ctx.single_file, out);
+    };
+    f.harden = [](const harden::snippet& s, const output_context& ctx, std::ostream& out) {
+      write_document(harden_json(s, ctx.project_config), out);
+    };
     return f;
   }();
   return format;

@@ -11,7 +11,7 @@ const report_format& prometheus_format() {
     report_format f;
     f.name = "prometheus";
     f.probe = [](const std::vector<probe::target_result>& r, const output_context&,
-                std::ostream& out) { out << probe_prometheus(r); };
+                 std::ostream& out) { out << probe_prometheus(r); };
     return f;
   }();
   return format;
