@@ -5,6 +5,7 @@
 #include <optional>
 #include <set>
 
+#include "config/values.hpp"
 #include "engine/file_facts.hpp"
 #include "probe/modules/headers.hpp"
 
@@ -117,33 +118,15 @@ std::string frac(int a, int b) {
 
 // The port of "ip:port" / "[v6]:port"; 0 when there is none.
 int port_of(const std::string& address) {
-  auto colon = address.rfind(':');
-  if (colon == std::string::npos) return 0;
-  try {
-    return std::stoi(address.substr(colon + 1));
-  } catch (const std::exception&) {
-    return 0;
-  }
+  return config::port_of_address(address);
 }
 
 namespace {
 
-// Whether SNI `sni` selects a server labelled `label` (its first server_name): equal, or a
-// wildcard ("*.example.com", ".example.com", "www.example.*") that matches it, as nginx does.
+// Whether SNI `sni` selects a server labelled `label` (its first server_name), as nginx
+// matches it; no SNI selects no server by name.
 bool name_matches(const std::string& label, const std::string& sni) {
-  if (sni.empty()) return false;
-  if (label == sni) return true;
-  if (label.size() > 2 && label.compare(0, 2, "*.") == 0)
-    return sni.size() > label.size() - 1 &&
-           sni.compare(sni.size() - (label.size() - 1), label.size() - 1, label, 1) == 0;
-  if (label.size() > 1 && label[0] == '.')
-    return sni == label.substr(1) ||
-           (sni.size() > label.size() &&
-            sni.compare(sni.size() - label.size(), label.size(), label) == 0);
-  if (label.size() > 2 && label.compare(label.size() - 2, 2, ".*") == 0)
-    return sni.size() > label.size() - 1 &&
-           sni.compare(0, label.size() - 1, label, 0, label.size() - 1) == 0;
-  return false;
+  return !sni.empty() && config::server_name_matches(label, sni);
 }
 
 // Evidence must come from the finding's own listen sockets (matched by port): a probe of
@@ -463,32 +446,6 @@ void judge_hsts(checked_finding& c, const std::vector<const probe::target_result
   }
 }
 
-// nginx's time value in seconds ("300", "60s", "5m", "1h", "1d", "1h30m"); nullopt when unreadable.
-std::optional<long> seconds_of(const std::string& text) {
-  long total = 0, n = 0;
-  bool digits = false;
-  for (char ch : text) {
-    if (ch >= '0' && ch <= '9') {
-      if (n > 100000000) return std::nullopt;
-      n = n * 10 + (ch - '0');
-      digits = true;
-      continue;
-    }
-    if (!digits) return std::nullopt;
-    long unit = ch == 's'   ? 1
-                : ch == 'm' ? 60
-                : ch == 'h' ? 3600
-                : ch == 'd' ? 86400
-                : ch == 'w' ? 604800
-                            : 0;
-    if (!unit) return std::nullopt;
-    total += n * unit;
-    n = 0;
-    digits = false;
-  }
-  return total + n;
-}
-
 // The config port of a result.
 int config_port(const probe::target_result& r, const std::map<int, int>& port_map) {
   int port = port_of(r.address);
@@ -560,7 +517,7 @@ void judge_setting(checked_finding& c, const std::vector<const probe::target_res
           "applies";
     }
   } else if (name == "ssl_session_timeout") {
-    const auto own_s = seconds_of(own), dflt_s = seconds_of(dflt);
+    const auto own_s = config::parse_time_s(own), dflt_s = config::parse_time_s(dflt);
     if (hint_here.size() != 1 || !own_s) {
       c.reason = "no single ticket lifetime was seen under this name";
     } else if (*hint_here.begin() == *own_s) {
