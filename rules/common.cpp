@@ -104,10 +104,10 @@ bool sni_selects_protocols(const model::version& v) {
 bool protocols_from_default_servers(const model::model& m, std::size_t server) {
   if (sni_selects_protocols(m.versions.nginx)) return false;
   bool name_based = false;
-  for (const auto& k : m.sockets) {
-    // A socket's servers are ascending indices: searched in log time, as two rules ask this
-    // for every server and one socket may hold thousands.
-    if (!k.ssl || !std::binary_search(k.servers.begin(), k.servers.end(), server)) continue;
+  // The server's own sockets, not every socket: two rules ask this for every server.
+  for (const std::uint32_t ki : m.servers[server].sockets) {
+    const model::listen_socket& k = m.sockets[ki];
+    if (!k.ssl) continue;
     if (k.default_server == server) return false;
     name_based = true;
   }
@@ -160,6 +160,11 @@ bool holds(const config::directive& d, const config::directive* target) {
 
 const config::directive* enclosing_block(const model::model& m, const model::server& s) {
   if (!m.cfg || !s.where) return nullptr;
+  // A server of this model knows its block: rules ask for it per server, and a walk of the
+  // whole tree each time was quadratic.
+  if (!m.servers.empty() && &s >= m.servers.data() && &s < m.servers.data() + m.servers.size() &&
+      s.block)
+    return s.block->name == "http" || s.block->name == "stream" ? s.block : nullptr;
   const config::directive* found = nullptr;
   walk(m.cfg->root, [&](const config::directive& d) {
     if (!found && (d.name == "http" || d.name == "stream") && d.has_block && holds(d, s.where))

@@ -1,6 +1,8 @@
 // listen-protocols-differ: servers on one listen socket whose `listen` lines differ in `ssl`,
 // `http2` or `proxy_protocol`, which nginx ORs into one set for the whole socket.
 
+#include <algorithm>
+#include <array>
 #include <string_view>
 
 #include "rules/common.hpp"
@@ -100,6 +102,24 @@ void check(const engine::context& ctx, engine::finding_list& out) {
       per_server.push_back(f);
       first_listen.push_back(first);
     }
+    // The first two servers (positions in k.servers) that set each flag; none: size().
+    struct first_two {
+      std::array<std::size_t, 2> ssl, proxy_protocol, http2;
+    } holders;
+    holders.ssl.fill(k.servers.size());
+    holders.proxy_protocol.fill(k.servers.size());
+    holders.http2.fill(k.servers.size());
+    auto note = [](std::array<std::size_t, 2>& h, std::size_t o) {
+      if (o < h[0])
+        h = {o, h[0]};
+      else if (o < h[1] && o != h[0])
+        h[1] = o;
+    };
+    for (std::size_t o = 0; o < per_server.size(); ++o) {
+      if (per_server[o].ssl) note(holders.ssl, o);
+      if (per_server[o].proxy_protocol) note(holders.proxy_protocol, o);
+      if (per_server[o].http2) note(holders.http2, o);
+    }
     for (std::size_t n = 0; n < k.servers.size(); ++n) {
       const flags& f = per_server[n];
       std::string missing;
@@ -115,14 +135,23 @@ void check(const engine::context& ctx, engine::finding_list& out) {
       add(any.http2, f.http2, "http2", false);
       if (missing.empty()) continue;
       const model::server& s = m.servers[k.servers[n]];
-      // Who sets the flags this server lacks: the first other server that does.
-      std::string setter;
-      for (std::size_t o = 0; o < k.servers.size() && setter.empty(); ++o) {
-        const flags& g = per_server[o];
-        if (o != n &&
-            ((g.ssl && !f.ssl) || (g.proxy_protocol && !f.proxy_protocol) || (g.http2 && !f.http2)))
-          setter = server_label(ctx, m.servers[k.servers[o]]);
-      }
+      // Who sets the flags this server lacks: the first other server that does (from the
+      // first two holders of each flag: a scan of the socket per server was quadratic).
+      std::size_t first_setter = k.servers.size();
+      auto consider = [&](bool lacks, const std::array<std::size_t, 2>& holders) {
+        if (!lacks) return;
+        for (std::size_t o : holders)
+          if (o != n) {
+            first_setter = std::min(first_setter, o);
+            break;
+          }
+      };
+      consider(!f.ssl, holders.ssl);
+      consider(!f.proxy_protocol, holders.proxy_protocol);
+      consider(!f.http2, holders.http2);
+      const std::string setter = first_setter < k.servers.size()
+                                     ? server_label(ctx, m.servers[k.servers[first_setter]])
+                                     : std::string();
       const bool warns = options_set && m.versions.nginx >= model::version{1, 23, 4};
       const config::directive* at =
           first_listen[n] && first_listen[n]->where ? first_listen[n]->where : default_anchor(s);

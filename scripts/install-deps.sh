@@ -5,7 +5,7 @@ packages=(
   build-essential cmake ninja-build pkg-config
   libpcre2-dev zlib1g-dev curl xz-utils gpgv debian-archive-keyring
   libssl-dev openssl tao-pegtl-dev libcli11-dev libtoml11-dev doctest-dev nlohmann-json3-dev
-  libcpp-httplib-dev libbrotli-dev libyaml-cpp-dev libcrypt-dev prometheus
+  libmicrohttpd-dev libcpp-httplib-dev libbrotli-dev libyaml-cpp-dev libcrypt-dev prometheus
   nginx libnginx-mod-http-lua libnginx-mod-stream libnginx-mod-mail apache2-utils
   python3 python3-jsonschema openjdk-17-jdk-headless
   clang-14 clang-format-14 libfuzzer-14-dev libclang-rt-14-dev

@@ -6,6 +6,7 @@
 #include <atomic>
 #include <iostream>
 #include <thread>
+#include <tuple>
 
 #include "base/error.hpp"
 #include "cli/commands.hpp"
@@ -57,8 +58,23 @@ int run_serve_command(const serve_args& a) {
   serve::http_server server(core, web);
   const int port = server.bind(where);
   const bool ipv6 = where.host.find(':') != std::string::npos;
+  const std::string shown =
+      (ipv6 ? "[" + where.host + "]" : where.host) + ":" + std::to_string(port);
   std::cerr << "ngxtls serve: listening on " << (web && web->cert_file ? "https" : "http") << "://"
-            << (ipv6 ? "[" + where.host + "]" : where.host) << ":" << port << std::endl;
+            << shown << std::endl;
+  if (!serve::is_loopback_address(where.host) && !(web && !web->basic_auth_users.empty())) {
+    const bool any = where.host == "0.0.0.0" || where.host == "::";
+    std::cerr << "ngxtls serve: warning: " << shown << " is not a loopback address and "
+              << (web && web->cert_file ? "basic auth is off (TLS encrypts but lets anyone in)"
+                                        : "neither basic auth nor TLS is set")
+              << ": "
+              << (any ? "every host that can reach this machine"
+                      : "every host that can reach " + where.host)
+              << " on port " << port
+              << " can now run probes of the allow list through this exporter and read its "
+                 "metrics (set basic_auth_users in --web.config.file, or listen on 127.0.0.1)"
+              << std::endl;
+  }
 
   std::atomic<bool> stopping{false};
   std::thread waiter([&] {
@@ -71,10 +87,30 @@ int run_serve_command(const serve_args& a) {
           auto fresh = read_config(a);
           std::optional<serve::web_config> fresh_web;
           if (a.web_config) fresh_web = serve::load_web_config(*a.web_config);
+          server.apply(fresh);
           core.reload(std::move(fresh));
           server.set_users(fresh_web ? fresh_web->basic_auth_users
                                      : std::map<std::string, std::string>{});
-          std::cerr << "ngxtls serve: configuration reloaded" << std::endl;
+          std::cerr << "ngxtls serve: configuration reloaded (every --config key applied; "
+                       "http_read_timeout_ms holds for connections accepted from now on; "
+                       "basic_auth_users applied)"
+                    << std::endl;
+          // The TLS settings are read once: the daemon's certificate is fixed at start.
+          const auto tls_of = [](const std::optional<serve::web_config>& w) {
+            return w ? std::make_tuple(w->cert_file, w->key_file, w->min_version)
+                     : std::make_tuple(std::optional<std::string>(), std::optional<std::string>(),
+                                       std::string());
+          };
+          if (tls_of(fresh_web) != tls_of(web))
+            std::cerr << "ngxtls serve: warning: tls_server_config changed in "
+                      << report::terminal_safe(*a.web_config)
+                      << ", but TLS settings take effect only at a restart: still serving "
+                         "with the ones read at start"
+                      << std::endl;
+          else if (web && web->cert_file)
+            std::cerr << "ngxtls serve: tls_server_config is read only at start: a renewed "
+                         "certificate or key is served after a restart"
+                      << std::endl;
         } catch (const std::exception& e) {
           core.count_reload(false);
           std::cerr << "ngxtls serve: error: reload failed, keeping the running configuration: "

@@ -8,6 +8,7 @@
 #include <string_view>
 #include <thread>
 #include <tuple>
+#include <unordered_map>
 
 #include "base/error.hpp"
 #include "config/paths.hpp"
@@ -131,12 +132,24 @@ bool line_suppresses(std::string_view line, const std::string& rule) {
 // One suppression that silenced a finding: file, line of the comment, rule id.
 using suppression_use = std::tuple<std::string, std::uint32_t, std::string>;
 
+// The first config::files index of each path: findings are matched to their file by path, and
+// a scan of every file per finding was quadratic on configs of thousands of files.
+using file_index = std::unordered_map<std::string_view, std::size_t>;
+
+file_index index_files(const model::model& m) {
+  file_index out;
+  if (!m.cfg) return out;
+  out.reserve(m.cfg->files.size());
+  for (std::size_t i = 0; i < m.cfg->files.size(); ++i) out.emplace(m.cfg->files[i].path, i);
+  return out;
+}
+
 bool suppressed(const model::model& m, const finding& f, std::set<suppression_use>& used,
-                std::map<std::size_t, line_index>& lines) {
+                std::map<std::size_t, line_index>& lines, const file_index& files) {
   if (!m.cfg || f.location.line == 0) return false;
-  for (std::size_t i = 0; i < m.cfg->files.size(); ++i) {
+  if (const auto at = files.find(f.location.file); at != files.end()) {
+    const std::size_t i = at->second;
     const auto& file = m.cfg->files[i];
-    if (file.path != f.location.file) continue;
     // No comment to look for: the file's bytes (maybe a mapping whose pages were dropped
     // after the parse) are not read back.
     if (!file.suppressions) return false;
@@ -216,7 +229,7 @@ constexpr std::string_view file_directives[] = {"ssl_certificate",
 bool suppressed_inline(const model::model& m, const finding& f) {
   std::set<suppression_use> used;
   std::map<std::size_t, line_index> lines;
-  return suppressed(m, f, used, lines);
+  return suppressed(m, f, used, lines, index_files(m));
 }
 
 namespace {
@@ -309,6 +322,7 @@ run_result run_counted(const rule_catalog& catalog, const model::model& m, const
   std::set<std::string> ran;
   std::set<suppression_use> used;
   std::map<std::size_t, line_index> lines;
+  const file_index files = index_files(m);
   std::vector<const rule*> selected;
   for (const auto& r : catalog) {
     if (opts.select && !opts.select->count(r.id)) continue;
@@ -345,7 +359,7 @@ run_result run_counted(const rule_catalog& catalog, const model::model& m, const
     finding_list& found = results[i];
     if (found.dropped() > 0) result.dropped_per_rule[r.id] += found.dropped();
     for (auto& f : found) {
-      if (suppressed(m, f, used, lines)) continue;
+      if (suppressed(m, f, used, lines, files)) continue;
       if (auto it = opts.severity_overrides.find(f.rule); it != opts.severity_overrides.end())
         f.level = it->second;
       keep(std::move(f));

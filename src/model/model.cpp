@@ -7,6 +7,7 @@
 #include <mutex>
 #include <set>
 #include <thread>
+#include <unordered_map>
 
 #include "config/values.hpp"
 
@@ -289,12 +290,13 @@ const setting_list& defaults_for(const version& nginx) {
   return *slot;
 }
 
-server make_server(const config::directive& sd, context_kind ctx,
+server make_server(const config::directive& sd, const config::directive& block, context_kind ctx,
                    const std::shared_ptr<const context_settings>& outer,
                    const assumed_versions& versions) {
   server s;
   s.context = ctx;
   s.where = &sd;
+  s.block = &block;
   s.own = collect(sd.block, origin::server);
   s.outer = outer;
   std::size_t listens = 0;
@@ -350,7 +352,7 @@ void add_context(const config::directive& block_dir, context_kind ctx, model& m)
       blocks.size() < 1024 ? 1 : std::clamp<std::size_t>(std::thread::hardware_concurrency(), 1, 4);
   auto build_part = [&](std::size_t t) {
     for (std::size_t i = blocks.size() * t / parts; i < blocks.size() * (t + 1) / parts; ++i)
-      m.servers[first + i] = make_server(*blocks[i], ctx, outer, m.versions);
+      m.servers[first + i] = make_server(*blocks[i], block_dir, ctx, outer, m.versions);
   };
   std::vector<std::jthread> pool;
   for (std::size_t t = 1; t < parts; ++t) pool.emplace_back(build_part, t);
@@ -412,13 +414,22 @@ model build(const config::config& cfg, const assumed_versions& versions) {
   // Group listens into sockets in config order. A listen nginx refuses as a duplicate joins
   // none: nginx does not start, and modelling it as a shared socket would invent findings
   // (docs/nginx-facts.md#duplicate-listen).
+  // Sockets by context, address and port: a search of every socket per listen was quadratic
+  // when each site has an address of its own.
+  std::unordered_map<std::string, std::size_t> socket_of;
+  std::string key;
   for (std::size_t i = 0; i < m.servers.size(); ++i) {
     server& s = m.servers[i];
     for (std::size_t li = 0; li < s.listens.size(); ++li) {
       auto& l = s.listens[li];
-      auto it = std::find_if(m.sockets.begin(), m.sockets.end(), [&](const listen_socket& k) {
-        return k.context == s.context && k.address == l.address && k.port == l.port;
-      });
+      key.assign(1, static_cast<char>(s.context));
+      key += std::to_string(l.port);
+      key += ' ';
+      key += l.address;
+      const auto found = socket_of.find(key);
+      auto it = found == socket_of.end()
+                    ? m.sockets.end()
+                    : m.sockets.begin() + static_cast<std::ptrdiff_t>(found->second);
       // A template placeholder (`listen ${IP}:443`) is no address nginx could compare.
       if (l.where && it != m.sockets.end() && !l.address.starts_with("unix:") &&
           l.address.find('$') == std::string::npos) {
@@ -431,12 +442,16 @@ model build(const config::config& cfg, const assumed_versions& versions) {
         k.address = l.address;
         k.port = l.port;
         k.default_server = i;
+        socket_of.emplace(key, m.sockets.size());
         m.sockets.push_back(k);
         it = m.sockets.end() - 1;
       }
       // Servers are visited in order, so a repeat of `i` can only be the last entry
       // (a linear search here was quadratic in the servers of one socket).
       if (it->servers.empty() || it->servers.back() != i) it->servers.push_back(i);
+      const auto socket = static_cast<std::uint32_t>(it - m.sockets.begin());
+      if (std::find(s.sockets.begin(), s.sockets.end(), socket) == s.sockets.end())
+        s.sockets.insert(std::upper_bound(s.sockets.begin(), s.sockets.end(), socket), socket);
       it->ssl = it->ssl || l.ssl;
       it->reuseport = it->reuseport || l.reuseport;
       if (l.default_server && !it->default_marked) {

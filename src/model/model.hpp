@@ -251,6 +251,8 @@ struct listen_directive {
 struct server {
   context_kind context = context_kind::http;
   const config::directive* where = nullptr;  ///< the `server` directive
+  /// The `http`, `stream` or `mail` block directive the server is in.
+  const config::directive* block = nullptr;
   std::vector<listen_directive> listens;
   std::vector<std::string> names;  ///< server_name arguments in order ("" kept)
   /// The ssl_* directives (plus `resolver`, `ssl`, `http2`) set in the server block.
@@ -271,6 +273,9 @@ struct server {
   const config::directive* starttls = nullptr;
   /// The first `listen ... ssl` (or first listen) directive; null for the implicit listen.
   const config::directive* first_ssl_listen() const;
+  /// Indices into model::sockets of the sockets this server is on, ascending, each once:
+  /// rules that ask a question per server about its sockets read these, not every socket.
+  std::vector<std::uint32_t> sockets;
 };
 
 /// One listen socket: an address:port in one context, with its default server.

@@ -4,7 +4,7 @@
 #include <sstream>
 #include <string_view>
 
-#include "report/lint_output.hpp"
+#include "report/json_writer.hpp"
 
 namespace ngxtls::report {
 
@@ -35,69 +35,69 @@ void strip_if_parentheses(std::vector<std::string>& args) {
   if (!args.empty() && args.front().empty()) args.erase(args.begin());
 }
 
-/// Streams a document whose last member is written by `hole` (a large array): `j` holds
-/// `marker` in that member's place and is dumped as at `level` with indent 1, the marker is
-/// replaced by what `hole` writes. rfind: config strings before it may hold anything.
-template <typename Hole>
-void write_with_hole(std::ostream& os, const ojson& j, int level, Hole&& hole) {
-  static constexpr std::string_view quoted = "\"ngxtls:block\"";
-  const std::string text = dump_nested(j, level, 1);
-  const std::size_t at = text.rfind(quoted);
-  os << std::string_view(text).substr(0, at);
-  hole();
-  os << std::string_view(text).substr(at + quoted.size());
-}
-
-/// An array at `level` (indent 1) whose items `item(i, level + 1)` writes, as nlohmann
-/// prints it: `[]`, or one item per line.
-template <typename Item>
-void write_array(std::ostream& os, std::size_t n, int level, Item&& item) {
-  if (n == 0) {
-    os << "[]";
-    return;
+/// Text written by a json_writer, handed to `os` in pieces: a 20 MB config's tree is never
+/// one string (nor one JSON document) in memory.
+class chunked_text {
+ public:
+  explicit chunked_text(std::ostream& os) : os_(os) { text_.reserve(flush_bytes + (64u << 10)); }
+  ~chunked_text() { flush(); }
+  chunked_text(const chunked_text&) = delete;
+  chunked_text& operator=(const chunked_text&) = delete;
+  std::string& text() { return text_; }
+  /// Hands what was written so far to the stream once there is enough of it.
+  void maybe_flush() {
+    if (text_.size() >= flush_bytes) flush();
   }
-  os << "[\n";
-  for (std::size_t i = 0; i < n; ++i) {
-    os << std::string(static_cast<std::size_t>(level + 1), ' ');
-    item(i, level + 1);
-    os << (i + 1 < n ? ",\n" : "\n");
+  void flush() {
+    os_ << text_;
+    text_.clear();
   }
-  os << std::string(static_cast<std::size_t>(level), ' ') << ']';
-}
 
-constexpr const char* block_marker = "ngxtls:block";
+ private:
+  static constexpr std::size_t flush_bytes = std::size_t{1} << 20;
+  std::ostream& os_;
+  std::string text_;
+};
 
-/// crossplane directives of `ds`, each written as at `level`: a directive at a time, so
-/// a 20 MB config is never one JSON document in memory.
-void write_crossplane_directives(std::ostream& os, const config::config& cfg,
-                                 config::list<config::directive> ds, bool with_includes,
-                                 int level) {
-  write_array(os, ds.size(), level, [&](std::size_t i, int at) {
-    const config::directive& d = ds[i];
-    ojson j;
-    j["directive"] = d.name;
-    j["line"] = d.line;
-    ojson args = ojson::array();
-    std::vector<std::string> values;
-    values.reserve(d.args.size() + 1);
-    for (const auto& a : d.args) values.emplace_back(a.value());
-    if (d.name == "if") strip_if_parentheses(values);
-    for (auto& v : values) args.push_back(std::move(v));
-    if (d.lua_body()) args.push_back(*d.lua_body());
-    j["args"] = std::move(args);
+/// crossplane directives of `ds` as an array (json_writer lays it out as nlohmann::json's
+/// dump(1) would).
+void write_crossplane_directives(json_writer& w, chunked_text& out, const config::config& cfg,
+                                 config::list<config::directive> ds, bool with_includes) {
+  w.begin_array();
+  std::vector<std::string> values;
+  for (const config::directive& d : ds) {
+    w.begin_object();
+    w.field("directive", d.name.view());
+    w.field("line", d.line);
+    w.key("args");
+    w.begin_array();
+    if (d.name == "if") {
+      values.clear();
+      for (const auto& a : d.args) values.emplace_back(a.value());
+      strip_if_parentheses(values);
+      for (const auto& v : values) w.value(v);
+    } else {
+      for (const auto& a : d.args) w.value(a.value());
+    }
+    if (const auto body = d.lua_body()) w.value(*body);
+    w.end_array();
     if (with_includes && d.name == "include" && !d.has_block) {
       const auto& inc = cfg.files[d.file].includes;
       const auto it = inc.find(&d);
-      j["includes"] = it == inc.end() ? std::vector<std::uint32_t>() : it->second;
+      w.key("includes");
+      w.begin_array();
+      if (it != inc.end())
+        for (const std::uint32_t f : it->second) w.value(f);
+      w.end_array();
     }
-    if (!d.has_block) {
-      os << dump_nested(j, at, 1);
-      return;
+    if (d.has_block) {
+      w.key("block");
+      write_crossplane_directives(w, out, cfg, d.block, with_includes);
     }
-    j["block"] = block_marker;
-    write_with_hole(os, j, at,
-                    [&] { write_crossplane_directives(os, cfg, d.block, with_includes, at + 1); });
-  });
+    w.end_object();
+    out.maybe_flush();
+  }
+  w.end_array();
 }
 
 const char* quote_name(config::quote_style q) {
@@ -111,66 +111,79 @@ const char* quote_name(config::quote_style q) {
   }
 }
 
-/// Our tree's directives of `ds`, each written as at `level` (see write_crossplane_directives).
-void write_tree_directives(std::ostream& os, const config::config& cfg,
-                           config::list<config::directive> ds, int level) {
-  write_array(os, ds.size(), level, [&](std::size_t i, int at) {
-    const config::directive& d = ds[i];
-    ojson j;
-    j["name"] = d.name;
-    j["file"] = d.file;
-    j["line"] = d.line;
-    j["column"] = cfg.where(d).column;
-    j["chain"] = d.chain;
-    ojson args = ojson::array();
+/// Our tree's directives of `ds` as an array (see write_crossplane_directives).
+void write_tree_directives(json_writer& w, chunked_text& out, const config::config& cfg,
+                           config::list<config::directive> ds) {
+  w.begin_array();
+  for (const config::directive& d : ds) {
+    w.begin_object();
+    w.field("name", d.name.view());
+    w.field("file", d.file);
+    w.field("line", d.line);
+    w.field("column", d.file < cfg.files.size() ? d.column : 0);
+    w.field("chain", d.chain);
+    w.key("args");
+    w.begin_array();
     const std::vector<config::line_column> positions = cfg.argument_positions(d);
     for (std::size_t k = 0; k < d.args.size(); ++k) {
       const auto& a = d.args[k];
-      const config::line_column pos = positions[k];
-      args.push_back(ojson{{"value", a.value()},
-                           {"raw", a.raw()},
-                           {"quote", quote_name(a.quote())},
-                           {"line", pos.line},
-                           {"column", pos.column}});
+      w.begin_object();
+      w.field("value", a.value());
+      w.field("raw", a.raw());
+      w.field("quote", quote_name(a.quote()));
+      w.field("line", positions[k].line);
+      w.field("column", positions[k].column);
+      w.end_object();
     }
-    j["args"] = std::move(args);
+    w.end_array();
     if (d.file < cfg.files.size()) {
       const auto& inc = cfg.files[d.file].includes;
-      if (const auto it = inc.find(&d); it != inc.end() && !it->second.empty())
-        j["includes"] = it->second;
+      if (const auto it = inc.find(&d); it != inc.end() && !it->second.empty()) {
+        w.key("includes");
+        w.begin_array();
+        for (const std::uint32_t f : it->second) w.value(f);
+        w.end_array();
+      }
     }
     // A lua block has no block, so `block` is always the last member when present.
-    if (d.lua_body()) j["lua_body"] = *d.lua_body();
-    if (!d.has_block) {
-      os << dump_nested(j, at, 1);
-      return;
+    if (const auto body = d.lua_body()) w.field("lua_body", *body);
+    if (d.has_block) {
+      w.key("block");
+      write_tree_directives(w, out, cfg, d.block);
     }
-    j["block"] = block_marker;
-    write_with_hole(os, j, at, [&] { write_tree_directives(os, cfg, d.block, at + 1); });
-  });
+    w.end_object();
+    out.maybe_flush();
+  }
+  w.end_array();
 }
 
 }  // namespace
 
 void write_crossplane(const config::config& cfg, bool single_file, std::ostream& os) {
-  ojson root;
-  root["status"] = "ok";
-  root["errors"] = ojson::array();
-  root["config"] = block_marker;
+  chunked_text out(os);
+  json_writer w(out.text(), 0, 1);
   const std::size_t n = single_file ? std::min<std::size_t>(1, cfg.files.size()) : cfg.files.size();
-  write_with_hole(os, root, 0, [&] {
-    write_array(os, n, 1, [&](std::size_t i, int at) {
-      ojson f;
-      f["file"] = cfg.files[i].path;
-      f["status"] = "ok";
-      f["errors"] = ojson::array();
-      f["parsed"] = block_marker;
-      write_with_hole(os, f, at, [&] {
-        write_crossplane_directives(os, cfg, cfg.files[i].parsed, !single_file, at + 1);
-      });
-    });
-  });
-  os << "\n";
+  w.begin_object();
+  w.field("status", "ok");
+  w.key("errors");
+  w.begin_array();
+  w.end_array();
+  w.key("config");
+  w.begin_array();
+  for (std::size_t i = 0; i < n; ++i) {
+    w.begin_object();
+    w.field("file", cfg.files[i].path);
+    w.field("status", "ok");
+    w.key("errors");
+    w.begin_array();
+    w.end_array();
+    w.key("parsed");
+    write_crossplane_directives(w, out, cfg, cfg.files[i].parsed, !single_file);
+    w.end_object();
+  }
+  w.end_array();
+  w.end_object();
+  out.text() += '\n';
 }
 
 std::string render_crossplane(const config::config& cfg, bool single_file) {
@@ -196,26 +209,39 @@ std::string render_crossplane_error(const input_error& e) {
 }
 
 void write_tree_json(const config::config& cfg, bool single_file, std::ostream& os) {
-  ojson root;
-  root["conf_prefix"] = cfg.conf_prefix;
-  ojson files = ojson::array();
-  for (const auto& f : cfg.files)
-    files.push_back(ojson{{"path", f.path}, {"bytes", f.content.size()}});
-  root["files"] = std::move(files);
-  ojson chains = ojson::array();
-  for (std::uint32_t c = 0; c < cfg.chains.size(); ++c) {
-    ojson chain = ojson::array();
-    for (const auto& fr : cfg.chain_frames(c))
-      chain.push_back(ojson{{"file", fr.file}, {"line", fr.line}, {"column", fr.column}});
-    chains.push_back(std::move(chain));
+  chunked_text out(os);
+  json_writer w(out.text(), 0, 1);
+  w.begin_object();
+  w.field("conf_prefix", cfg.conf_prefix);
+  w.key("files");
+  w.begin_array();
+  for (const auto& f : cfg.files) {
+    w.begin_object();
+    w.field("path", f.path);
+    w.field("bytes", f.content.size());
+    w.end_object();
   }
-  root["chains"] = std::move(chains);
-  root["directives"] = block_marker;
-  write_with_hole(os, root, 0, [&] {
-    write_tree_directives(os, cfg,
-                          single_file && !cfg.files.empty() ? cfg.files[0].parsed : cfg.root, 1);
-  });
-  os << "\n";
+  w.end_array();
+  w.key("chains");
+  w.begin_array();
+  for (std::uint32_t c = 0; c < cfg.chains.size(); ++c) {
+    w.begin_array();
+    for (const auto& fr : cfg.chain_frames(c)) {
+      w.begin_object();
+      w.field("file", fr.file);
+      w.field("line", fr.line);
+      w.field("column", fr.column);
+      w.end_object();
+    }
+    w.end_array();
+    out.maybe_flush();
+  }
+  w.end_array();
+  w.key("directives");
+  write_tree_directives(w, out, cfg,
+                        single_file && !cfg.files.empty() ? cfg.files[0].parsed : cfg.root);
+  w.end_object();
+  out.text() += '\n';
 }
 
 std::string render_tree_json(const config::config& cfg, bool single_file) {

@@ -1,5 +1,7 @@
 #include "serve/allow_list.hpp"
 
+#include <arpa/inet.h>
+
 #include <algorithm>
 #include <cctype>
 #include <charconv>
@@ -8,13 +10,6 @@
 namespace ngxtls::serve {
 
 namespace {
-
-std::string lower(std::string_view s) {
-  std::string out(s);
-  std::transform(out.begin(), out.end(), out.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return out;
-}
 
 int port_number(std::string_view s, std::string_view whole) {
   int v = 0;
@@ -26,6 +21,20 @@ int port_number(std::string_view s, std::string_view whole) {
 }
 
 }  // namespace
+
+std::string canonical_host(const std::string& host) {
+  std::string h = host;
+  std::transform(h.begin(), h.end(), h.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  if (h.size() > 1 && h.back() == '.') h.pop_back();
+  in6_addr v6{};
+  if (h.find(':') != std::string::npos && h.find('%') == std::string::npos &&
+      ::inet_pton(AF_INET6, h.c_str(), &v6) == 1) {
+    char buf[INET6_ADDRSTRLEN];
+    if (::inet_ntop(AF_INET6, &v6, buf, sizeof buf)) h = buf;
+  }
+  return h;
+}
 
 allow_pattern parse_allow_pattern(std::string_view text) {
   allow_pattern p;
@@ -53,7 +62,7 @@ allow_pattern parse_allow_pattern(std::string_view text) {
     throw std::invalid_argument("\"" + p.text +
                                 "\": a wildcard is a whole leading label (\"*.example.com\") or "
                                 "the whole host (\"*\")");
-  p.host = lower(host);
+  p.host = canonical_host(std::string(host));
   if (ports == "*") {
     p.port_min = 1;
     p.port_max = 65535;
@@ -69,7 +78,7 @@ allow_pattern parse_allow_pattern(std::string_view text) {
 }
 
 bool allowed(const std::vector<allow_pattern>& patterns, const std::string& host, int port) {
-  const std::string h = lower(host);
+  const std::string h = canonical_host(host);
   for (const auto& p : patterns) {
     if (port < p.port_min || port > p.port_max) continue;
     if (p.host == "*" || p.host == h) return true;

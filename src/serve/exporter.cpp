@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cctype>
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
@@ -12,6 +13,7 @@
 #include "base/error.hpp"
 #include "probe/prober.hpp"
 #include "probe/target.hpp"
+#include "report/probe_output.hpp"
 #include "report/terminal_text.hpp"
 #include "serve/exposition.hpp"
 
@@ -49,6 +51,35 @@ double resident_bytes() {
   long pages_total = 0, pages_resident = 0;
   if (!(f >> pages_total >> pages_resident)) return 0;
   return static_cast<double>(pages_resident) * static_cast<double>(::sysconf(_SC_PAGESIZE));
+}
+
+// The answer to `debug=true`: what blackbox_exporter's debug page gives, as text: the probe's
+// log (what was asked, what was dialled, the probe's report), the metrics the scrape would
+// have returned, and the module's settings. The probe's report holds no key material (no
+// session, master secret or ticket key, only the public 16-byte ticket key names).
+http_answer debug_answer(const probe::target& t, const std::string& module,
+                         const probe::probe_options& o, const probe::target_result& result,
+                         double duration_seconds, double age_seconds) {
+  std::string out = "Logs for the probe:\n";
+  out += "module=" + module + " target=" + report::terminal_safe(t.text) + " host=" + t.host +
+         " port=" + std::to_string(t.port) + " sni=" + (t.sni.empty() ? "(none)" : t.sni) +
+         " dial=" + t.connect_host + ":" + std::to_string(t.connect_port) + "\n";
+  if (age_seconds > 0)
+    out += "answered from the result measured " + sample_value(age_seconds) +
+           " s ago (min_interval_seconds): no new probe ran for this scrape\n";
+  out += "probe took " + sample_value(duration_seconds) + " s\n";
+  if (result.error) out += "probe failed: " + report::terminal_safe(*result.error) + "\n";
+  out += report::probe_text({result});
+  out += "\nMetrics that would have been returned:\n";
+  out += probe_exposition(result, duration_seconds, age_seconds);
+  out += "\nModule configuration:\n";
+  out += "attempts: " + std::to_string(o.attempts) +
+         "\nper_target: " + std::to_string(o.per_target) +
+         "\nprotocols:" + (o.tls13 ? " TLSv1.3" : "") + (o.tls12 ? " TLSv1.2" : "") +
+         "\ntimeout_ms: " + std::to_string(o.timeout_ms) +
+         "\nfresh_tickets: " + (o.fresh_tickets ? "true" : "false") +
+         "\nocsp: " + (o.ocsp ? "true" : "false") + "\nhttp: " + (o.http ? "true" : "false") + "\n";
+  return {200, "text/plain; charset=utf-8", std::move(out)};
 }
 
 }  // namespace
@@ -132,7 +163,7 @@ void exporter::evict_locked() {
 }
 
 http_answer exporter::probe(const probe_request& req) {
-  const auto received = clock_type::now();
+  const auto received = req.received.value_or(clock_type::now());
   const auto cfg = config();
   const std::string module_name = req.module.empty() ? "default" : req.module;
   const auto mod = cfg->modules.find(module_name);
@@ -149,27 +180,76 @@ http_answer exporter::probe(const probe_request& req) {
     if (c <= 0x20 || c >= 0x7f)
       return reject(reject_reason::bad_target, 400,
                     "the target contains a space, a control character or a non-ASCII byte");
+  // Per-scrape choices: printable ASCII without spaces, bounded as the target is.
+  for (const auto& [name, value] :
+       {std::pair{"sni", &req.sni}, std::pair{"connect", &req.connect}}) {
+    if (!*value) continue;
+    const std::string& v = **value;
+    bool printable = !v.empty() && v.size() <= max_target_bytes;
+    for (unsigned char c : v) printable = printable && c > 0x20 && c < 0x7f;
+    if (!printable)
+      return reject(reject_reason::bad_target, 400,
+                    std::string(name) + " must be 1 to " + std::to_string(max_target_bytes) +
+                        " printable bytes without spaces");
+  }
+  if (req.sni) {
+    // A host name (RFC 6066: no IP literal, no trailing dot once canonical): letters, digits,
+    // hyphens, dots and the underscores some internal names carry, at most 253 bytes.
+    const std::string n = canonical_host(*req.sni);
+    bool name = !n.empty() && n.size() <= 253 && !probe::is_ip_literal(n);
+    for (unsigned char c : n) name = name && (std::isalnum(c) || c == '-' || c == '.' || c == '_');
+    if (!name)
+      return reject(reject_reason::bad_target, 400,
+                    "sni must be a host name (letters, digits, '-', '.', '_'; no IP address)");
+  }
+  probe::probe_options options = mod->second.options;
+  if (req.protocol) {
+    const bool t12 = *req.protocol == "tls1.2", t13 = *req.protocol == "tls1.3";
+    if (!t12 && !t13)
+      return reject(reject_reason::bad_target, 400, "protocol must be tls1.2 or tls1.3");
+    if ((t12 && !options.tls12) || (t13 && !options.tls13))
+      return reject(
+          reject_reason::bad_target, 400,
+          "module \"" + module_name + "\" does not probe " + (t12 ? "TLS 1.2" : "TLS 1.3"));
+    options.tls12 = t12;
+    options.tls13 = t13;
+  }
   probe::target target;
   try {
-    target = probe::parse_target(req.target, mod->second.sni, mod->second.connect);
+    target = probe::parse_target(req.target, req.sni ? req.sni : mod->second.sni,
+                                 req.connect ? req.connect : mod->second.connect);
   } catch (const std::exception& e) {
     return reject(reject_reason::bad_target, 400, std::string("malformed target: ") + e.what());
   }
+  // Every spelling of one endpoint is one endpoint (cache, one probe at a time, allow list).
+  const bool dial_self = target.connect_host == target.host;
+  target.host = canonical_host(target.host);
+  target.connect_host = dial_self ? target.host : canonical_host(target.connect_host);
+  if (!target.sni.empty()) target.sni = canonical_host(target.sni);
   if (!allowed(cfg->allow, target.host, target.port))
     return reject(reject_reason::not_allowed, 403,
                   "target \"" + req.target + "\" is not in the allow list of " +
+                      (cfg->path.empty() ? std::string("the configuration") : cfg->path));
+  if (req.connect && !allowed(cfg->allow, target.connect_host, target.connect_port))
+    return reject(reject_reason::not_allowed, 403,
+                  "connect \"" + *req.connect + "\" is not in the allow list of " +
                       (cfg->path.empty() ? std::string("the configuration") : cfg->path));
 
   const int timeout_ms =
       scrape_timeout_ms(req.scrape_timeout_header).value_or(cfg->default_scrape_timeout_ms);
   const auto deadline =
       received + std::chrono::milliseconds(std::max(0, timeout_ms - cfg->scrape_timeout_margin_ms));
-  const std::string key = module_name + '\n' + target.host + '\n' + std::to_string(target.port);
-  const std::string target_key = target.host + '\n' + std::to_string(target.port);
+  const std::string dialled = target.connect_host + '\n' + std::to_string(target.connect_port);
+  const std::string key = module_name + '\n' + target.host + '\n' + std::to_string(target.port) +
+                          '\n' + target.sni + '\n' + dialled + '\n' + req.protocol.value_or("");
+  // One probe at a time per endpoint dialled, whatever the module.
+  const std::string& target_key = dialled;
   const auto min_interval = std::chrono::seconds(cfg->min_interval_seconds);
 
   auto from_cache = [&](const stored& s, clock_type::time_point now) {
     const double age = std::chrono::duration<double>(now - s.finished).count();
+    if (req.debug)
+      return debug_answer(target, module_name, options, s.result, s.duration_seconds, age);
     return http_answer{200, exposition_content_type,
                        probe_exposition(s.result, s.duration_seconds, age)};
   };
@@ -216,7 +296,7 @@ http_answer exporter::probe(const probe_request& req) {
   ++in_flight_;
   lock.unlock();
 
-  probe::probe_options o = mod->second.options;
+  probe::probe_options o = options;
   const auto start = clock_type::now();
   const int budget_ms = static_cast<int>(
       std::chrono::duration_cast<std::chrono::milliseconds>(deadline - start).count());
@@ -250,6 +330,8 @@ http_answer exporter::probe(const probe_request& req) {
   if (generation == generation_) e.last = s;
   changed_.notify_all();
   lock.unlock();
+  if (req.debug)
+    return debug_answer(target, module_name, options, s->result, s->duration_seconds, 0);
   return {200, exposition_content_type, probe_exposition(s->result, s->duration_seconds, 0)};
 }
 

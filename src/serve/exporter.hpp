@@ -30,6 +30,17 @@ struct probe_request {
   /// X-Prometheus-Scrape-Timeout-Seconds as sent (may be absent or malformed: the config's
   /// default_scrape_timeout_ms then applies).
   std::optional<std::string> scrape_timeout_header;
+  /// `sni=`: the server name to send instead of the module's or the target's.
+  std::optional<std::string> sni;
+  /// `connect=`: the address to dial (addr, addr:port, [v6]:port) instead of the target's host,
+  /// itself within the allow list; the target's name is still sent as SNI.
+  std::optional<std::string> connect;
+  /// `protocol=`: `tls1.2` or `tls1.3`, one of the protocols the module probes.
+  std::optional<std::string> protocol;
+  /// `debug=true`: answer with the probe's log as text instead of the metrics.
+  bool debug = false;
+  /// When the request arrived (the scrape's deadline counts from here); now when unset.
+  std::optional<std::chrono::steady_clock::time_point> received;
 };
 
 /// Why a request was answered with an error status (the `reason` label of
@@ -61,8 +72,10 @@ class exporter {
   std::shared_ptr<const serve_config> config() const;
 
   /// Answers one /probe request: 200 with the probe's metrics (probe_success 0 when the target
-  /// could not be probed to the end), 400 for a malformed target or unknown module, 403 for a
-  /// target outside the allow list, 503 when no probe could start before the scrape's deadline.
+  /// could not be probed to the end), or with `debug` the probe's log as text; 400 for a
+  /// malformed target, sni, connect or protocol or an unknown module, 403 for a target or
+  /// connect address outside the allow list, 503 when no probe could start before the
+  /// scrape's deadline.
   /// Never waits past the scrape's timeout minus the configured margin.
   http_answer probe(const probe_request& request);
 

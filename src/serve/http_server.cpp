@@ -1,16 +1,33 @@
 #include "serve/http_server.hpp"
 
 #include <arpa/inet.h>
-#include <httplib.h>
+#include <microhttpd.h>
+#include <netinet/in.h>
 #include <openssl/crypto.h>
 #include <openssl/err.h>
 #include <openssl/pem.h>
 #include <openssl/ssl.h>
+#include <strings.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
+#include <algorithm>
+#include <array>
+#include <atomic>
+#include <cctype>
+#include <cerrno>
 #include <charconv>
+#include <chrono>
+#include <condition_variable>
+#include <cstring>
+#include <deque>
+#include <functional>
 #include <mutex>
+#include <thread>
+#include <vector>
 
 #include "base/error.hpp"
+#include "report/terminal_text.hpp"
 #include "serve/exposition.hpp"
 #include "tls/errors.hpp"
 #include "tls/file_read.hpp"
@@ -31,8 +48,10 @@ scrape (the multi-target pattern).</p>
 </ul></body></html>
 )";
 
-// The most bytes of a request body accepted (the exporter's endpoints take none).
-constexpr std::size_t max_body_bytes = 8192;
+constexpr const char* text_plain = "text/plain; charset=utf-8";
+
+// How long stop() waits for answers that workers finished to be sent before closing.
+constexpr auto answer_grace = std::chrono::seconds(2);
 
 }  // namespace
 
@@ -70,20 +89,6 @@ listen_address parse_listen_address(const std::string& text) {
   return a;
 }
 
-struct http_server::impl {
-  exporter& core;
-  std::unique_ptr<httplib::Server> server;
-  std::mutex auth_mutex;
-  std::shared_ptr<basic_auth> auth;
-
-  explicit impl(exporter& c) : core(c) {}
-
-  std::shared_ptr<basic_auth> current_auth() {
-    std::lock_guard lock(auth_mutex);
-    return auth;
-  }
-};
-
 namespace {
 
 // An encrypted key would make OpenSSL's default callback prompt on the terminal (a hang
@@ -94,11 +99,15 @@ int refuse_passphrase(char*, int, int, void*) {
 
 // The exporter's own certificate chain and key, read as every TLS file the tool reads: a
 // regular file, bounded, opened without blocking (a FIFO at the path would block open() for
-// good). "" when both are in `ctx`, else why not (the key's path may be printed, never its bytes).
-std::string load_certificate_and_key(SSL_CTX& ctx, const web_config& w) {
+// good). OpenSSL checks them (PEM, no passphrase, the key matches the certificate) so that the
+// errors name the problem; libmicrohttpd then gets the same bytes (`cert_pem`, `key_pem`).
+// "" when both are in `ctx`, else why not (the key's path may be printed, never its bytes).
+std::string load_certificate_and_key(SSL_CTX& ctx, const web_config& w, std::string& cert_pem,
+                                     std::string& key_pem) {
   std::string pem;
   try {
     pem = tls::read_file_bounded(*w.cert_file);
+    cert_pem = pem;
   } catch (const tls::file_error& e) {
     return "cannot read the certificate chain " + *w.cert_file + ": " + e.reason();
   }
@@ -121,6 +130,7 @@ std::string load_certificate_and_key(SSL_CTX& ctx, const web_config& w) {
 
   try {
     pem = tls::read_file_bounded(*w.key_file);
+    key_pem = pem;
   } catch (const tls::file_error& e) {
     return "cannot read the private key " + *w.key_file + ": " + e.reason();
   }
@@ -144,100 +154,513 @@ std::string load_certificate_and_key(SSL_CTX& ctx, const web_config& w) {
 
 }  // namespace
 
+bool is_loopback_address(const std::string& host) {
+  in_addr v4{};
+  if (::inet_pton(AF_INET, host.c_str(), &v4) == 1) return (ntohl(v4.s_addr) >> 24) == 127;
+  in6_addr v6{};
+  if (::inet_pton(AF_INET6, host.c_str(), &v6) == 1) {
+    if (IN6_IS_ADDR_LOOPBACK(&v6)) return true;
+    // ::ffff:127.x.y.z reaches the IPv4 loopback.
+    return IN6_IS_ADDR_V4MAPPED(&v6) && v6.s6_addr[12] == 127;
+  }
+  return false;
+}
+
+namespace {
+
+using clock_type = std::chrono::steady_clock;
+
+// An answer: status, Content-Type, body and extra header fields.
+struct reply {
+  int status = 200;
+  std::string content_type = text_plain;
+  std::string body;
+  std::vector<std::pair<std::string, std::string>> headers;
+};
+
+reply plain(int status, std::string text) {
+  return {status, text_plain, std::move(text), {}};
+}
+
+// What one request asked, copied out of libmicrohttpd while the request is being handled (the
+// strings it hands the access handler live only as long as the request), and its answer once a
+// worker has made it.
+struct request_state {
+  std::string method, path;
+  // Query arguments in order, percent-decoded, NUL bytes kept; nullopt for `?key` without `=`.
+  std::vector<std::pair<std::string, std::optional<std::string>>> args;
+  std::optional<std::string> authorization, scrape_timeout;
+  clock_type::time_point received;
+  bool dispatched = false;      // answered, or handed to a worker
+  std::optional<reply> answer;  // set by the worker before the connection is resumed
+};
+
+// A fixed pool of worker threads that can grow and shrink (http_threads on reload).
+class worker_pool {
+ public:
+  ~worker_pool() { stop(); }
+
+  void resize(int n) {
+    std::lock_guard lock(mutex_);
+    wanted_ = std::max(1, n);
+    for (int i = 0; i < wanted_; ++i) {
+      if (i < static_cast<int>(slots_.size()) && !slots_[i]->exited) continue;
+      if (i >= static_cast<int>(slots_.size())) slots_.push_back(std::make_unique<slot>());
+      auto& s = *slots_[i];
+      if (s.thread.joinable()) s.thread.join();  // it has left: its loop returned
+      s.exited = false;
+      s.thread = std::thread([this, i] { loop(i); });
+    }
+    changed_.notify_all();
+  }
+
+  // Queues `job`; once the pool is stopping, runs it here (it must then be quick).
+  void post(std::function<void()> job) {
+    {
+      std::lock_guard lock(mutex_);
+      if (!stopping_) {
+        jobs_.push_back(std::move(job));
+        changed_.notify_one();
+        return;
+      }
+    }
+    job();
+  }
+
+  // Runs every job queued, then ends the threads.
+  void stop() {
+    {
+      std::lock_guard lock(mutex_);
+      stopping_ = true;
+      changed_.notify_all();
+    }
+    for (auto& s : slots_)
+      if (s->thread.joinable()) s->thread.join();
+  }
+
+ private:
+  struct slot {
+    std::thread thread;
+    bool exited = false;
+  };
+
+  void loop(int index) {
+    std::unique_lock lock(mutex_);
+    for (;;) {
+      changed_.wait(lock, [&] { return stopping_ || index >= wanted_ || !jobs_.empty(); });
+      // A worker beyond the wanted count leaves; the others take the queue.
+      if ((index >= wanted_ && index > 0) || (jobs_.empty() && stopping_)) {
+        slots_[index]->exited = true;
+        return;
+      }
+      if (jobs_.empty()) continue;
+      auto job = std::move(jobs_.front());
+      jobs_.pop_front();
+      lock.unlock();
+      job();
+      lock.lock();
+    }
+  }
+
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  std::deque<std::function<void()>> jobs_;
+  std::vector<std::unique_ptr<slot>> slots_;
+  int wanted_ = 0;
+  bool stopping_ = false;
+};
+
+MHD_Result queue_reply(MHD_Connection* c, const reply& r) {
+  MHD_Response* resp = MHD_create_response_from_buffer(
+      r.body.size(), const_cast<char*>(r.body.data()), MHD_RESPMEM_MUST_COPY);
+  if (!resp) return MHD_NO;
+  MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, r.content_type.c_str());
+  for (const auto& [k, v] : r.headers) MHD_add_response_header(resp, k.c_str(), v.c_str());
+  const MHD_Result ok = MHD_queue_response(c, static_cast<unsigned>(r.status), resp);
+  MHD_destroy_response(resp);
+  return ok;
+}
+
+MHD_Result collect_arg(void* cls, MHD_ValueKind, const char* key, size_t key_size,
+                       const char* value, size_t value_size) {
+  auto& st = *static_cast<request_state*>(cls);
+  st.args.emplace_back(
+      std::string(key, key_size),
+      value ? std::optional<std::string>(std::string(value, value_size)) : std::nullopt);
+  return MHD_YES;
+}
+
+// What the header fields say about their own form, gathered in one pass.
+struct header_scan {
+  bool bad_name = false;  // a field name with a byte that is not a token character
+  int content_lengths = 0;
+};
+
+bool token_char(unsigned char c) {
+  return std::isalnum(c) || std::strchr("!#$%&'*+-.^_`|~", c) != nullptr;
+}
+
+MHD_Result scan_header(void* cls, MHD_ValueKind, const char* key, size_t key_size, const char*,
+                       size_t) {
+  auto& scan = *static_cast<header_scan*>(cls);
+  if (key_size == 0) scan.bad_name = true;
+  for (size_t i = 0; i < key_size; ++i)
+    if (!token_char(static_cast<unsigned char>(key[i]))) scan.bad_name = true;
+  if (key_size == 14 && strncasecmp(key, "content-length", 14) == 0) ++scan.content_lengths;
+  return MHD_YES;
+}
+
+std::optional<std::string> header_value(MHD_Connection* c, const char* name) {
+  const char* v = nullptr;
+  size_t n = 0;
+  if (MHD_lookup_connection_value_n(c, MHD_HEADER_KIND, name, std::strlen(name), &v, &n) !=
+          MHD_YES ||
+      v == nullptr)
+    return std::nullopt;
+  return std::string(v, n);
+}
+
+// libmicrohttpd's own messages (a client that broke the protocol, a closed socket) would let
+// any client write to the exporter's stderr: they are dropped; answers say what went wrong.
+void drop_log(void*, const char*, va_list) {}
+
+}  // namespace
+
+struct http_server::impl {
+  exporter& core;
+  std::mutex auth_mutex;
+  std::shared_ptr<basic_auth> auth;
+  bool tls = false;
+  std::string cert_pem, key_pem, priorities;
+  int listen_fd = -1;
+  MHD_Daemon* daemon = nullptr;
+  worker_pool workers;
+  std::atomic<unsigned> timeout_s{5};
+  std::atomic<bool> stopping{false};
+  std::atomic<int> open_requests{0};
+  std::mutex run_mutex;
+  std::condition_variable run_changed;
+  bool stop_requested = false;
+
+  explicit impl(exporter& c) : core(c) {}
+
+  ~impl() {
+    if (daemon) MHD_stop_daemon(daemon);
+    if (listen_fd >= 0) ::close(listen_fd);
+    OPENSSL_cleanse(key_pem.data(), key_pem.size());
+  }
+
+  std::shared_ptr<basic_auth> current_auth() {
+    std::lock_guard lock(auth_mutex);
+    return auth;
+  }
+
+  reply probe(const request_state& r);
+  reply route(const request_state& r);
+
+  static MHD_Result on_request(void* cls, MHD_Connection* c, const char* url, const char* method,
+                               const char* version, const char* upload_data,
+                               size_t* upload_data_size, void** con_cls);
+  static void on_completed(void* cls, MHD_Connection* c, void** con_cls,
+                           MHD_RequestTerminationCode why);
+  static void on_connection(void* cls, MHD_Connection* c, void** socket_context,
+                            MHD_ConnectionNotificationCode what);
+  static void* on_uri(void* cls, const char* uri, MHD_Connection* c);
+};
+
+namespace {
+
+// The query parameters /probe takes; any other is refused so that a typo is not silently a
+// different probe.
+constexpr std::array<const char*, 6> probe_parameters = {"target",  "module",   "sni",
+                                                         "connect", "protocol", "debug"};
+
+}  // namespace
+
+reply http_server::impl::probe(const request_state& r) {
+  std::map<std::string, std::string> given;
+  for (const auto& [k, v] : r.args) {
+    if (std::find_if(probe_parameters.begin(), probe_parameters.end(),
+                     [&](const char* p) { return k == p; }) == probe_parameters.end())
+      return plain(400, "unknown parameter \"" + report::terminal_safe(k.substr(0, 64)) +
+                            "\" (/probe takes target, module, sni, connect, protocol and debug)\n");
+    if (given.count(k)) return plain(400, "the parameter \"" + k + "\" is given more than once\n");
+    given[k] = v.value_or("");
+  }
+  probe_request p;
+  p.target = given["target"];
+  p.module = given["module"];
+  if (given.count("sni")) p.sni = given["sni"];
+  if (given.count("connect")) p.connect = given["connect"];
+  if (given.count("protocol")) p.protocol = given["protocol"];
+  if (given.count("debug")) {
+    const auto& d = given["debug"];
+    if (d != "true" && d != "false") return plain(400, "debug must be true or false\n");
+    p.debug = d == "true";
+  }
+  p.scrape_timeout_header = r.scrape_timeout;
+  p.received = r.received;
+  auto answer = core.probe(p);
+  return {answer.status, answer.content_type, std::move(answer.body), {}};
+}
+
+reply http_server::impl::route(const request_state& r) {
+  const auto a = current_auth();
+  if (!a->disabled() && !a->check(r.authorization.value_or(""))) {
+    auto out = plain(401, "Unauthorized\n");
+    out.headers.emplace_back("WWW-Authenticate", "Basic realm=\"ngxtls\"");
+    return out;
+  }
+  if (r.path == "/probe") return probe(r);
+  if (r.path == "/metrics") return {200, exposition_content_type, core.metrics(), {}};
+  if (r.path == "/-/healthy") return plain(200, "Healthy\n");
+  if (r.path == "/") return {200, "text/html; charset=utf-8", index_page, {}};
+  return plain(404, "Not Found\n");
+}
+
+MHD_Result http_server::impl::on_request(void* cls, MHD_Connection* c, const char* url,
+                                         const char* method, const char*, const char*,
+                                         size_t* upload_data_size, void** con_cls) {
+  auto* self = static_cast<impl*>(cls);
+  auto* st = static_cast<request_state*>(*con_cls);
+  if (st == nullptr) {
+    // The header has been read; no byte of a body yet.
+    st = new request_state;
+    *con_cls = st;
+    ++self->open_requests;
+    st->received = clock_type::now();
+    st->method = method;
+    st->path = url;
+    // A field name with a space or control byte ("Transfer-Encoding : chunked") or two
+    // Content-Length fields is how requests are smuggled past a proxy: refused (RFC 9112
+    // section 5.1 and 6.3), and the connection closed.
+    header_scan scan;
+    MHD_get_connection_values_n(c, MHD_HEADER_KIND, scan_header, &scan);
+    if (scan.bad_name || scan.content_lengths > 1) {
+      auto out = plain(400, scan.bad_name ? "a header field name that is not a token\n"
+                                          : "more than one Content-Length\n");
+      out.headers.emplace_back(MHD_HTTP_HEADER_CONNECTION, "close");
+      return queue_reply(c, out);
+    }
+    const auto length = header_value(c, MHD_HTTP_HEADER_CONTENT_LENGTH);
+    if (header_value(c, MHD_HTTP_HEADER_TRANSFER_ENCODING) || (length && *length != "0")) {
+      // No endpoint takes a body: it is refused before it is read (an answer queued now makes
+      // libmicrohttpd skip the body and close the connection after the answer, so the body is
+      // never parsed as a next request).
+      auto out = plain(413, "the exporter's endpoints take no request body\n");
+      out.headers.emplace_back(MHD_HTTP_HEADER_CONNECTION, "close");
+      return queue_reply(c, out);
+    }
+    MHD_get_connection_values_n(c, MHD_GET_ARGUMENT_KIND, collect_arg, st);
+    st->authorization = header_value(c, MHD_HTTP_HEADER_AUTHORIZATION);
+    st->scrape_timeout = header_value(c, "X-Prometheus-Scrape-Timeout-Seconds");
+    // Answered on the next call, once the request is complete: an answer queued before that
+    // would end the connection's keep-alive (and a pipelined request behind it).
+    return MHD_YES;
+  }
+  // A body is never read (refused above): nothing arrives here but the end of the request and
+  // the call after a worker resumed the connection.
+  *upload_data_size = 0;
+  if (st->answer) return queue_reply(c, *st->answer);
+  if (st->dispatched) return MHD_YES;
+  st->dispatched = true;
+  if (st->method != "GET" && st->method != "HEAD") {
+    auto out = plain(405, "only GET and HEAD are served\n");
+    out.headers.emplace_back(MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
+    return queue_reply(c, out);
+  }
+  // Cheap answers come from this thread; a probe or a bcrypt check goes to a worker while the
+  // connection is suspended, so that no client can hold the polling thread.
+  const auto a = self->current_auth();
+  const bool cheap = st->path != "/probe" &&
+                     (a->disabled() || (st->authorization && a->remembered(*st->authorization)));
+  if (cheap) return queue_reply(c, self->route(*st));
+  MHD_suspend_connection(c);
+  self->workers.post([self, c, st] {
+    st->answer = self->stopping ? plain(503, "the exporter is stopping\n") : self->route(*st);
+    MHD_resume_connection(c);
+  });
+  return MHD_YES;
+}
+
+void http_server::impl::on_completed(void* cls, MHD_Connection*, void** con_cls,
+                                     MHD_RequestTerminationCode) {
+  auto* st = static_cast<request_state*>(*con_cls);
+  if (!st) return;
+  delete st;
+  *con_cls = nullptr;
+  --static_cast<impl*>(cls)->open_requests;
+}
+
+void* http_server::impl::on_uri(void* cls, const char* uri, MHD_Connection* c) {
+  // libmicrohttpd keeps each query argument in the connection's memory pool, and a query of a
+  // few hundred arguments that fills the pool stalls the connection until its timeout (0.9.75,
+  // measured) instead of an error. This runs on the raw request line before that parsing.
+  const char* query = std::strchr(uri, '?');
+  if (!query || std::count(query, query + std::strlen(query), '&') < max_query_parameters)
+    return nullptr;
+  const MHD_ConnectionInfo* info = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+  if (!info) return nullptr;
+  // Nothing of this request has been answered yet (answers go one request at a time), so on
+  // plain HTTP the refusal can be written straight to the socket; with TLS the connection is
+  // closed without one.
+  if (!static_cast<impl*>(cls)->tls) {
+    static constexpr char refusal[] =
+        "HTTP/1.1 414 URI Too Long\r\nConnection: close\r\nContent-Type: text/plain; "
+        "charset=utf-8\r\nContent-Length: 30\r\n\r\nmore than 64 query parameters\n";
+    [[maybe_unused]] const auto n =
+        ::send(info->connect_fd, refusal, sizeof refusal - 1, MSG_NOSIGNAL | MSG_DONTWAIT);
+  }
+  ::shutdown(info->connect_fd, SHUT_RDWR);
+  return nullptr;
+}
+
+void http_server::impl::on_connection(void* cls, MHD_Connection* c, void**,
+                                      MHD_ConnectionNotificationCode what) {
+  if (what != MHD_CONNECTION_NOTIFY_STARTED) return;
+  MHD_set_connection_option(c, MHD_CONNECTION_OPTION_TIMEOUT,
+                            static_cast<impl*>(cls)->timeout_s.load());
+}
+
+namespace {
+
+unsigned timeout_seconds(int ms) {
+  return static_cast<unsigned>(std::max(1, (ms + 999) / 1000));
+}
+
+}  // namespace
+
 http_server::http_server(exporter& core, const std::optional<web_config>& web)
     : impl_(std::make_unique<impl>(core)) {
+  if (!MHD_is_feature_supported(MHD_FEATURE_EPOLL) ||
+      !MHD_is_feature_supported(MHD_FEATURE_THREADS))
+    throw input_error({"libmicrohttpd", 0, 0}, "this libmicrohttpd lacks epoll or threads");
   impl_->auth = std::make_shared<basic_auth>(web ? web->basic_auth_users
                                                  : std::map<std::string, std::string>{});
   if (web && web->cert_file) {
-    std::string why;
-    const web_config& w = *web;
-    auto server = std::make_unique<httplib::SSLServer>([&](SSL_CTX& ctx) {
-      why = load_certificate_and_key(ctx, w);
-      if (!why.empty()) return false;
-      SSL_CTX_set_min_proto_version(&ctx,
-                                    w.min_version == "TLS13" ? TLS1_3_VERSION : TLS1_2_VERSION);
-      return true;
-    });
+    if (!MHD_is_feature_supported(MHD_FEATURE_TLS))
+      throw input_error({web->path, 0, 0}, "this libmicrohttpd was built without TLS");
+    SSL_CTX* ctx = SSL_CTX_new(TLS_server_method());
+    if (!ctx) throw input_error({web->path, 0, 0}, "cannot set up TLS");
+    const std::string why = load_certificate_and_key(*ctx, *web, impl_->cert_pem, impl_->key_pem);
+    SSL_CTX_free(ctx);
     ERR_clear_error();
-    if (!server->is_valid())
-      throw input_error({w.path, 0, 0}, why.empty() ? "cannot set up TLS" : why);
-    impl_->server = std::move(server);
-  } else {
-    impl_->server = std::make_unique<httplib::Server>();
+    if (!why.empty()) throw input_error({web->path, 0, 0}, why);
+    impl_->tls = true;
+    // GnuTLS priority strings: its default set, with the versions min_version allows.
+    impl_->priorities = web->min_version == "TLS13" ? "NORMAL:-VERS-ALL:+VERS-TLS1.3"
+                                                    : "NORMAL:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2";
   }
-  auto& svr = *impl_->server;
-  const auto cfg = core.config();
-  const int threads = cfg->http_threads;
-  svr.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
-  const auto read_timeout = std::chrono::milliseconds(cfg->http_read_timeout_ms);
-  svr.set_read_timeout(read_timeout);
-  svr.set_write_timeout(read_timeout);
-  svr.set_keep_alive_timeout(std::max<time_t>(1, cfg->http_read_timeout_ms / 1000));
-  svr.set_payload_max_length(max_body_bytes);
-
-  impl* self = impl_.get();
-  svr.set_pre_routing_handler([self](const httplib::Request& req, httplib::Response& res) {
-    const auto auth = self->current_auth();
-    if (auth->disabled() || auth->check(req.get_header_value("Authorization")))
-      return httplib::Server::HandlerResponse::Unhandled;
-    res.status = 401;
-    res.set_header("WWW-Authenticate", "Basic realm=\"ngxtls\"");
-    res.set_content("Unauthorized\n", "text/plain; charset=utf-8");
-    return httplib::Server::HandlerResponse::Handled;
-  });
-  svr.Get("/probe", [self](const httplib::Request& req, httplib::Response& res) {
-    if (req.get_param_value_count("target") > 1 || req.get_param_value_count("module") > 1) {
-      res.status = 400;
-      res.set_content("target and module may be given once each\n", "text/plain; charset=utf-8");
-      return;
-    }
-    probe_request p;
-    p.target = req.get_param_value("target");
-    p.module = req.get_param_value("module");
-    if (req.has_header("X-Prometheus-Scrape-Timeout-Seconds"))
-      p.scrape_timeout_header = req.get_header_value("X-Prometheus-Scrape-Timeout-Seconds");
-    auto answer = self->core.probe(p);
-    res.status = answer.status;
-    res.set_content(answer.body, answer.content_type.c_str());
-  });
-  svr.Get("/metrics", [self](const httplib::Request&, httplib::Response& res) {
-    res.set_content(self->core.metrics(), exposition_content_type);
-  });
-  svr.Get("/-/healthy", [](const httplib::Request&, httplib::Response& res) {
-    res.set_content("Healthy\n", "text/plain; charset=utf-8");
-  });
-  svr.Get("/", [](const httplib::Request&, httplib::Response& res) {
-    res.set_content(index_page, "text/html; charset=utf-8");
-  });
+  apply(*core.config());
 }
 
 http_server::~http_server() = default;
 
 int http_server::bind(const listen_address& where) {
-  auto& svr = *impl_->server;
-  if (where.port == 0) {
-    const int port = svr.bind_to_any_port(where.host);
-    if (port <= 0) throw usage_error("cannot listen on " + where.host + " (any port)");
-    return port;
+  sockaddr_storage ss{};
+  socklen_t len = 0;
+  const bool v6 = where.host.find(':') != std::string::npos;
+  if (v6) {
+    auto* a = reinterpret_cast<sockaddr_in6*>(&ss);
+    a->sin6_family = AF_INET6;
+    a->sin6_port = htons(static_cast<std::uint16_t>(where.port));
+    ::inet_pton(AF_INET6, where.host.c_str(), &a->sin6_addr);
+    len = sizeof *a;
+  } else {
+    auto* a = reinterpret_cast<sockaddr_in*>(&ss);
+    a->sin_family = AF_INET;
+    a->sin_port = htons(static_cast<std::uint16_t>(where.port));
+    ::inet_pton(AF_INET, where.host.c_str(), &a->sin_addr);
+    len = sizeof *a;
   }
-  if (!svr.bind_to_port(where.host, where.port))
-    throw usage_error("cannot listen on " + where.host + ":" + std::to_string(where.port) +
-                      " (in use, or not an address of this host)");
-  return where.port;
+  const std::string shown =
+      where.port == 0 ? where.host + " (any port)" : where.host + ":" + std::to_string(where.port);
+  const int fd = ::socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+  if (fd < 0) throw usage_error("cannot listen on " + shown + ": " + std::strerror(errno));
+  const int one = 1;
+  ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+  if (v6) ::setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof one);
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&ss), len) != 0 || ::listen(fd, 511) != 0) {
+    const int e = errno;
+    ::close(fd);
+    throw usage_error("cannot listen on " + shown + " (" + std::strerror(e) +
+                      ": in use, or not an address of this host)");
+  }
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&ss), &len);
+  const int port = ntohs(v6 ? reinterpret_cast<sockaddr_in6*>(&ss)->sin6_port
+                            : reinterpret_cast<sockaddr_in*>(&ss)->sin_port);
+  impl_->listen_fd = fd;
+
+  unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME;
+  if (v6) flags |= MHD_USE_IPv6;
+  if (impl_->tls) flags |= MHD_USE_TLS;
+  impl* self = impl_.get();
+  std::vector<MHD_OptionItem> options = {
+      {MHD_OPTION_LISTEN_SOCKET, fd, nullptr},
+      {MHD_OPTION_CONNECTION_LIMIT, static_cast<intptr_t>(max_http_connections), nullptr},
+      {MHD_OPTION_CONNECTION_MEMORY_LIMIT, static_cast<intptr_t>(max_connection_memory_bytes),
+       nullptr},
+      {MHD_OPTION_CONNECTION_TIMEOUT, static_cast<intptr_t>(self->timeout_s.load()), nullptr},
+      // Refuse what a well-behaved client never sends (a space in the URI, a bare LF, a space
+      // before a header's colon) rather than guess what it meant.
+      {MHD_OPTION_STRICT_FOR_CLIENT, 1, nullptr},
+      {MHD_OPTION_NOTIFY_COMPLETED, reinterpret_cast<intptr_t>(&impl::on_completed), self},
+      {MHD_OPTION_NOTIFY_CONNECTION, reinterpret_cast<intptr_t>(&impl::on_connection), self},
+      {MHD_OPTION_URI_LOG_CALLBACK, reinterpret_cast<intptr_t>(&impl::on_uri), self},
+      {MHD_OPTION_EXTERNAL_LOGGER, reinterpret_cast<intptr_t>(&drop_log), nullptr},
+  };
+  if (impl_->tls) {
+    options.push_back({MHD_OPTION_HTTPS_MEM_CERT, 0, impl_->cert_pem.data()});
+    options.push_back({MHD_OPTION_HTTPS_MEM_KEY, 0, impl_->key_pem.data()});
+    options.push_back({MHD_OPTION_HTTPS_PRIORITIES, 0, impl_->priorities.data()});
+  }
+  options.push_back({MHD_OPTION_END, 0, nullptr});
+  impl_->daemon = MHD_start_daemon(flags, 0, nullptr, nullptr, &impl::on_request, self,
+                                   MHD_OPTION_ARRAY, options.data(), MHD_OPTION_END);
+  if (!impl_->daemon) {
+    ::close(fd);
+    impl_->listen_fd = -1;
+    throw usage_error("cannot serve on " + shown +
+                      (impl_->tls ? " (libmicrohttpd refused the TLS certificate or key)" : ""));
+  }
+  return port;
 }
 
 void http_server::run() {
-  impl_->server->listen_after_bind();
+  {
+    std::unique_lock lock(impl_->run_mutex);
+    impl_->run_changed.wait(lock, [&] { return impl_->stop_requested; });
+  }
+  if (!impl_->daemon) return;
+  // No new connections; requests being served are answered (a worker's probe ends within its
+  // scrape's deadline), queued ones get 503; then the answers get a moment to be sent.
+  const MHD_socket fd = MHD_quiesce_daemon(impl_->daemon);
+  if (fd != MHD_INVALID_SOCKET) ::close(fd);
+  impl_->listen_fd = -1;
+  impl_->stopping = true;
+  impl_->workers.stop();
+  const auto until = clock_type::now() + answer_grace;
+  while (impl_->open_requests > 0 && clock_type::now() < until)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  MHD_stop_daemon(impl_->daemon);
+  impl_->daemon = nullptr;
 }
 
 void http_server::stop() {
-  impl_->server->stop();
+  std::lock_guard lock(impl_->run_mutex);
+  impl_->stop_requested = true;
+  impl_->run_changed.notify_all();
 }
 
 void http_server::set_users(std::map<std::string, std::string> users) {
   auto fresh = std::make_shared<basic_auth>(std::move(users));
   std::lock_guard lock(impl_->auth_mutex);
   impl_->auth = std::move(fresh);
+}
+
+void http_server::apply(const serve_config& config) {
+  impl_->timeout_s = timeout_seconds(config.http_read_timeout_ms);
+  impl_->workers.resize(config.http_threads);
 }
 
 }  // namespace ngxtls::serve

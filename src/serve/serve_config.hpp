@@ -39,8 +39,10 @@ struct serve_config {
   int scrape_timeout_margin_ms = 500;           ///< taken off X-Prometheus-Scrape-Timeout-Seconds
   int default_scrape_timeout_ms = 10000;        ///< when a request has no such header (Prometheus'
                                                 ///< own default scrape_timeout)
-  int http_read_timeout_ms = 5000;  ///< a client that sends nothing this long is dropped
-  int http_threads = 32;            ///< HTTP requests served at once
+  /// A connection that sends nothing this long is closed (libmicrohttpd counts whole seconds:
+  /// rounded up).
+  int http_read_timeout_ms = 5000;
+  int http_threads = 32;  ///< worker threads for probes and bcrypt checks (requests served at once)
 };
 
 /// The configuration used without --config: only a "default" module, and an allow list of

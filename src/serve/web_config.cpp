@@ -8,6 +8,8 @@
 #include <algorithm>
 #include <cstring>
 #include <filesystem>
+#include <semaphore>
+#include <thread>
 
 #include "base/error.hpp"
 #include "tls/errors.hpp"
@@ -129,7 +131,62 @@ web_config load_web_config(const std::string& path) {
   return w;
 }
 
-basic_auth::basic_auth(std::map<std::string, std::string> users) : users_(std::move(users)) {}
+namespace {
+
+// The bcrypt cost ("$2y$10$..." -> 10) of a hash load_web_config accepted.
+int bcrypt_cost(const std::string& hash) {
+  if (hash.size() < 7 || hash[6] != '$') return 10;
+  const int cost = (hash[4] - '0') * 10 + (hash[5] - '0');
+  return cost >= 4 && cost <= 31 ? cost : 10;
+}
+
+// bcrypt computations running at once, process-wide: one per core. A storm of wrong passwords
+// then takes the cores' time, not every HTTP worker's, and the polling thread that answers
+// everything else still gets its share of the CPU.
+std::counting_semaphore<64>& bcrypt_slots() {
+  static std::counting_semaphore<64> slots(
+      std::clamp(static_cast<std::ptrdiff_t>(std::thread::hardware_concurrency()),
+                 std::ptrdiff_t{1}, std::ptrdiff_t{64}));
+  return slots;
+}
+
+// True when `password` hashes to `hash` (bcrypt through crypt_r).
+bool bcrypt_matches(const std::string& password, const std::string& hash) {
+  bcrypt_slots().acquire();
+  struct release {
+    ~release() { bcrypt_slots().release(); }
+  } released;
+  crypt_data data{};
+  const char* out = ::crypt_r(password.c_str(), hash.c_str(), &data);
+  const bool ok = out != nullptr && out[0] != '*' && hash.size() == std::strlen(out) &&
+                  CRYPTO_memcmp(out, hash.data(), hash.size()) == 0;
+  OPENSSL_cleanse(&data, sizeof data);
+  return ok;
+}
+
+}  // namespace
+
+basic_auth::basic_auth(std::map<std::string, std::string> users) : users_(std::move(users)) {
+  if (users_.empty()) return;
+  int cost = 4;
+  for (const auto& [user, hash] : users_) cost = std::max(cost, bcrypt_cost(hash));
+  char salt[CRYPT_GENSALT_OUTPUT_SIZE];
+  crypt_data data{};
+  // A random salt (the kernel's randomness: rbytes null): the dummy is nobody's password.
+  const char* out =
+      ::crypt_gensalt_rn("$2y$", static_cast<unsigned long>(cost), nullptr, 0, salt, sizeof salt)
+          ? ::crypt_r("ngxtls: no such user", salt, &data)
+          : nullptr;
+  // Without a dummy (crypt refused the salt) the first user's hash stands in: still one bcrypt
+  // of the same cost, and no password given for an unknown user is accepted.
+  dummy_hash_ = out && out[0] != '*' ? std::string(out) : users_.begin()->second;
+  OPENSSL_cleanse(&data, sizeof data);
+}
+
+bool basic_auth::remembered(const std::string& header) {
+  std::lock_guard lock(mutex_);
+  return verified_.count(header) != 0;
+}
 
 bool basic_auth::check(const std::string& header) {
   if (users_.empty()) return true;
@@ -152,15 +209,13 @@ bool basic_auth::check(const std::string& header) {
   const auto user = users_.find(raw.substr(0, colon));
   const std::string password = raw.substr(colon + 1);
   OPENSSL_cleanse(raw.data(), raw.size());
-  if (user == users_.end()) return false;
+  // An unknown user costs one bcrypt as a known one does (against the dummy hash).
+  const bool known = user != users_.end();
+  ++hashes_computed_;
+  const bool matches = bcrypt_matches(password, known ? user->second : dummy_hash_);
   // crypt_r() reads a C string: bytes after a NUL would be ignored, so "s3cret\0x" would pass
   // for "s3cret". No password with a NUL in it is taken (Prometheus compares every byte).
-  if (password.find('\0') != std::string::npos) return false;
-  crypt_data data{};
-  const char* out = ::crypt_r(password.c_str(), user->second.c_str(), &data);
-  const bool ok = out != nullptr && out[0] != '*' && user->second.size() == std::strlen(out) &&
-                  CRYPTO_memcmp(out, user->second.data(), user->second.size()) == 0;
-  OPENSSL_cleanse(&data, sizeof data);
+  const bool ok = known && matches && password.find('\0') == std::string::npos;
   if (ok) {
     std::lock_guard lock(mutex_);
     if (verified_.size() >= 64) verified_.clear();

@@ -4,7 +4,9 @@
 // users with bcrypt password hashes.
 // https://prometheus.io/docs/prometheus/latest/configuration/https/
 
+#include <atomic>
 #include <cstddef>
+#include <cstdint>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -33,7 +35,10 @@ web_config load_web_config(const std::string& path);
 
 /// Checks `Authorization: Basic ...` header values against the users' bcrypt hashes. bcrypt
 /// costs tens of milliseconds by design: a header that verified once is remembered (at most
-/// 64 of them), as Prometheus's exporter-toolkit does. Thread-safe.
+/// 64 of them), as Prometheus's exporter-toolkit does. A user name that is not configured is
+/// checked against a dummy hash of the same cost as the most expensive configured one, as the
+/// exporter-toolkit does, so that an unknown user takes as long as a wrong password and the
+/// answer's timing does not tell which user names exist. Thread-safe.
 class basic_auth {
  public:
   /// `users`: user -> bcrypt hash; empty means no authentication is asked for.
@@ -42,11 +47,19 @@ class basic_auth {
   bool disabled() const { return users_.empty(); }
   /// True when `header` (the Authorization header's value) names a user and its password.
   bool check(const std::string& header);
+  /// True when `header` verified before and is still remembered: check() would answer true
+  /// without a bcrypt computation.
+  bool remembered(const std::string& header);
+  /// bcrypt computations check() has made (for tests: one per header checked that names a
+  /// user, configured or not).
+  std::uint64_t hashes_computed() const { return hashes_computed_; }
 
  private:
   std::map<std::string, std::string> users_;
+  std::string dummy_hash_;  // bcrypt of a fixed password, compared for unknown users
   std::mutex mutex_;
   std::set<std::string> verified_;
+  std::atomic<std::uint64_t> hashes_computed_{0};
 };
 
 }  // namespace ngxtls::serve

@@ -4,24 +4,29 @@
 //   file   `ngxtls lint FILE`
 //   stdin  `ngxtls lint - < FILE`
 //   dump   `cat DUMP | ngxtls lint -`, DUMP being what `nginx -T` prints for FILE
-// and prints wall time (best of --runs after a warm-up), CPU time (user + sys) and the peak RSS
-// of the command (wait4 rusage). Shapes: `tuned`, the generator the code was tuned on
-// (tests/bench/gen_config.hpp: about 700 TLS servers per MB, a few percent with findings) and
-// shapes it was not tuned on: `findings` (every server with findings), `certs` (1,000
-// distinct certificate files), `hostnames` (maps with `hostnames` and 200 host keys per 40
-// servers), `dump` (the config cut into thousands of included files: the file path follows the
-// includes on disk and the dump holds thousands of files), `snippets` (every server takes
-// its TLS options from one included file, as certbot writes them, and includes a proxy
-// snippet: two small files included 15,000 times each) and `corpus` (the real configs of
-// the corpus, $NGXTLS_CORPUS_DIR or ../shared/corpus, inside one http block, repeated to the
-// size; skipped when the corpus is absent). Then parse throughput of the tuned config and
-// in-process phases (load, model, rules; BENCH_LINT_RULES=1 adds a line per rule); --nginx adds
-// `nginx -t` on the largest tuned file for comparison.
-// Budget (2 cores): a 20 MB config lints in under 0.5 s wall on every path and shape; the
-// 100 MB figures are reported.
+// and `ngxtls parse FILE` (the syntax tree as JSON: it should cost no more than lint), and prints
+// wall time (best of --runs after a warm-up), CPU time (user + sys) and the peak RSS of the command
+// (wait4 rusage). Shapes: `tuned`, the generator the code was tuned on (tests/bench/gen_config.hpp:
+// about 700 TLS servers per MB, a few percent with findings) and shapes it was not tuned on:
+// `findings` (every server with findings), `certs` (1,000 distinct certificate files), `hostnames`
+// (maps with `hostnames` and 200 host keys per 40 servers), `dump` (the config cut into thousands
+// of included files: the file path follows the includes on disk and the dump holds thousands of
+// files), `snippets` (every server takes its TLS options from one included file, as certbot writes
+// them, and includes a proxy snippet: two small files included 15,000 times each), `ipsites` (every
+// TLS server on an address of its own, as hosting panels set up IP-based sites: as many listen
+// sockets as servers), `locations` (60 more `location` blocks per server, some nested) and `corpus`
+// (the real configs of the corpus, $NGXTLS_CORPUS_DIR or ../shared/corpus, inside one http block,
+// repeated to the size; skipped when the corpus is absent). Then parse throughput of the tuned
+// config and in-process phases (load, model, rules; BENCH_LINT_RULES=1 adds a line per rule);
+// --nginx adds `nginx -t` on the largest tuned file for comparison.
+// Budget (2 cores): a 20 MB config lints in under 0.5 s wall on every path and shape. Growth:
+// from each size to the next, per shape and path, CPU time may grow at most 1.15 times as much
+// as the input (2.3 from 20 to 40 MB); a larger step is a superlinear one and fails the bench
+// (exit 1), as does a lint that exits with neither 0 nor 1. --report-only prints the same and
+// fails only on such a lint (CI runs it at a small size: timings there say little).
 //
-// Usage: bench_lint [--sizes 20,100] [--shapes tuned,findings,...] [--runs 3] [--nginx]
-//                   [--keep DIR]
+// Usage: bench_lint [--sizes 20,40] [--shapes tuned,findings,...] [--runs 3] [--nginx]
+//                   [--keep DIR] [--report-only]
 //        bench_lint --write FILE MB [CERT KEY]   (just write a generated config; without
 //                                                 CERT/KEY a PKI is made next to FILE)
 #include <fcntl.h>
@@ -39,6 +44,7 @@
 #include <fstream>
 #include <iostream>
 #include <iterator>
+#include <map>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -360,6 +366,8 @@ bench_input make_input(const std::string& shape, double mb, const std::filesyste
     if (shape == "certs") o.certs = many_certs;
     if (shape == "hostnames") o.hostname_keys = 200;
     if (shape == "snippets") o.snippet_dir = (base / "snippets").string();
+    if (shape == "ipsites") o.own_address = true;
+    if (shape == "locations") o.extra_locations = 60;
     text = bench::generate_config(o);
   }
   if (shape == "snippets") {
@@ -408,6 +416,51 @@ std::vector<bench::cert_pair> copy_certs(const std::vector<bench::cert_pair>& ce
   return out;
 }
 
+/// One measured size of one shape and path.
+struct growth_point {
+  double cpu_s = 0;
+  double wall_s = 0;
+  double real_mb = 0;  ///< the input's actual size
+};
+
+/// Prints, per shape and path, how CPU and wall time grow from each size to the next,
+/// against how the input grew: time growing more than 1.15 times as fast as the input (2.3
+/// when it doubles) is a superlinear step. Judged on CPU time (user + sys: what the machine's
+/// other work changes least). Returns true when any step is superlinear.
+bool print_growth(
+    const std::map<std::string, std::map<std::string, std::map<double, growth_point>>>& growth) {
+  constexpr double allowed = 1.15;  // times the input's growth: 2.3 for twice the input
+  bool superlinear = false;
+  bool header = false;
+  for (const auto& [shape, paths] : growth) {
+    for (const auto& [path, sizes] : paths) {
+      const growth_point* prev = nullptr;
+      for (const auto& [mb, pt] : sizes) {
+        if (prev && prev->real_mb > 0 && prev->cpu_s > 0 && prev->wall_s > 0) {
+          if (!header) {
+            std::printf("%-10s %-6s %-13s %8s %8s %8s %s\n", "growth", "path", "MB", "input", "cpu",
+                        "wall", "verdict (cpu ratio at most 1.15 x input's)");
+            header = true;
+          }
+          const double input = pt.real_mb / prev->real_mb;
+          const double cpu = pt.cpu_s / prev->cpu_s;
+          const double wall = pt.wall_s / prev->wall_s;
+          const bool bad = cpu > allowed * input;
+          superlinear = superlinear || bad;
+          char sizes_text[32];
+          std::snprintf(sizes_text, sizeof sizes_text, "%.0f->%.0f", prev->real_mb, pt.real_mb);
+          std::printf("%-10s %-6s %-13s %8.2f %8.2f %8.2f %s\n", shape.c_str(), path.c_str(),
+                      sizes_text, input, cpu, wall, bad ? "SUPERLINEAR" : "ok");
+        }
+        prev = &pt;
+      }
+    }
+  }
+  if (header)
+    std::printf("growth: %s\n", superlinear ? "SUPERLINEAR (a failure of the bench)" : "linear");
+  return superlinear;
+}
+
 std::string shell_quote(const std::string& s) {
   return "'" + s + "'";
 }
@@ -416,10 +469,11 @@ std::string shell_quote(const std::string& s) {
 
 int main(int argc, char** argv) try {
   start_spawner();
-  std::vector<double> sizes = {20, 100};
-  std::vector<std::string> shapes = {"tuned", "findings", "certs", "hostnames",
-                                     "dump",  "snippets", "corpus"};
+  std::vector<double> sizes = {20, 40};
+  std::vector<std::string> shapes = {"tuned",    "findings", "certs",     "hostnames", "dump",
+                                     "snippets", "ipsites",  "locations", "corpus"};
   bool run_nginx = false;
+  bool report_only = false;
   int runs = 3;
   std::string keep;
   for (int i = 1; i < argc; ++i) {
@@ -446,10 +500,12 @@ int main(int argc, char** argv) try {
       run_nginx = true;
     else if (a == "--keep" && i + 1 < argc)
       keep = argv[++i];
+    else if (a == "--report-only")
+      report_only = true;
     else {
-      std::cerr << "usage: bench_lint [--sizes 20,100] [--shapes "
-                   "tuned,findings,certs,hostnames,dump,snippets,corpus] [--runs 3] [--nginx] "
-                   "[--keep DIR] "
+      std::cerr << "usage: bench_lint [--sizes 20,40] [--shapes "
+                   "tuned,findings,certs,hostnames,dump,snippets,ipsites,locations,corpus] "
+                   "[--runs 3] [--nginx] [--keep DIR] [--report-only] "
                    "| --write FILE MB [CERT KEY]\n";
       return 2;
     }
@@ -465,6 +521,9 @@ int main(int argc, char** argv) try {
   std::printf("%-10s %8s %6s %-6s %8s %8s %8s %5s %s\n", "shape", "size_MB", "files", "path",
               "wall_s", "cpu_s", "RSS_MB", "exit", "budget");
   bool over_budget = false;
+  bool failed = false;  // a lint that did not finish with findings or none (exit 0 or 1)
+  // shape -> path -> size -> (cpu_s, wall_s, MB): the growth between sizes, printed at the end.
+  std::map<std::string, std::map<std::string, std::map<double, growth_point>>> growth;
   std::filesystem::path largest_tuned;
   double largest_tuned_wall = 0, largest_tuned_rss = 0;
   for (const std::string& shape : shapes) {
@@ -481,7 +540,9 @@ int main(int argc, char** argv) try {
           {"file", "exec " + lint + shell_quote(in.file.string())},
           {"stdin", "exec " + lint + "- < " + shell_quote(in.file.string())},
           {"dump", "cat " + shell_quote(in.dump.string()) + " | " + lint + "-"},
+          {"parse", "exec " + shell_quote(ngxtls_bin) + " parse " + shell_quote(in.file.string())},
       };
+      double file_cpu_s = 0;
       for (const auto& [path, command] : paths) {
         const std::vector<std::string> cmd = {"/bin/sh", "-c", command};
         run_measured(cmd);  // warm the page cache and the binary
@@ -495,12 +556,21 @@ int main(int argc, char** argv) try {
         }
         const double real_mb = static_cast<double>(in.bytes) / (1024.0 * 1024.0);
         const char* budget = "";
-        if (real_mb < 21) {
+        char parse_note[48] = "";
+        if (std::string(path) == "parse") {
+          // Judged against lint of the same file, on CPU time.
+          std::snprintf(parse_note, sizeof parse_note, "parse/lint cpu %.2f",
+                        file_cpu_s > 0 ? best.cpu_s / file_cpu_s : 0.0);
+          budget = parse_note;
+        } else if (real_mb < 21) {
           budget = best.wall_s < 0.5 ? "ok (< 0.5 s)" : "OVER (0.5 s)";
           over_budget = over_budget || best.wall_s >= 0.5;
         }
+        if (std::string(path) == "file") file_cpu_s = best.cpu_s;
         std::printf("%-10s %8.1f %6zu %-6s %8.3f %8.3f %8.1f %5d %s\n", shape.c_str(), real_mb,
                     in.files, path, best.wall_s, best.cpu_s, best.max_rss_mb, best.status, budget);
+        failed = failed || (best.status != 0 && best.status != 1);
+        growth[shape][path][mb] = {best.cpu_s, best.wall_s, real_mb};
         std::fflush(stdout);
         if (shape == "tuned" && std::string(path) == "file") {
           largest_tuned = in.file;
@@ -535,7 +605,10 @@ int main(int argc, char** argv) try {
   }
   std::printf("budget: 20 MB lints in < 0.5 s wall on 2 cores on every path and shape: %s\n",
               over_budget ? "OVER" : "met");
-  return 0;
+  const bool superlinear = print_growth(growth);
+  if (failed) std::printf("FAILED: a lint exited with neither 0 nor 1 (see the exit column)\n");
+  if (report_only) return failed ? 1 : 0;
+  return failed || superlinear ? 1 : 0;
 } catch (const std::exception& e) {
   std::cerr << "bench_lint: " << e.what() << "\n";
   return 2;

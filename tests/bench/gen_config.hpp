@@ -45,6 +45,13 @@ struct gen_options {
   /// `include DIR/options-ssl-nginx.conf` (certbot's shared file) instead of its own lines,
   /// and `location /api/` includes DIR/proxy-headers.conf; snippet_files() gives the files.
   std::string snippet_dir;
+  /// Every TLS server listens on an address of its own (10.x.y.z:443, and a third of them on
+  /// [2001:db8::N]:443 too), as hosting panels set up IP-based sites: as many listen sockets
+  /// as servers, each its own default server.
+  bool own_address = false;
+  /// Extra `location` blocks per server (prefix, exact and regex ones, some nested), as API
+  /// gateways and large applications are written; 0 for the usual three or four.
+  std::size_t extra_locations = 0;
 };
 
 /// The files generate_config()'s includes name when o.snippet_dir is set: path -> text, in
@@ -202,10 +209,21 @@ inline std::string generate_config(const gen_options& o) {
     const std::string m = std::to_string(maps - 1);
 
     out += "    # site " + id + ": " + host + "\n    server {\n";
-    out += "        listen 443 ssl" + std::string(server == 0 ? " default_server" : "") + ";\n";
-    if (r.chance(50))
-      out +=
-          "        listen [::]:443 ssl" + std::string(server == 0 ? " default_server" : "") + ";\n";
+    if (o.own_address) {
+      out += "        listen 10." + std::to_string(1 + server / 65025) + "." +
+             std::to_string(server / 255 % 255) + "." + std::to_string(1 + server % 255) +
+             ":443 ssl;\n";
+      if (server % 3 == 0) {
+        char v6[48];
+        std::snprintf(v6, sizeof v6, "[2001:db8::%zx]", server + 1);
+        out += std::string("        listen ") + v6 + ":443 ssl;\n";
+      }
+    } else {
+      out += "        listen 443 ssl" + std::string(server == 0 ? " default_server" : "") + ";\n";
+      if (r.chance(50))
+        out += "        listen [::]:443 ssl" + std::string(server == 0 ? " default_server" : "") +
+               ";\n";
+    }
     out +=
         "        server_name " + host + (r.chance(50) ? " www" + id + "." + cp.domain : "") + ";\n";
     out +=
@@ -265,6 +283,29 @@ inline std::string generate_config(const gen_options& o) {
           "        location ~* \\.(?:css|js|png|jpe?g|gif|svg|woff2?)$ {\n"
           "            expires 30d;\n            add_header Cache-Control 'public, immutable';\n"
           "        }\n";
+    for (std::size_t k = 0; k < o.extra_locations; ++k) {
+      const std::string n = std::to_string(k);
+      switch (k % 4) {
+        case 0:
+          out += "        location /app" + n + "/ {\n            proxy_pass http://" + up +
+                 ";\n            proxy_read_timeout " + std::to_string(10 + r.below(50)) +
+                 "s;\n        }\n";
+          break;
+        case 1:
+          out += "        location = /static" + n + ".html {\n            expires 1h;\n        }\n";
+          break;
+        case 2:
+          out += "        location ~ ^/v" + n +
+                 "/(?<rest>.*)$ {\n            rewrite ^ /api/$rest break;\n"
+                 "            proxy_pass http://" +
+                 up + ";\n        }\n";
+          break;
+        default:
+          out += "        location /files" + n + "/ {\n            root /srv/" + host +
+                 ";\n            location ~ \\.php$ {\n                deny all;\n"
+                 "            }\n        }\n";
+      }
+    }
     if (o.lua && r.chance(20)) {
       out +=
           "        location /lua/ {\n"

@@ -147,8 +147,8 @@ TEST_CASE("serve: bad requests get a clear HTTP error and the exporter keeps ser
     CHECK(r->body.find(b.says) != std::string::npos);
   }
   auto c = srv.client();
-  // Beyond cpp-httplib's request line limit (8192 bytes): 414, not a probe.
-  auto huge = c.Get("/probe?target=" + std::string(9000, 'a'));
+  // Beyond the 32 KiB a connection has for its request line: 414, not a probe.
+  auto huge = c.Get("/probe?target=" + std::string(40000, 'a'));
   REQUIRE(huge);
   CHECK(huge->status == 414);
   auto twice = c.Get("/probe?target=" + target_of(port) + "&target=example.com:443&module=fast");
@@ -194,14 +194,13 @@ TEST_CASE(
   for (int fd : slow) {
     timeval tv{5, 0};
     ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-    // An error status (cpp-httplib answers an unfinished request 400), then the close; not
-    // left open until the 5 s bound.
+    // Closed (without an answer: the request never ended), not left open until the 5 s bound.
     std::string got;
     char buf[256];
     ssize_t n = 0;
     while ((n = ::recv(fd, buf, sizeof buf, 0)) > 0) got.append(buf, static_cast<std::size_t>(n));
     CHECK(n == 0);
-    CHECK(got.rfind("HTTP/1.1 4", 0) == 0);
+    CHECK((got.empty() || got.rfind("HTTP/1.1 4", 0) == 0));
     ::close(fd);
   }
   // The exporter dropped them within the read timeout and a little more, not at the 5 s bound.

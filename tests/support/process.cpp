@@ -156,6 +156,8 @@ command_result run(const std::vector<std::string>& argv, const std::string& inpu
 }
 
 std::string ngxtls_binary() {
+  // Another build's binary (e.g. to check that a regression test fails on the code before a fix).
+  if (const char* s = std::getenv("NGXTLS_TEST_BINARY"); s && *s) return s;
   return NGXTLS_BINARY;
 }
 fs::path source_dir() {

@@ -45,7 +45,8 @@ command_result run(const std::vector<std::string>& argv, const std::string& inpu
 command_result run(const std::vector<std::string>& argv, const std::string& input, int timeout_s,
                    const std::function<bool()>& before_exec);
 
-/// Path of the ngxtls binary under test, and of the source tree.
+/// Path of the ngxtls binary under test ($NGXTLS_TEST_BINARY, else this build's), and of the
+/// source tree.
 std::string ngxtls_binary();
 std::filesystem::path source_dir();
 

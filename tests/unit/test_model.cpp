@@ -283,3 +283,35 @@ TEST_CASE("a server's label is its first non-empty server_name, else its file an
   CHECK(model::server_label(no_source, b->m.servers[0]) == "b.test");
   CHECK(model::server_label(no_source, b->m.servers[2]) == "server");
 }
+
+TEST_CASE("each server lists the sockets it is on and the block it is in") {
+  auto b = build(R"(
+http {
+  server { listen 10.0.0.1:443 ssl; listen [::1]:443 ssl; server_name a; }
+  server { listen 10.0.0.2:443 ssl; server_name b; }
+  server { listen [0::1]:443 ssl; listen 10.0.0.1:443 ssl; listen 10.0.0.1:443; server_name c; }
+}
+stream {
+  server { listen 10.0.0.1:443 ssl; }
+}
+)");
+  REQUIRE(b->m.servers.size() == 4);
+  // Sockets in order of first listen: 10.0.0.1:443, [::1]:443, 10.0.0.2:443 (http), then the
+  // stream one, which is another socket though address and port are the same.
+  REQUIRE(b->m.sockets.size() == 4);
+  CHECK(b->m.sockets[0].name() == "10.0.0.1:443");
+  CHECK(b->m.sockets[1].name() == "[::1]:443");
+  CHECK(b->m.sockets[2].name() == "10.0.0.2:443");
+  CHECK(b->m.sockets[3].context == model::context_kind::stream);
+  CHECK(b->m.servers[0].sockets == std::vector<std::uint32_t>{0, 1});
+  CHECK(b->m.servers[1].sockets == std::vector<std::uint32_t>{2});
+  // The repeated listen of server c is a duplicate and joins nothing; its sockets are listed
+  // once each, ascending, whatever the order of its listens.
+  CHECK(b->m.servers[2].sockets == std::vector<std::uint32_t>{0, 1});
+  CHECK(b->m.servers[3].sockets == std::vector<std::uint32_t>{3});
+  CHECK(b->m.sockets[0].servers == std::vector<std::size_t>{0, 2});
+  REQUIRE(b->m.servers[0].block != nullptr);
+  CHECK(b->m.servers[0].block->name == "http");
+  REQUIRE(b->m.servers[3].block != nullptr);
+  CHECK(b->m.servers[3].block->name == "stream");
+}

@@ -180,6 +180,53 @@ TEST_CASE(
   CHECK(basic_auth({}).disabled());
 }
 
+TEST_CASE(
+    "basic auth: an unknown user costs one bcrypt as a wrong password does and a remembered "
+    "header none") {
+  basic_auth auth({{"alice", bcrypt("s3cret")}});
+  const auto before = auth.hashes_computed();
+  CHECK_FALSE(auth.check(basic("mallory:s3cret")));
+  CHECK(auth.hashes_computed() == before + 1);
+  CHECK_FALSE(auth.check(basic("alice:wrong")));
+  CHECK(auth.hashes_computed() == before + 2);
+  CHECK_FALSE(auth.check(basic(std::string("mallory:s3cret\0x", 16))));
+  CHECK(auth.hashes_computed() == before + 3);
+  CHECK_FALSE(auth.remembered(basic("alice:s3cret")));
+  CHECK(auth.check(basic("alice:s3cret")));
+  CHECK(auth.hashes_computed() == before + 4);
+  CHECK(auth.remembered(basic("alice:s3cret")));
+  CHECK(auth.check(basic("alice:s3cret")));
+  CHECK(auth.hashes_computed() == before + 4);
+  // Junk that names no user costs nothing and passes nothing.
+  CHECK_FALSE(auth.check("Basic !!!"));
+  CHECK(auth.hashes_computed() == before + 4);
+}
+
+TEST_CASE("allow list: every spelling of a host is one host") {
+  CHECK(canonical_host("LocalHost.") == "localhost");
+  CHECK(canonical_host("0:0::1") == "::1");
+  CHECK(canonical_host("0000:0000:0000:0000:0000:0000:0000:0001") == "::1");
+  CHECK(canonical_host("FE80::1%eth0") == "fe80::1%eth0");  // with a zone id: lower case only
+  CHECK(canonical_host("127.0.0.1") == "127.0.0.1");
+  CHECK(canonical_host("example.com") == "example.com");
+  std::vector<allow_pattern> p = {parse_allow_pattern("[0::1]:443"),
+                                  parse_allow_pattern("Example.COM.:443")};
+  CHECK(allowed(p, "::1", 443));
+  CHECK(allowed(p, "example.com.", 443));
+  CHECK(allowed(p, "EXAMPLE.com", 443));
+}
+
+TEST_CASE("--listen: loopback addresses are told from the others") {
+  for (const char* lo : {"127.0.0.1", "127.1.2.3", "::1", "::ffff:127.0.0.1"}) {
+    CAPTURE(lo);
+    CHECK(is_loopback_address(lo));
+  }
+  for (const char* wide : {"0.0.0.0", "::", "10.0.0.1", "192.168.1.1", "fe80::1", "128.0.0.1"}) {
+    CAPTURE(wide);
+    CHECK_FALSE(is_loopback_address(wide));
+  }
+}
+
 TEST_CASE("--listen: numeric IPv4 and [IPv6] with a port while names and junk are refused") {
   CHECK(parse_listen_address("127.0.0.1:10924").port == 10924);
   CHECK(parse_listen_address("[::1]:0").host == "::1");
