@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <set>
 
+#include "config/values.hpp"
 #include "engine/fix.hpp"
 #include "tls/ciphers.hpp"
 
@@ -123,50 +124,8 @@ bool same_value(const model::setting* a, const model::setting* b) {
 }
 
 std::optional<std::int64_t> parse_time_s(std::string_view text) {
-  if (text.empty()) return std::nullopt;
-  std::int64_t total = 0, value = 0;
-  bool digits = false;
-  for (char c : text) {
-    if (c >= '0' && c <= '9') {
-      value = value * 10 + (c - '0');
-      if (value > (std::int64_t{1} << 40)) return std::nullopt;
-      digits = true;
-      continue;
-    }
-    if (!digits) return std::nullopt;
-    std::int64_t scale = 0;
-    switch (c) {
-      case 'y':
-        scale = 365LL * 86400;
-        break;
-      case 'M':
-        scale = 30LL * 86400;
-        break;
-      case 'w':
-        scale = 7LL * 86400;
-        break;
-      case 'd':
-        scale = 86400;
-        break;
-      case 'h':
-        scale = 3600;
-        break;
-      case 'm':
-        scale = 60;
-        break;
-      case 's':
-        scale = 1;
-        break;
-      case ' ':
-        continue;
-      default:
-        return std::nullopt;
-    }
-    total += value * scale;
-    value = 0;
-    digits = false;
-  }
-  return total + value;
+  // nginx's own reading, the one time parser of the tree (config/values.hpp).
+  return config::parse_time_s(text);
 }
 
 const config::directive* anchor_of(const model::server& s, std::string_view name) {

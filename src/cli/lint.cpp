@@ -57,12 +57,7 @@ struct lint_args {
   std::string color = "auto";                           ///< --color
 };
 
-int run_lint(const lint_args& a) {
-  // The diff (or the files written) is --fix's output; a --format that would be ignored is a
-  // mistake in the command line, not a report in another format.
-  if (a.fix && a.format != "text")
-    throw usage_error("lint: --fix prints a diff or writes the files; it takes no --format " +
-                      a.format);
+engine::lint_request request_of(const lint_args& a) {
   engine::lint_request req;
   req.paths = a.paths;
   req.fleet = a.fleet;
@@ -76,6 +71,25 @@ int run_lint(const lint_args& a) {
   req.baseline = a.baseline;
   req.strict_files = a.strict_files;
   req.site_context = a.site_context;
+  return req;
+}
+
+// 1 when a finding is at or above --fail-on, else 0.
+int exit_code_of(const report::lint_report& rep, const std::string& fail_on) {
+  if (fail_on == "never") return exit_ok;
+  auto threshold = engine::parse_severity(fail_on).value_or(engine::severity::warning);
+  for (const auto& f : rep.findings)
+    if (static_cast<int>(f.level) <= static_cast<int>(threshold)) return exit_findings;
+  return exit_ok;
+}
+
+int run_lint(const lint_args& a) {
+  // The diff (or the files written) is --fix's output; a --format that would be ignored is a
+  // mistake in the command line, not a report in another format.
+  if (a.fix && a.format != "text")
+    throw usage_error("lint: --fix prints a diff or writes the files; it takes no --format " +
+                      a.format);
+  engine::lint_request req = request_of(a);
   const bool fix_write = a.fix && a.fix_mode == "write";
   // Checked before anything is read or written: a fix written to some files and then refused
   // for stdin would leave the run half done.
@@ -196,11 +210,7 @@ int run_lint(const lint_args& a) {
     write_output(a.output, [&](std::ostream& os) { format.lint(rep, ctx, os); });
   }
 
-  if (a.fail_on == "never") return exit_ok;
-  auto threshold = engine::parse_severity(a.fail_on).value_or(engine::severity::warning);
-  for (const auto& f : rep.findings)
-    if (static_cast<int>(f.level) <= static_cast<int>(threshold)) return exit_findings;
-  return exit_ok;
+  return exit_code_of(rep, a.fail_on);
 }
 
 }  // namespace

@@ -122,7 +122,9 @@ class progress_bar {
 // One target a line: 16 MiB is some 300,000 names.
 constexpr off_t max_targets_file_bytes = 16 << 20;
 
-int run_probe_command(const probe_args& a) {
+// The targets to probe: the command line's, then --targets FILE's (one a line, # comments),
+// each once in the order first given.
+std::vector<std::string> target_texts(const probe_args& a) {
   std::vector<std::string> texts = a.targets;
   if (a.targets_file) {
     // A FIFO or device named by mistake must neither block nor grow memory without end.
@@ -166,6 +168,11 @@ int run_probe_command(const probe_args& a) {
                 << " ignored: each target is probed once\n";
     texts = std::move(unique);
   }
+  return texts;
+}
+
+int run_probe_command(const probe_args& a) {
+  std::vector<std::string> texts = target_texts(a);
   if (a.sess_out && texts.size() != 1)
     throw usage_error("probe: --sess-out needs exactly one target");
   if (a.attempts < 0 || a.per_target < 1 || a.parallel < 1 || a.timeout_ms < 1 ||

@@ -7,6 +7,7 @@
 #include <system_error>
 
 #include "base/error.hpp"
+#include "config/values.hpp"
 #include "tls/certificate.hpp"
 #include "tls/ticket_key.hpp"
 
@@ -153,18 +154,7 @@ std::vector<rotation_step> rotation_procedure(const std::string& dir, const prof
 }  // namespace
 
 std::string nginx_quote(const std::string& value) {
-  bool plain = !value.empty();
-  for (char c : value)
-    if (static_cast<unsigned char>(c) <= ' ' ||
-        std::string_view(";{}\"'\\#$").find(c) != std::string_view::npos)
-      plain = false;
-  if (plain) return value;
-  std::string out = "\"";
-  for (char c : value) {
-    if (c == '"' || c == '\\') out += '\\';
-    out += c;
-  }
-  return out + "\"";
+  return config::token_for_reading(value);
 }
 
 std::string shell_quote(const std::string& value) {

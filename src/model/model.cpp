@@ -9,6 +9,8 @@
 #include <thread>
 #include <unordered_map>
 
+#include "config/values.hpp"
+
 namespace ngxtls::model {
 
 std::string to_string(origin o, bool stream_context) {
@@ -198,8 +200,7 @@ bool all_digits(std::string_view s) {
 }
 
 int to_port(std::string_view s) {
-  if (!all_digits(s) || s.size() > 5) return 0;
-  return std::stoi(std::string(s));
+  return config::parse_port(s).value_or(0);
 }
 
 /// "[v6]" in the one spelling inet_ntop gives ("[0::1]" is "[::1]"), as nginx prints and compares
@@ -494,19 +495,9 @@ std::optional<std::uint64_t> shared_cache_bytes(const setting* cache) {
     if (a.rfind("shared:", 0) != 0) continue;
     auto colon = a.rfind(':');
     if (colon <= 6) return std::nullopt;
-    std::string size(a.substr(colon + 1));
-    if (size.empty()) return std::nullopt;
-    std::uint64_t mult = 1;
-    char unit = static_cast<char>(std::tolower(static_cast<unsigned char>(size.back())));
-    if (unit == 'k')
-      mult = 1024;
-    else if (unit == 'm')
-      mult = 1024 * 1024;
-    else if (unit == 'g')
-      mult = 1024ull * 1024 * 1024;
-    if (mult != 1) size.pop_back();
-    if (!all_digits(size) || size.size() > 12) return std::nullopt;
-    return std::stoull(size) * mult;
+    const auto bytes = config::parse_size_bytes(a.substr(colon + 1));
+    if (!bytes) return std::nullopt;
+    return static_cast<std::uint64_t>(*bytes);
   }
   return std::nullopt;
 }

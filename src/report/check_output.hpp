@@ -8,34 +8,16 @@
 #include <vector>
 
 #include "check/check.hpp"
+#include "check/workflow.hpp"
 #include "probe/results.hpp"
 #include "report/lint_output.hpp"
 
 namespace ngxtls::report {
 
-/// What `check --sandbox` ran and changed, for the report.
-struct sandbox_summary {
-  std::string nginx_binary;    ///< path of the nginx that ran
-  std::string nginx_version;   ///< its `nginx -v` line
-  int instances = 1;           ///< masters on each port (reuseport)
-  int workers = 1;             ///< worker processes per master
-  bool pid_namespace = false;  ///< teardown held by a PID namespace (else process groups)
-  bool reload = false;         ///< sessions were taken before a reload and offered after it
-  /// Per served socket: {configured "address:port", sandbox "127.0.0.1:port"}.
-  std::vector<std::pair<std::string, std::string>> sockets;
-  /// {server label, what the sandbox changed or could not test}; empty label = the whole sandbox.
-  std::vector<std::pair<std::string, std::string>> notes;
-  /// {server label, why it was not started}.
-  std::vector<std::pair<std::string, std::string>> untested;
-};
-
-/// `check --sandbox`'s `nginx -t` of the whole config (sandbox::whole_config_test).
-struct nginx_test_summary {
-  std::string verdict;    ///< "passed", "rejected", "not_testable" or "skipped"
-  source_location where;  ///< rejected / not_testable: the operator's FILE:LINE; else empty
-  std::string message;    ///< nginx's [emerg] message; skipped: why the test did not run
-  std::string reason;     ///< not_testable: why the message is not the config's verdict
-};
+/// What `check --sandbox` ran and changed (check/workflow.hpp).
+using sandbox_summary = check::sandbox_summary;
+/// `check --sandbox`'s `nginx -t` of the whole config (check/workflow.hpp).
+using nginx_test_summary = check::nginx_test_summary;
 
 /// Everything a check run reports.
 struct check_report {

@@ -1,41 +1,13 @@
-#include "cli/check_load.hpp"
+#include "check/load_findings.hpp"
 
 #include <algorithm>
 #include <cstdio>
-#include <iostream>
 
-#include "cli/interrupt.hpp"
+#include "config/values.hpp"
 #include "engine/engine.hpp"
-#include "report/terminal_text.hpp"
 
-namespace ngxtls::cli {
+namespace ngxtls::check {
 namespace {
-
-int port_of(const std::string& address) {
-  auto colon = address.rfind(':');
-  if (colon == std::string::npos) return 0;
-  try {
-    return std::stoi(address.substr(colon + 1));
-  } catch (...) {
-    return 0;
-  }
-}
-
-// The probed target that speaks for `f`: its server name, else one on its ports.
-std::size_t target_for(const engine::finding& f, const std::vector<probe::target_result>& probes,
-                       const std::map<int, int>& port_map) {
-  auto on_ports = [&](const probe::target_result& r) {
-    int port = port_of(r.address);
-    if (auto it = port_map.find(port); it != port_map.end()) port = it->second;
-    return f.ports.empty() || std::find(f.ports.begin(), f.ports.end(), port) != f.ports.end();
-  };
-  for (std::size_t i = 0; i < probes.size(); ++i)
-    if (!probes[i].error && on_ports(probes[i]) && !f.server.empty() && probes[i].sni == f.server)
-      return i;
-  for (std::size_t i = 0; i < probes.size(); ++i)
-    if (!probes[i].error && on_ports(probes[i])) return i;
-  return probes.size();
-}
 
 std::string per_s(double v) {
   char buf[32];
@@ -44,6 +16,22 @@ std::string per_s(double v) {
 }
 
 }  // namespace
+
+std::size_t target_for(const engine::finding& f, const std::vector<probe::target_result>& probes,
+                       const std::map<int, int>& port_map) {
+  auto on_ports = [&](const probe::target_result& r) {
+    int port = config::port_of_address(r.address);
+    if (auto it = port_map.find(port); it != port_map.end()) port = it->second;
+    return f.ports.empty() || std::find(f.ports.begin(), f.ports.end(), port) != f.ports.end();
+  };
+  for (std::size_t i = 0; i < probes.size(); ++i)
+    if (!probes[i].error && on_ports(probes[i]) && !f.server.empty() &&
+        config::server_name_matches(f.server, probes[i].sni))
+      return i;
+  for (std::size_t i = 0; i < probes.size(); ++i)
+    if (!probes[i].error && on_ports(probes[i])) return i;
+  return probes.size();
+}
 
 bool is_resumption_rule(const std::string& rule) {
   const engine::rule* r = engine::find_rule(rule);
@@ -54,7 +42,9 @@ void load_resumption_findings(const std::vector<check::checked_finding>& checked
                               const std::vector<probe::target>& targets,
                               std::vector<probe::target_result>& probes,
                               const std::map<int, int>& port_map, const probe::load_options& o,
-                              std::vector<std::string>& notes) {
+                              std::vector<std::string>& notes,
+                              const std::function<void(const std::string&)>& say,
+                              const std::function<std::string()>& interrupt_cause) {
   for (const auto& c : checked) {
     const auto& f = c.finding;
     if (!is_resumption_rule(f.rule)) continue;
@@ -66,15 +56,16 @@ void load_resumption_findings(const std::vector<check::checked_finding>& checked
     }
     auto& r = probes[i];
     if (!r.load) {
-      std::cerr << "ngxtls: load on the sandbox target " << report::terminal_safe(r.target)
-                << (r.sni.empty() ? "" : " (SNI " + report::terminal_safe(r.sni) + ")") << ": "
-                << o.duration_s << " s per phase, " << o.concurrency << " in flight\n";
+      if (say)
+        say("load on the sandbox target " + r.target +
+            (r.sni.empty() ? "" : " (SNI " + r.sni + ")") + ": " + std::to_string(o.duration_s) +
+            " s per phase, " + std::to_string(o.concurrency) + " in flight");
       r.load = probe::run_load(targets[i], r, o);
     }
     std::string where = f.rule + (f.server.empty() ? "" : " at " + f.server) + " (" + r.target +
                         (r.sni.empty() ? "" : ", SNI " + r.sni) + ")";
     if (r.load->interrupted) {
-      notes.push_back("load: " + where + ": interrupted (" + interrupt_guard::cause() +
+      notes.push_back("load: " + where + ": interrupted (" + (interrupt_cause ? interrupt_cause() : std::string("Ctrl-C")) +
                       "), the figures are partial");
       if (r.load->prices.empty()) continue;
     }
@@ -95,4 +86,4 @@ void load_resumption_findings(const std::vector<check::checked_finding>& checked
   }
 }
 
-}  // namespace ngxtls::cli
+}  // namespace ngxtls::check
