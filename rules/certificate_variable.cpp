@@ -1,7 +1,6 @@
 // certificate-variable: a certificate or key chosen by a variable, which lint cannot read.
 
 #include "rules/common.hpp"
-#include "rules/rules.hpp"
 #include "rules/variables.hpp"
 
 namespace ngxtls::rules {

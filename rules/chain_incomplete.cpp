@@ -2,7 +2,6 @@
 // intermediate certificate.
 
 #include "rules/common.hpp"
-#include "rules/rules.hpp"
 
 namespace ngxtls::rules {
 namespace {

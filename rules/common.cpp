@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <set>
 
+#include "engine/fix.hpp"
 #include "tls/ciphers.hpp"
 
 namespace ngxtls::rules {
@@ -283,6 +284,46 @@ const config::directive* server_name_directive(const model::server& s) {
   for (const auto& d : s.where->block)
     if (d.name == "server_name") return &d;
   return nullptr;
+}
+
+namespace {
+
+// The zone of add_shared_cache_edit(): sharing one across unrelated servers lets sessions cross
+// them, so the name is new.
+std::string shared_cache_arg_uncached(const model::model& m, model::context_kind ctx) {
+  std::set<std::string> used;
+  for (const auto& s : m.servers)
+    if (const auto* c = s.get("ssl_session_cache"))
+      for (const auto& a : c->args())
+        if (a.rfind("shared:", 0) == 0) used.emplace(a.substr(7, a.find(':', 7) - 7));
+  // http and stream zones share one namespace: give each context its own name.
+  const std::string base = ctx == model::context_kind::stream ? "SSL_STREAM" : "SSL";
+  std::string name = base;
+  for (int i = 2; used.count(name); ++i) name = base + std::to_string(i);
+  return "shared:" + name + ":10m";
+}
+
+// Computed once per run and context (it scans every server, which per finding was quadratic on
+// large fleets).
+std::string shared_cache_arg(const engine::context& ctx, model::context_kind kind) {
+  const std::string key =
+      std::string("resumption:zone:") + (kind == model::context_kind::stream ? "stream" : "http");
+  return ctx.shared<std::string>(key, [&] { return shared_cache_arg_uncached(ctx.model(), kind); });
+}
+
+}  // namespace
+
+void add_shared_cache_edit(const engine::context& ctx, const model::server& d,
+                           const config::directive* tickets_off, engine::finding& f) {
+  const auto& cfg = *ctx.model().cfg;
+  const std::string line = "ssl_session_cache " + shared_cache_arg(ctx, d.context) + ";";
+  std::optional<engine::text_edit> e;
+  if (const auto* cache = d.get("ssl_session_cache")->where())
+    e = engine::replace_directive(cfg, *cache, line);
+  else if (tickets_off)
+    e = engine::insert_after(cfg, *tickets_off,
+                             line + "  # ngxtls: resumption needs a cache when tickets are off");
+  if (e) f.edits.push_back(*e);
 }
 
 }  // namespace ngxtls::rules

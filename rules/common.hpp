@@ -128,6 +128,20 @@ const std::vector<tls::certificate_info>* read_chain(const engine::context& ctx,
 /// makes this false.
 bool closes_every_request(const model::server& s);
 
+/// The fix of a socket on which no client can resume because `ssl_session_tickets` is off and
+/// there is no session cache: the lines to add (docs/nginx-facts.md#tickets-off-tls13).
+inline constexpr const char* shared_cache_fix =
+    "ssl_session_cache shared:SSL:10m;  # stateful resumption for TLS 1.2 and 1.3, this host\n"
+    "ssl_session_timeout 1h;";
+
+/// Adds to `f` the mechanical fix for default server `d` that has no session cache: replaces
+/// its explicit `ssl_session_cache none|off`, else inserts a `shared:` cache after
+/// `tickets_off` (the `ssl_session_tickets off` that causes the finding; nothing when null).
+/// The zone name is one no other ssl_session_cache of the config uses (a zone declared twice
+/// with different sizes is an nginx error), the same for every finding of a run and context.
+void add_shared_cache_edit(const engine::context& ctx, const model::server& d,
+                           const config::directive* tickets_off, engine::finding& f);
+
 /// The `server_name` directive of a server (first one), or null.
 const config::directive* server_name_directive(const model::server& s);
 

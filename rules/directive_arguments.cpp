@@ -3,7 +3,6 @@
 // unknown-directive, directive-not-allowed-here and directive-arguments.
 
 #include "rules/directive_check.hpp"
-#include "rules/rules.hpp"
 
 namespace ngxtls::rules {
 namespace {

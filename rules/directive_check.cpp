@@ -357,7 +357,9 @@ struct walker {
            unknown_module_loaded ? engine::severity::note : engine::severity::error});
       return;
     }
-    if (e->module == "stream" && d.name == "stream" && !modules.count("stream") &&
+    // The stream { } wrapped around a site file is the including nginx.conf's, and so is its
+    // load_module.
+    if (e->module == "stream" && d.name == "stream" && !is_implied(d) && !modules.count("stream") &&
         v_dynamic.count("stream")) {
       add({problem::unknown, &d, dynamic_message("stream"), engine::severity::error});
       return;
@@ -433,13 +435,12 @@ struct walker {
 };
 
 // Issues that nginx would report for the top level of the main file in `where`.
-std::size_t top_level_misfits(walker& w, config::list<config::directive> root, ctx where) {
+std::size_t top_level_misfits(config::list<config::directive> root, ctx where) {
   std::size_t n = 0;
   for (const auto& d : root) {
     const entry* e = find(d.name);
     if (e && e->contexts && !(e->contexts & bit(where))) ++n;
   }
-  (void)w;
   return n;
 }
 
@@ -543,10 +544,10 @@ std::vector<issue> issues(const engine::context& c, std::optional<ctx> forced,
       });
   if (forced) {
     start = *forced;
-  } else if (!has_main_blocks && top_level_misfits(w, root, ctx::main) > 0) {
-    std::size_t best = top_level_misfits(w, root, ctx::main);
+  } else if (!has_main_blocks && top_level_misfits(root, ctx::main) > 0) {
+    std::size_t best = top_level_misfits(root, ctx::main);
     for (ctx candidate : {ctx::http, ctx::server}) {
-      std::size_t n = top_level_misfits(w, root, candidate);
+      std::size_t n = top_level_misfits(root, candidate);
       if (n < best) {
         best = n;
         start = candidate;

@@ -1,7 +1,6 @@
 // duplicate-listen: a listen on an address and port that nginx refuses as a duplicate.
 
 #include "rules/common.hpp"
-#include "rules/rules.hpp"
 
 namespace ngxtls::rules {
 namespace {

@@ -6,7 +6,6 @@
 #include <set>
 
 #include "rules/common.hpp"
-#include "rules/rules.hpp"
 
 namespace ngxtls::rules {
 namespace {
@@ -51,11 +50,13 @@ proxy_set_header Early-Data $ssl_early_data;   # the app answers 425 to non-idem
 or turn 0-RTT off: `ssl_early_data off;`.
 
 ## How the prober confirms it
-`ngxtls probe --tls1.3` reports the max early data size (16384) carried in tickets.
+`ngxtls probe --early-data` sends `HEAD /` as 0-RTT early data with a fresh ticket, then the same
+ticket and early data again, and from two connections at once, and reports whether the server
+accepted each and what it answered; `ngxtls check --sandbox` does this and judges the finding.
 
 ## Source
-docs/nginx-facts.md#early-data-replay (nginx 1.22.1 / OpenSSL 3.0: the same ticket's early data accepted on 3 of 3
-replays); RFC 8470 (Early-Data header, 425 Too Early); nginx docs ngx_http_ssl_module
+docs/nginx-facts.md#early-data-replay (nginx 1.22.1, 1.26.3, 1.30.6: the same ticket's early
+data accepted again, also from two connections at once and with tickets off and a shared cache); RFC 8470 (Early-Data header, 425 Too Early); nginx docs ngx_http_ssl_module
 `ssl_early_data`.
 )";
 
@@ -172,6 +173,9 @@ engine::finding handled_note(const engine::context& ctx, const model::server& s,
   f.facts.push_back({"handled by", one_line(handler),
                      refuses_early(handler) ? "nginx (425)" : "application", ctx.where(&handler)});
   f.server = server_label(ctx, s);
+  // The sandbox answers with its own response, not the handler's, and the probe sends early
+  // data only to the sandbox: no probe can see the handler at work.
+  f.question = engine::probe_question::none;
   return f;
 }
 
@@ -212,9 +216,11 @@ void check(const engine::context& ctx, engine::finding_list& out) {
 }  // namespace
 
 engine::rule early_data_replay() {
-  return {id, engine::severity::warning,
-          "0-RTT on without passing $ssl_early_data upstream: replayed requests run again", doc,
-          check};
+  engine::rule r{id, engine::severity::warning,
+                 "0-RTT on without passing $ssl_early_data upstream: replayed requests run again",
+                 doc, check};
+  r.confirmed_by = engine::probe_question::early_data_replayed;
+  return r;
 }
 
 }  // namespace ngxtls::rules

@@ -4,7 +4,6 @@
 #include <unordered_map>
 
 #include "rules/common.hpp"
-#include "rules/rules.hpp"
 #include "tls/ciphers.hpp"
 #include "tls/params.hpp"
 

@@ -1,7 +1,6 @@
 // empty-config: a main configuration file with no directive at all (empty, or comments only).
 
 #include "rules/common.hpp"
-#include "rules/rules.hpp"
 
 namespace ngxtls::rules {
 namespace {

@@ -9,7 +9,6 @@
 #include <vector>
 
 #include "rules/common.hpp"
-#include "rules/rules.hpp"
 
 namespace ngxtls::rules {
 namespace {
@@ -20,9 +19,11 @@ constexpr const char* doc = R"(# file-not-inspected
 
 ## What it flags
 A file named by `ssl_certificate`, `ssl_certificate_key`, `ssl_dhparam`,
-`ssl_trusted_certificate`, `ssl_client_certificate` or `ssl_crl` that does not exist on the
-machine running the lint, or cannot be read. One note per run: "N certificate/key files not on
-this machine: certificate checks skipped; --strict-files to fail", at the first such directive,
+`ssl_trusted_certificate`, `ssl_client_certificate`, `ssl_crl` or `ssl_session_ticket_key` that
+does not exist on the machine running the lint, or cannot be read. One note per run: "N
+certificate/key files not on this machine: certificate checks skipped; --strict-files to fail"
+(and "M ticket key files", whose size, mode and copies `ticket-key-rotation` then cannot check),
+at the first such directive,
 with every file in its evidence and every directive among its places (`locations` in JSON,
 `relatedLocations` in SARIF). With `--strict-files` (or `strict_files = true` in
 `.ngxtls.toml`) each directive is an error of its own. Paths with variables and `data:` values
@@ -67,8 +68,9 @@ void check(const engine::context& ctx, engine::finding_list& out) {
   std::vector<absent_file> absent;  // in config order, each directive and path once
   for (const auto& s : ctx.model().servers) {
     if (!s.has_ssl) continue;
-    for (const char* name : {"ssl_certificate", "ssl_certificate_key", "ssl_dhparam",
-                             "ssl_trusted_certificate", "ssl_client_certificate", "ssl_crl"}) {
+    for (const char* name :
+         {"ssl_certificate", "ssl_certificate_key", "ssl_dhparam", "ssl_trusted_certificate",
+          "ssl_client_certificate", "ssl_crl", "ssl_session_ticket_key"}) {
       const auto* st = s.get(name);
       if (!st) continue;
       for (const auto& occ : st->values) {
@@ -108,18 +110,28 @@ void check(const engine::context& ctx, engine::finding_list& out) {
   if (absent.empty()) return;
   // CI without secrets misses every file at once: one summary, the files as its evidence and
   // its directives as its places.
-  std::set<std::string> paths;
+  std::set<std::string> paths, ticket_keys;
   bool unreadable = false;
   for (const auto& a : absent) {
-    paths.insert(a.path);
+    (a.name == std::string_view("ssl_session_ticket_key") ? ticket_keys : paths).insert(a.path);
     unreadable = unreadable || a.problem != "is not on this machine";
   }
-  const std::size_t n = paths.size();
+  auto count = [](std::size_t n, const char* what) {
+    return std::to_string(n) + " " + what + (n == 1 ? " file" : " files");
+  };
+  const std::string which = !paths.empty() && !ticket_keys.empty()
+                                ? count(paths.size(), "certificate/key") + " and " +
+                                      count(ticket_keys.size(), "ticket key")
+                            : paths.empty() ? count(ticket_keys.size(), "ticket key")
+                                            : count(paths.size(), "certificate/key");
+  const std::string skipped = !paths.empty() && !ticket_keys.empty()
+                                  ? "certificate and ticket key checks skipped"
+                              : paths.empty() ? "ticket key checks skipped"
+                                              : "certificate checks skipped";
   auto f = ctx.make(
       id, engine::severity::note,
-      std::to_string(n) + " certificate/key " + (n == 1 ? "file" : "files") +
-          (unreadable ? " not on this machine or unreadable here" : " not on this machine") +
-          ": certificate checks skipped; --strict-files to fail",
+      which + (unreadable ? " not on this machine or unreadable here" : " not on this machine") +
+          ": " + skipped + "; --strict-files to fail",
       absent.front().occ->where);
   for (std::size_t i = 0; i < absent.size(); ++i) {
     const auto& a = absent[i];

@@ -5,7 +5,6 @@
 
 #include "rules/add_header.hpp"
 #include "rules/common.hpp"
-#include "rules/rules.hpp"
 
 namespace ngxtls::rules {
 namespace {

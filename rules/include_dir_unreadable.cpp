@@ -4,7 +4,6 @@
 #include <cstdio>
 
 #include "rules/common.hpp"
-#include "rules/rules.hpp"
 
 namespace ngxtls::rules {
 namespace {

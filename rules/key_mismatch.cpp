@@ -1,7 +1,6 @@
 // key-mismatch: an ssl_certificate_key that does not belong to its ssl_certificate.
 
 #include "rules/common.hpp"
-#include "rules/rules.hpp"
 
 namespace ngxtls::rules {
 namespace {

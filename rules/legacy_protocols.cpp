@@ -3,7 +3,6 @@
 #include <set>
 
 #include "rules/common.hpp"
-#include "rules/rules.hpp"
 
 namespace ngxtls::rules {
 namespace {
@@ -22,6 +21,9 @@ the config or by nginx's default for the assumed version (before 1.23.4 the defa
 - Note, when the assumed OpenSSL refuses them anyway: OpenSSL 3.x at its default security
   level 1 refuses TLS 1.0/1.1 (they need SHA-1 signatures); SSLv3 and SSLv2 are not built into
   OpenSSL 1.1.0 and later (Debian, most distributions). The directive then only misleads.
+- Error, when those are all it enables (no TLSv1.2, no TLSv1.3 the assumed OpenSSL speaks):
+  `ssl_protocols SSLv2 SSLv3 TLSv1;` leaves no protocol, and every handshake fails
+  (`nginx -t` accepts it; the error log says `no protocols available` at each connection).
 A name-based server (not the default server of any ssl socket it listens on) is judged by
 its default servers before nginx 1.29.2: those versions negotiate the protocol with the
 default server's `ssl_protocols` and ignore the name-based server's own
@@ -47,6 +49,9 @@ ssl_protocols TLSv1.2 TLSv1.3;
 handshake; with OpenSSL 3 on the server it fails with "no protocols available".
 
 ## Source
+docs/nginx-facts.md#no-protocol-left (`ssl_protocols SSLv2 SSLv3 TLSv1`: every handshake fails on
+nginx 1.22.1, 1.26.3 and 1.30.6, and `openssl s_server -tls1` refuses `s_client -tls1` at the
+default security level; measured by tests/integration/test_nginx_versions.cpp);
 docs/nginx-facts.md#builtin-defaults (nginx defaults per version; with OpenSSL 3 at its default security level
 TLS 1.0/1.1 fail); RFC 8996; OpenSSL 3.0 man page SSL_CTX_set_security_level (level 1 and
 above: no SHA-1 handshake signatures below TLS 1.2).
@@ -86,15 +91,27 @@ void check(const engine::context& ctx, engine::finding_list& out) {
         (from_default ? "nginx " + m.versions.nginx.str() + "'s default ssl_protocols enables "
                       : "ssl_protocols enables ") +
         list;
-    if (live)
+    // Nothing else on, and OpenSSL refuses these: no protocol is left to negotiate.
+    const bool outage =
+        !live && !model::protocols_enable(protocols, "TLSv1.2") && !tls13_enabled(m, s);
+    if (outage)
+      message = (from_default ? "nginx " + m.versions.nginx.str() + "'s default ssl_protocols "
+                              : std::string("ssl_protocols ")) +
+                "enables only " + list + ", which OpenSSL " + m.versions.openssl.str() +
+                " refuses (no SSLv3 build, security level 1 refuses TLS 1.0/1.1): no protocol "
+                "is left, every TLS handshake fails";
+    else if (live)
       message += ": deprecated protocols (RFC 8996) that OpenSSL " + m.versions.openssl.str() +
                  " will negotiate with old or downgraded clients";
     else
       message +=
           ", but OpenSSL " + m.versions.openssl.str() +
           " refuses them anyway (no SSLv3 build, security level 1): the setting only misleads";
-    auto f = ctx.make(id, live ? engine::severity::warning : engine::severity::note, message,
-                      anchor_of(s, "ssl_protocols"));
+    auto f = ctx.make(id,
+                      outage ? engine::severity::error
+                      : live ? engine::severity::warning
+                             : engine::severity::note,
+                      message, anchor_of(s, "ssl_protocols"));
     f.facts.push_back(setting_evidence(ctx, s, "ssl_protocols"));
     f.facts.push_back(
         {"assumed OpenSSL", m.versions.openssl.str(), m.versions.openssl_source, std::nullopt});

@@ -2,7 +2,6 @@
 // as "TLS checked and fine".
 
 #include "rules/common.hpp"
-#include "rules/rules.hpp"
 
 namespace ngxtls::rules {
 namespace {

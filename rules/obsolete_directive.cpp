@@ -2,8 +2,9 @@
 // (deprecated in 1.25.1), `listen ... spdy` (removed in 1.9.5), and the HTTP/2 push
 // directives (obsolete from 1.25.1).
 
+#include <unordered_set>
+
 #include "rules/common.hpp"
-#include "rules/rules.hpp"
 
 namespace ngxtls::rules {
 namespace {
@@ -19,6 +20,11 @@ Directives and parameters that the assumed nginx version deprecated or removed:
 - `listen ... http2`: warning from 1.25.1 (`nginx -t` warns the parameter is deprecated; use
   `http2 on;`).
 - `listen ... spdy`: error from 1.9.5 (`invalid parameter "spdy"`).
+- `ssl on` and `starttls on|only` in one mail block, before 1.25.1: error, at the later of the
+  two, in nginx's words (`"ssl" directive conflicts with "starttls"` at the starttls line when
+  `ssl on` comes first, `"starttls" directive conflicts with "ssl on"` at the ssl line when it
+  comes second). A `listen ... ssl` beside `starttls` is not one: nginx accepts
+  it (implicit TLS on that port, STARTTLS on the others; docs/nginx-facts.md#mail-starttls).
 - `http2_push`, `http2_push_preload`: warning from 1.25.1 (server push was removed; the
   directives are ignored).
 
@@ -59,6 +65,9 @@ void check(const engine::context& ctx, engine::finding_list& out) {
   const auto& v = m.versions.nginx;
   const bool ssl_removed = v >= model::version{1, 25, 1};
   const bool ssl_deprecated = v >= model::version{1, 15, 0};
+  std::unordered_set<const config::directive*> mail_servers;
+  for (const auto& s : m.servers)
+    if (s.context == model::context_kind::mail) mail_servers.insert(s.where);
   walk(m.cfg->root, [&](const config::directive& d) {
     if (d.name == "ssl" && !d.has_block && ssl_deprecated) {
       const std::string value(d.args.empty() ? std::string_view() : d.args[0].value());
@@ -73,6 +82,34 @@ void check(const engine::context& ctx, engine::finding_list& out) {
       f.fix = value == "on" ? "# remove `ssl on;` and mark the TLS listens:\nlisten 443 ssl;"
                             : "# remove `ssl off;` (plain listens need nothing)";
       out.push_back(std::move(f));
+    }
+    // `ssl on` and `starttls on|only` in one mail block: nginx refuses the later one (a
+    // `listen ... ssl` beside starttls is fine: implicit TLS on that port, STARTTLS on others).
+    if ((d.name == "mail" || (d.name == "server" && mail_servers.count(&d))) && d.has_block &&
+        !ssl_removed) {
+      const config::directive *ssl_on = nullptr, *starttls = nullptr;
+      for (const auto& c : d.block) {
+        const std::string_view a = c.args.empty() ? std::string_view() : c.args[0].value();
+        if (c.name == "ssl" && a == "on") ssl_on = &c;
+        if (c.name == "starttls" && (a == "on" || a == "only")) starttls = &c;
+      }
+      if (ssl_on && starttls) {
+        const bool ssl_last = ssl_on->offset > starttls->offset;
+        auto f = ctx.make(id, engine::severity::error,
+                          ssl_last ? "\"starttls\" directive conflicts with \"ssl on\": nginx " +
+                                         v.str() + " refuses to start"
+                                   : "\"ssl\" directive conflicts with \"starttls\": nginx " +
+                                         v.str() + " refuses to start",
+                          ssl_last ? ssl_on : starttls);
+        f.facts.push_back({"ssl", "on", "server", ctx.where(ssl_on)});
+        f.facts.push_back(
+            {"starttls", std::string(starttls->args[0].value()), "server", ctx.where(starttls)});
+        f.fix =
+            "# implicit TLS on its own port, STARTTLS on the plain one:\nlisten 993 ssl;\n"
+            "listen 143;\nstarttls on;";
+        f.question = engine::probe_question::nginx_t_verdict;
+        out.push_back(std::move(f));
+      }
     }
     if ((d.name == "http2_push" || d.name == "http2_push_preload") &&
         v >= model::version{1, 25, 1}) {

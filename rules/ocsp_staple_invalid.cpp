@@ -1,7 +1,7 @@
 // ocsp-staple-invalid: a staple the server sends that no client can use. Only `check` finds it
 // (src/check/check.cpp, probe_findings): the config does not say what a responder will answer.
 
-#include "rules/rules.hpp"
+#include "engine/engine.hpp"
 
 namespace ngxtls::rules {
 namespace {

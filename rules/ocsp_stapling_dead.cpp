@@ -4,7 +4,6 @@
 
 #include "engine/fix.hpp"
 #include "rules/common.hpp"
-#include "rules/rules.hpp"
 #include "rules/variables.hpp"
 
 namespace ngxtls::rules {

@@ -10,6 +10,7 @@ const std::vector<rule>& all_rules() {
       rules::no_tls_server(),
       rules::include_dir_unreadable(),
       rules::tls13_resumption_disabled(),
+      rules::tls12_resumption_disabled(),
       rules::ticket_keys_not_shared(),
       rules::ticket_key_rotation(),
       rules::ocsp_stapling_dead(),
@@ -43,9 +44,11 @@ const std::vector<rule>& all_rules() {
       rules::hsts_dropped(),
       rules::ssl_certificate_missing(),
       rules::ssl_certificate_key_missing(),
+      rules::certificate_without_tls(),
       rules::duplicate_listen(),
       rules::certificate_variable_unknown(),
       rules::certificate_variable(),
+      rules::tls_return_444(),
   };
   return catalog;
 }

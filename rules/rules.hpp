@@ -1,5 +1,7 @@
 #pragma once
-// The rule catalog: one function per rule file, each returning that rule.
+// The rule catalog: one function per rule file, each returning that rule. Only rules/registry.cpp
+// includes it (a rule file defines its function without it), so adding a rule recompiles the
+// registry and not every rule.
 
 #include "engine/engine.hpp"
 
@@ -11,6 +13,10 @@ engine::rule empty_config();
 /// include-dir-unreadable: an include glob skipped a directory it could not read.
 engine::rule include_dir_unreadable();
 engine::rule tls13_resumption_disabled();
+/// tls12-resumption-disabled: TLS 1.2 without TLS 1.3 where no session can resume.
+engine::rule tls12_resumption_disabled();
+/// certificate-without-tls: a stream or mail server with a certificate and no TLS listen.
+engine::rule certificate_without_tls();
 engine::rule ticket_keys_not_shared();
 engine::rule ticket_key_rotation();
 engine::rule ocsp_stapling_dead();
@@ -56,5 +62,8 @@ engine::rule duplicate_listen();
 engine::rule certificate_variable_unknown();
 /// certificate-variable: a certificate or key chosen by a variable, which lint cannot read.
 engine::rule certificate_variable();
+/// tls-return-444: return 444 in a TLS server closes without close_notify: strict clients lose the
+/// session.
+engine::rule tls_return_444();
 
 }  // namespace ngxtls::rules

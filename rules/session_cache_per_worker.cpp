@@ -2,7 +2,6 @@
 // served by more than one worker process.
 
 #include "rules/common.hpp"
-#include "rules/rules.hpp"
 
 namespace ngxtls::rules {
 namespace {

@@ -1,11 +1,11 @@
 // ticket-key-rotation: ssl_session_ticket_key files that break resumption when rotated,
 // are the wrong size, or are readable by others.
 
+#include <map>
 #include <set>
 
 #include "engine/fix.hpp"
 #include "rules/common.hpp"
-#include "rules/rules.hpp"
 
 namespace ngxtls::rules {
 namespace {
@@ -26,8 +26,11 @@ constexpr const char* doc = R"(# ticket-key-rotation
 - On sockets that issue no tickets (every server that completes handshakes there has
   `ssl_session_tickets off`; a default server with `ssl_reject_handshake on` completes none)
   only the size error applies: nginx reads the files, but they seal nothing.
-- A key file not present on this machine is a note ("not inspected here"); an error with
-  `--strict-files`.
+- Two or more key files of one server with the same content: an error naming both (a rotation
+  that shifts files and never makes a new key ends this way after one run: one key is in
+  effect, and the "previous" one protects nothing).
+- A key file not present on this machine is counted in `file-not-inspected`'s note; with
+  `--strict-files` it is an error there.
 
 ## Why it matters
 Only the first `ssl_session_ticket_key` encrypts; the others only decrypt (a ticket opened
@@ -81,7 +84,7 @@ bool same_key(const key_id& a, const key_id& b) {
 void check_files(const engine::context& ctx, engine::finding_list& out) {
   const auto& m = ctx.model();
   const bool strict = ctx.options().strict_files;
-  std::set<const config::directive*> seen;
+  std::set<const config::directive*> seen, copies_reported;
   const auto on_ticket_sockets = servers_on_ticket_sockets(m);
   for (const auto& s : m.servers) {
     if (!s.has_ssl) continue;
@@ -95,6 +98,9 @@ void check_files(const engine::context& ctx, engine::finding_list& out) {
       const std::string arg(occ.args.front());
       const std::string path = ctx.resolve(arg);
       const auto& l = ctx.files().ticket_key(path);
+      // A file not on this machine is counted in file-not-inspected's summary (an error of its
+      // own there with --strict-files).
+      if (!l.facts && l.missing) continue;
       if (!l.facts) {
         auto f = ctx.make(id, strict ? engine::severity::error : engine::severity::note,
                           "ticket key file \"" + path + "\" " +
@@ -126,6 +132,34 @@ void check_files(const engine::context& ctx, engine::finding_list& out) {
                           occ.where);
         f.facts.push_back({"mode", mode, "file", ctx.where(occ.where)});
         f.fix = "chmod 600 " + path;
+        out.push_back(std::move(f));
+      }
+    }
+    // Two files with one content: the rotation copied a key instead of making one, so one key
+    // is in effect and the "previous" one protects nothing.
+    if (keys->values.size() > 1) {
+      std::map<std::string, const model::occurrence*> by_content;
+      for (const auto& occ : keys->values) {
+        if (!occ.where || occ.args.empty()) continue;
+        const std::string path = ctx.resolve(std::string(occ.args.front()));
+        const auto& l = ctx.files().ticket_key(path);
+        if (!l.facts || l.facts->fingerprint.empty()) continue;
+        auto [it, fresh] = by_content.emplace(l.facts->fingerprint, &occ);
+        // Servers that inherit one http-level list: one finding per directive.
+        if (fresh || !copies_reported.insert(occ.where).second) continue;
+        const std::string first_path = ctx.resolve(std::string(it->second->args.front()));
+        auto f = ctx.make(id, engine::severity::error,
+                          "ticket key files \"" + first_path + "\" and \"" + path +
+                              "\" hold the same key: the rotation copied a key instead of "
+                              "making a new one, so one key is in effect and the previous one "
+                              "protects nothing",
+                          occ.where);
+        f.facts.push_back({"ssl_session_ticket_key", std::string(it->second->args.front()), "file",
+                           ctx.where(it->second->where)});
+        f.facts.push_back({"ssl_session_ticket_key", std::string(occ.args.front()), "file",
+                           ctx.where(occ.where)});
+        f.fix = "# make the new key, never copy one: umask 077; openssl rand 80 > " + first_path;
+        f.server = server_label(ctx, s);
         out.push_back(std::move(f));
       }
     }

@@ -4,7 +4,6 @@
 #include <set>
 
 #include "rules/common.hpp"
-#include "rules/rules.hpp"
 
 namespace ngxtls::rules {
 namespace {
@@ -15,8 +14,12 @@ constexpr const char* doc = R"(# ticket-keys-not-shared
 
 ## What it flags
 A listen socket whose default server has session tickets on and no `ssl_session_ticket_key`.
-- Warning on nginx < 1.23.2, or without a `shared:` session cache: the keys are OpenSSL's
-  per-context keys, made at every configuration load.
+- On nginx < 1.23.2, or without a `shared:` session cache, the keys are OpenSSL's per-context
+  keys, made at every configuration load. A note on one host (no `--fleet`): each reload costs
+  every returning client one full handshake, and nothing else is lost. A warning where there is
+  evidence of several instances: a `--fleet` of configs. `reuseport` alone is not (one master's
+  workers share the keys); the note then says that several masters could bind the port, which
+  `check --sandbox --instances 2` measures.
 - Note on nginx >= 1.23.2 with a `shared:` cache: nginx keeps auto-rotated keys in the shared
   zone, so they survive reloads, but they stay on this host. The zone's key is replaced every
   `ssl_session_timeout` (older keys still decrypt for a while), so one instance can show two
@@ -141,15 +144,32 @@ void check(const engine::context& ctx, engine::finding_list& out) {
                               ? "nginx " + m.versions.nginx.str() +
                                     " < 1.23.2 keeps no ticket keys in shared memory"
                               : std::string("there is no `shared:` session cache to keep them in");
-        f = ctx.make(id, engine::severity::warning,
-                     "session tickets on " + where_sockets +
-                         " are sealed with keys made at each configuration load (" + why +
-                         "): every reload or restart throws away every outstanding ticket, and "
-                         "another instance serving this name cannot open them" +
-                         (reuseport ? " (with `reuseport`, several nginx instances can bind this "
-                                      "port, each with its own keys)"
-                                    : ""),
-                     default_anchor(d));
+        // Only a fleet is evidence of a second instance (reuseport alone is not: one master's
+        // workers share the keys, docs/nginx-facts.md#workers-share-ticket-keys; check --sandbox
+        // --instances measures two masters): otherwise what a reload costs is all there is.
+        const bool several = ctx.options().fleet.size() > 1;
+        f = several
+                ? ctx.make(id, engine::severity::warning,
+                           "session tickets on " + where_sockets +
+                               " are sealed with keys made at each configuration load (" + why +
+                               "): every reload or restart throws away every outstanding ticket, "
+                               "and another instance serving this name cannot open them" +
+                               (reuseport ? " (with `reuseport`, several nginx instances can bind "
+                                            "this port, each with its own keys)"
+                                          : ""),
+                           default_anchor(d))
+                : ctx.make(id, engine::severity::note,
+                           "session tickets on " + where_sockets +
+                               " are sealed with keys made at each configuration load (" + why +
+                               "): a reload or restart throws away every outstanding ticket, so "
+                               "each returning client makes one full handshake after it; on one "
+                               "host that is the whole cost (instances behind one name would "
+                               "need shared key files" +
+                               (reuseport ? std::string("; with `reuseport`, several nginx "
+                                                        "masters can bind this port, each with "
+                                                        "its own keys)")
+                                          : std::string(")")),
+                           default_anchor(d));
       }
     }
     for (const char* n : {"ssl_session_tickets", "ssl_session_ticket_key", "ssl_session_cache"})

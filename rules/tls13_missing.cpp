@@ -1,7 +1,6 @@
 // tls13-missing: a TLS server without TLS 1.3 where nginx and OpenSSL support it.
 
 #include "rules/common.hpp"
-#include "rules/rules.hpp"
 
 namespace ngxtls::rules {
 namespace {

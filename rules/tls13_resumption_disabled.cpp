@@ -5,9 +5,7 @@
 #include <set>
 #include <unordered_set>
 
-#include "engine/fix.hpp"
 #include "rules/common.hpp"
-#include "rules/rules.hpp"
 
 namespace ngxtls::rules {
 namespace {
@@ -26,7 +24,8 @@ constexpr const char* doc = R"(# tls13-resumption-disabled
   - before nginx 1.29.2: error when the default server has tickets off and a name-based server
     has them on (its tickets never resume); error when the default server has them on and a
     TLS 1.3 name-based server has them off (no TLS 1.3 ticket at all under that name, even
-    with a shared cache); warning for a TLS 1.2-only name-based server with tickets off.
+    with a shared cache); warning for a TLS 1.2-only name-based server with tickets off and a
+    session cache (without one nothing resumes there: `tls12-resumption-disabled`).
   - from nginx 1.29.2 the name-based server's own setting applies: no finding for tickets on
     there; tickets off there is judged as tickets off in that server with the default
     server's session cache (error without a cache, note with a `shared:` one).
@@ -82,49 +81,6 @@ with `ngxtls probe -n 20`:
 nginx CHANGES 1.29.2: SNI is applied before resumption.
 )";
 
-constexpr const char* cache_fix =
-    "ssl_session_cache shared:SSL:10m;  # stateful resumption for TLS 1.2 and 1.3, this host\n"
-    "ssl_session_timeout 1h;";
-
-// The shared cache the fix adds: a zone name no other ssl_session_cache of this config uses
-// (a zone declared twice with different sizes is an nginx error; sharing one across unrelated
-// servers lets sessions cross them).
-std::string shared_cache_arg_uncached(const model::model& m, model::context_kind ctx) {
-  std::set<std::string> used;
-  for (const auto& s : m.servers)
-    if (const auto* c = s.get("ssl_session_cache"))
-      for (const auto& a : c->args())
-        if (a.rfind("shared:", 0) == 0) used.emplace(a.substr(7, a.find(':', 7) - 7));
-  // http and stream zones share one namespace: give each context its own name.
-  const std::string base = ctx == model::context_kind::stream ? "SSL_STREAM" : "SSL";
-  std::string name = base;
-  for (int i = 2; used.count(name); ++i) name = base + std::to_string(i);
-  return "shared:" + name + ":10m";
-}
-
-// Computed once per run and context: every finding's fix names the same zone (it scans
-// every server, which per finding was quadratic on large fleets).
-std::string shared_cache_arg(const engine::context& ctx, model::context_kind kind) {
-  const std::string key = std::string("tls13-resumption-disabled:zone:") +
-                          (kind == model::context_kind::stream ? "stream" : "http");
-  return ctx.shared<std::string>(key, [&] { return shared_cache_arg_uncached(ctx.model(), kind); });
-}
-
-// Mechanical fix: replace an explicit `ssl_session_cache none|off` of the default server, else
-// add a shared cache right after the `ssl_session_tickets off` that causes the finding.
-void add_cache_edit(const engine::context& ctx, const model::server& d,
-                    const config::directive* tickets_off, engine::finding& f) {
-  const auto& cfg = *ctx.model().cfg;
-  const std::string line = "ssl_session_cache " + shared_cache_arg(ctx, d.context) + ";";
-  std::optional<engine::text_edit> e;
-  if (const auto* cache = d.get("ssl_session_cache")->where())
-    e = engine::replace_directive(cfg, *cache, line);
-  else if (tickets_off)
-    e = engine::insert_after(cfg, *tickets_off,
-                             line + "  # ngxtls: resumption needs a cache when tickets are off");
-  if (e) f.edits.push_back(*e);
-}
-
 void check(const engine::context& ctx, engine::finding_list& out) {
   const auto& m = ctx.model();
   const bool sni_before_resumption = m.versions.nginx >= model::version{1, 29, 2};
@@ -154,15 +110,17 @@ void check(const engine::context& ctx, engine::finding_list& out) {
                               " (every connection is a full handshake)",
                           at);
         add_evidence(f, d);
-        f.fix = cache_fix;
+        f.fix = shared_cache_fix;
         f.server = server_label(ctx, d);
-        add_cache_edit(ctx, d, at, f);
+        add_shared_cache_edit(ctx, d, at, f);
         out.push_back(std::move(f));
       } else if (cache == model::session_cache_kind::shared) {
         auto f = ctx.make(id, engine::severity::note,
-                          "TLS 1.3 resumption on " + where_sockets +
-                              " is stateful (`ssl_session_tickets off` with a shared cache): it "
-                              "works only on this host, through its session cache",
+                          "TLS 1.3 clients resume on " + where_sockets +
+                              " through the shared session cache (`ssl_session_tickets off` "
+                              "makes its tickets stateful): this works; what it trades is that "
+                              "sessions live in this host's cache only, so another instance "
+                              "behind the same name cannot resume them",
                           at);
         add_evidence(f, d);
         f.server = server_label(ctx, d);
@@ -228,6 +186,9 @@ void check(const engine::context& ctx, engine::finding_list& out) {
                   ", nginx < 1.29.2 issues no TLS 1.3 ticket at all under this "
                   "name, even with a shared session cache",
               s_at);
+        } else if (cache == model::session_cache_kind::none ||
+                   cache == model::session_cache_kind::off) {
+          continue;  // TLS 1.2 only and nothing resumes: tls12-resumption-disabled's error
         } else {
           f = ctx.make(id, engine::severity::warning,
                        "`ssl_session_tickets off` in " + who +

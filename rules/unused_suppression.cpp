@@ -3,7 +3,7 @@
 // holds the rule's id and doc so that selection, severity overrides and docs treat it as
 // any other rule.
 
-#include "rules/rules.hpp"
+#include "engine/engine.hpp"
 
 namespace ngxtls::rules {
 namespace {

@@ -1,7 +1,6 @@
 // utf8-bom: a file that starts with a UTF-8 byte order mark.
 
 #include "rules/common.hpp"
-#include "rules/rules.hpp"
 
 namespace ngxtls::rules {
 namespace {

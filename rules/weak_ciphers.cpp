@@ -9,7 +9,6 @@
 #include <stdexcept>
 
 #include "rules/common.hpp"
-#include "rules/rules.hpp"
 #include "tls/ciphers.hpp"
 
 namespace ngxtls::rules {
@@ -31,8 +30,14 @@ The effective TLS 1.2-and-below cipher list of a TLS server (`ssl_ciphers`, ngin
 the libssl ngxtls runs with, exactly as nginx hands it to SSL_CTX_set_cipher_list:
 - Error: the string matches no cipher, or an `ssl_conf_command Ciphersuites` list is
   rejected (nginx refuses to start: `SSL_CTX_set_cipher_list(...) failed`).
+- Error: the string matches only suites OpenSSL will not negotiate at its security level
+  (default 1, or `@SECLEVEL=N`; what `openssl ciphers -s` drops: NULL encryption, aNULL,
+  export) while TLS 1.2 or older is on: every such handshake fails (`ssl_ciphers aNULL:eNULL`:
+  handshake failure on nginx 1.22.1, 1.26.3 and 1.30.6; docs/nginx-facts.md#no-protocol-left).
 - Warning: suites with NULL encryption, no authentication (aNULL), export-grade or under
-  128-bit keys, RC4, DES or 3DES, or MD5 MACs.
+  128-bit keys, RC4, DES or 3DES, or MD5 MACs, among those OpenSSL negotiates at the string's
+  security level (at level 1 NULL, aNULL and export suites are dropped, so only
+  `@SECLEVEL=0` makes them reachable).
 - Note: suites with static RSA key exchange (no forward secrecy), and CBC suites the client
   may choose because `ssl_prefer_server_ciphers` is off.
 A server whose effective `ssl_protocols` enables TLS 1.3 only never uses these suites: only the
@@ -82,12 +87,17 @@ struct expansion {
   std::vector<std::string> weak_all;  // the weak suites, grouped by weakness
   std::vector<std::string> non_fs;    // static RSA key exchange
   std::vector<std::string> cbc;       // not AEAD
+  std::size_t negotiable = 0;         // suites OpenSSL negotiates at the string's security level
 
   void classify() {
     std::map<std::string, std::vector<std::string>> weak;
     for (const auto& c : ciphers) {
+      // Below the security level (aNULL, eNULL, export at level 1): never negotiated, so not
+      // allowed, whatever the string says.
+      if (!c.negotiable) continue;
       // PSK suites need a PSK callback, which nginx never sets: they are never negotiated.
       if (c.kx.find("PSK") != std::string::npos || c.auth == "PSK") continue;
+      ++negotiable;
       if (auto w = weakness(c); !w.empty())
         weak[w].push_back(c.name);
       else if (c.kx == "RSA")
@@ -133,6 +143,12 @@ bool legacy_protocol_enabled(const model::setting* protocols) {
   for (const char* p : {"SSLv2", "SSLv3", "TLSv1", "TLSv1.1", "TLSv1.2"})
     if (model::protocols_enable(protocols, p)) return true;
   return false;
+}
+
+std::vector<std::string> names_of(const std::vector<tls::cipher_info>& ciphers) {
+  std::vector<std::string> out;
+  for (const auto& c : ciphers) out.push_back(c.name);
+  return out;
 }
 
 std::string join_names(const std::vector<std::string>& names) {
@@ -220,6 +236,21 @@ void check(const engine::context& ctx, engine::finding_list& out) {
     // never negotiates one of them (a list that matches nothing still stops nginx, above).
     const auto* protocols = s.get("ssl_protocols");
     if (protocols && !legacy_protocol_enabled(protocols)) continue;
+    if (e.negotiable == 0) {
+      auto f = ctx.make(id, engine::severity::error,
+                        source + " \"" + spec +
+                            "\" leaves no suite OpenSSL negotiates at its security level (what "
+                            "it matches, " +
+                            join_names(names_of(e.ciphers)) +
+                            ", `openssl ciphers -s` drops): every TLS 1.2 and older handshake "
+                            "fails" +
+                            caveat,
+                        at);
+      evidence(f);
+      f.fix = cipher_fix;
+      out.push_back(std::move(f));
+      continue;
+    }
     const auto& non_fs = e.non_fs;
     const auto& cbc = e.cbc;
     const bool weak = !e.weak_all.empty();

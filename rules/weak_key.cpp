@@ -2,7 +2,6 @@
 // browsers do not support (anything but P-256 and P-384).
 
 #include "rules/common.hpp"
-#include "rules/rules.hpp"
 
 namespace ngxtls::rules {
 namespace {

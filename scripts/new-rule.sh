@@ -2,10 +2,12 @@
 # Scaffolds a new lint rule, as clang-tidy's add_new_check.py does for a check: writes
 #   rules/NAME.cpp                        the rule (id, severity, summary, doc, check) with a
 #                                         working example check to replace
-#   fixtures/rules/ID/flags.conf          a fixture with one finding (`# expect: ID warning`)
+#   fixtures/rules/ID/flags.conf          a fixture with one finding, pinned by line, severity,
+#                                         column and message (`# expect: ID warning col 9 "..."`)
 #   fixtures/rules/ID/ok.conf             a clean fixture (no finding)
-# registers the rule in rules/rules.hpp and rules/registry.cpp, then builds ngxtls and
-# regenerates docs/rules (the rule's page and the index) unless --no-build.
+# registers the rule in rules/rules.hpp and rules/registry.cpp, formats what it wrote with
+# clang-format-14 and the tree's .clang-format, then builds ngxtls and regenerates docs/rules
+# (the rule's page and the index) unless --no-build.
 #
 # Usage: scripts/new-rule.sh [--root DIR] [--build DIR] [--no-build] RULE-ID "One-line summary"
 #   RULE-ID  lowercase words joined by single hyphens (e.g. session-cache-too-small); the C++
@@ -17,7 +19,7 @@
 set -euo pipefail
 
 usage() {
-  sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//' >&2
+  sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//' >&2
   exit 2
 }
 fail() {
@@ -26,6 +28,8 @@ fail() {
 }
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+# The style is the one of the tree holding this script (a --root scratch tree may have none).
+style="$root/.clang-format"
 build=""
 do_build=1
 args=()
@@ -70,6 +74,11 @@ last_registered=$(grep -n -E '^ +rules::[a-z0-9_]+\(\),$' "$registry" | tail -1 
 last_declared=$(grep -n -E '^engine::rule [a-z0-9_]+\(\);$' "$hpp" | tail -1 | cut -d: -f1)
 [[ -n "$last_registered" && -n "$last_declared" ]] ||
   fail "cannot find the rule list in rules/registry.cpp or the declarations in rules/rules.hpp"
+# As scripts/format.sh finds it; checked before anything is written.
+formatter=${CLANG_FORMAT:-clang-format-14}
+command -v "$formatter" >/dev/null || formatter=clang-format
+command -v "$formatter" >/dev/null || fail "clang-format-14 is not installed (scripts/install-deps.sh installs it)"
+[[ -f "$style" ]] || fail "no $style to format the new files with"
 
 mkdir -p "$fixtures"
 cat >"$cpp" <<EOF
@@ -78,7 +87,6 @@ cat >"$cpp" <<EOF
 #include <set>
 
 #include "rules/common.hpp"
-#include "rules/rules.hpp"
 
 namespace ngxtls::rules {
 namespace {
@@ -134,7 +142,16 @@ void check(const engine::context& ctx, engine::finding_list& out) {
 }  // namespace
 
 engine::rule $name() {
-  return {id, engine::severity::warning, "$summary", doc, check};
+  engine::rule r{id, engine::severity::warning, "$summary", doc, check};
+  // The probe question whose answer confirms or refutes a finding in \`ngxtls check\`
+  // (engine::probe_question in src/engine/finding.hpp; check::answers() lists those with a
+  // judge, and the doc's "How the prober confirms it" is generated from it). none: check shows
+  // the finding as lint found it.
+  r.confirmed_by = engine::probe_question::none;
+  // Whether a finding costs session resumption (ticket keys, session caches): then
+  // \`check --sandbox --load\` measures its price in full handshakes per second.
+  r.costs_resumption = false;
+  return r;
 }
 
 }  // namespace ngxtls::rules
@@ -147,7 +164,7 @@ http {
     server {
         listen 443 ssl;
         server_name example.test;
-        ssl_buffer_size 4k;  # expect: $id warning
+        ssl_buffer_size 4k;  # expect: $id warning col 9 "TODO: say what is wrong with ssl_buffer_size 4k"
     }
 }
 EOF
@@ -167,6 +184,7 @@ EOF
 sed -i "${last_registered}r /dev/stdin" "$registry" <<<"      rules::$name(),"
 sed -i "${last_declared}r /dev/stdin" "$hpp" <<<"/// $id: $summary.
 engine::rule $name();"
+"$formatter" --style="file:$style" -i "$cpp" "$hpp" "$registry"
 
 echo "wrote rules/$name.cpp, fixtures/rules/$id/flags.conf and ok.conf; registered rules::$name"
 if [[ $do_build -eq 1 ]]; then

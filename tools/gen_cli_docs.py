@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
-"""Writes ngxtls's man page and its bash and zsh completions from the CLI's own --help.
+"""Writes ngxtls's man page from the CLI's own --help.
 
 Usage: gen_cli_docs.py NGXTLS_BINARY OUT_DIR
-Writes OUT_DIR/ngxtls.1, OUT_DIR/ngxtls.bash and OUT_DIR/_ngxtls. Generated at build time
-(CMakeLists.txt), so that neither can drift from the options the binary really takes.
+Writes OUT_DIR/ngxtls.1. Generated at build time (CMakeLists.txt), so that it cannot drift from
+the options the binary really takes; the shell completions come from `ngxtls completion SHELL`.
 """
 import datetime
 import re
@@ -18,6 +18,45 @@ OPTION = re.compile(r"^  (-[^ ,]+(?:,-[^ ,]+)*)"
                     r"(?:\s+(.*))?$")
 SUBCOMMAND = re.compile(r"^  ([a-z][a-z0-9-]*)\s{2,}(.*)$")
 CHOICES = re.compile(r":\{([^}]*)\}")
+
+
+# docs/exit-codes.md, the one table of exit codes; tests/integration/test_exit_codes.cpp drives
+# each through the binary.
+EXIT_CODES = [
+    (0, "nothing at or above --fail-on (default warning); probe: every target measured (and at or "
+        "above --fail-under, when given)"),
+    (1, "findings at or above --fail-on (lint, check); probe --fail-under: a resumption rate below it"),
+    (2, "usage or input error: a bad flag or value, an unreadable or unparsable config (with "
+        "FILE:LINE:COL), an include cycle, a limit hit, a report that could not be written"),
+    (3, "a target could not be probed, or a load phase could not be measured"),
+    (130, "stopped by Ctrl-C (SIGINT) during probe --load or check --sandbox --load: the partial "
+          "report is written"),
+    (143, "ended by SIGTERM (128 + 15): the process is killed by the signal's default action, "
+          "nothing more is written (serve: a clean stop, exit 0)"),
+]
+ENVIRONMENT = [
+    ("NO_COLOR", "when set (to anything), text output has no color, as --color never; --color always "
+                 "still colors"),
+    ("PATH", "where nginx is looked up (nginx -V for the assumed version, check --sandbox without --nginx)"),
+    ("HOME", "bounds the search for .ngxtls.toml upwards from the working directory"),
+    ("TMPDIR", "where check --sandbox makes its throwaway nginx directory (default /tmp)"),
+    ("NGXTLS_SANDBOX_NO_NETNS", "1: check --sandbox runs nginx without its own loopback-only network "
+                                "namespace (said in the report)"),
+    ("NGXTLS_SANDBOX_NO_PIDNS", "1: the sandbox's nginx is kept without a PID namespace"),
+]
+EXAMPLES = [
+    ("Lint a server's whole configuration, failing on warnings", "ngxtls lint /etc/nginx/nginx.conf"),
+    ("Lint what nginx really loaded", "nginx -T | ngxtls lint -"),
+    ("SARIF for code scanning, paths relative to the repository root",
+     "cd deploy/nginx && ngxtls lint nginx.conf --format sarif -o ngxtls.sarif"),
+    ("Fail only on findings that are new since the last report",
+     "ngxtls lint nginx.conf --format sarif --baseline-report previous.sarif"),
+    ("Confirm each finding in a throwaway nginx before deploying",
+     "ngxtls check nginx.conf --sandbox"),
+    ("Gate a canary on its resumption rate", "ngxtls probe canary.example.com --fail-under 0.9"),
+    ("Install bash completion for this user",
+     "ngxtls completion bash > ~/.local/share/bash-completion/completions/ngxtls"),
+]
 
 
 def run_help(binary, *args):
@@ -93,73 +132,22 @@ def main():
             if "--help" in names:
                 continue
             man += [".TP", "\\fB" + roff(", ".join(names)) + "\\fR" + (" \\fI" + roff(kind) + "\\fR" if kind else ""), roff(desc)]
-    man += [".SH EXIT STATUS",
-            "0: nothing at or above \\-\\-fail\\-on; 1: findings at or above it; 2: usage or input error; "
-            "3: a target could not be probed.",
-            ".SH FILES", ".TP", ".I .ngxtls.toml",
-            "Project configuration: rule selection, severities, assumed versions, fleets.",
-            ".SH SEE ALSO", "\\fBnginx\\fR(8), \\fBopenssl\\-s_client\\fR(1); the rule pages in "
+    man += [".SH EXIT STATUS"]
+    for code, what in EXIT_CODES:
+        man += [".TP", f"\\fB{code}\\fR", roff(what)]
+    man += [".SH ENVIRONMENT"]
+    for name, what in ENVIRONMENT:
+        man += [".TP", f"\\fB{roff(name)}\\fR", roff(what)]
+    man += [".SH FILES", ".TP", ".I .ngxtls.toml",
+            "Project configuration (found in the working directory or above, or \\-\\-config): rule "
+            "selection, severities, assumed versions, fleets.",
+            ".SH EXAMPLES"]
+    for what, command in EXAMPLES:
+        man += [".PP", roff(what) + ":", ".PP", ".RS 4", ".nf", "\\fB" + roff(command) + "\\fR", ".fi", ".RE"]
+    man += [".SH SEE ALSO", "\\fBnginx\\fR(8), \\fBopenssl\\-s_client\\fR(1); the rule pages in "
             "/usr/share/doc/ngxtls/rules or \\fBngxtls rules ID\\fR."]
     (out_dir / "ngxtls.1").write_text("\n".join(man) + "\n")
 
-    # bash completion.
-    names = " ".join(n for n, _ in subcommands)
-    cases = []
-    for name, (_, _, options, _) in details.items():
-        flags = " ".join(n for o in options for n in o[0])
-        choice_cases = "".join(
-            f"            {'|'.join(o[0])}) COMPREPLY=($(compgen -W \"{' '.join(o[3])}\" -- \"$cur\")); return ;;\n"
-            for o in options if o[3])
-        file_flags = "|".join(n for o in options if o[1].startswith("TEXT") and not o[3] for n in o[0])
-        file_case = f"            {file_flags}) COMPREPLY=($(compgen -f -- \"$cur\")); return ;;\n" if file_flags else ""
-        cases.append(f"        {name})\n          case \"$prev\" in\n{choice_cases}{file_case}"
-                     f"          esac\n          if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W \"{flags}\" -- \"$cur\"));"
-                     f" else COMPREPLY=($(compgen -f -- \"$cur\")); fi ;;\n")
-    bash = f"""# bash completion for ngxtls (generated from `ngxtls --help` by tools/gen_cli_docs.py)
-_ngxtls() {{
-  local cur prev sub i
-  cur=${{COMP_WORDS[COMP_CWORD]}}
-  prev=${{COMP_WORDS[COMP_CWORD-1]}}
-  sub=
-  for ((i = 1; i < COMP_CWORD; i++)); do
-    case ${{COMP_WORDS[i]}} in -*) ;; *) sub=${{COMP_WORDS[i]}}; break ;; esac
-  done
-  if [[ -z $sub ]]; then
-    COMPREPLY=($(compgen -W "{names} --help --version" -- "$cur"))
-    return
-  fi
-  case $sub in
-{''.join(cases)}  esac
-}}
-complete -F _ngxtls ngxtls
-"""
-    (out_dir / "ngxtls.bash").write_text(bash)
-
-    # zsh completion.
-    def zsh_escape(s):
-        return s.replace("\\", "\\\\").replace("'", "'\\''").replace("[", "\\[").replace("]", "\\]").replace(":", "\\:")
-
-    zsh = ["#compdef ngxtls", "# zsh completion for ngxtls (generated from `ngxtls --help` by tools/gen_cli_docs.py)", "",
-           "_ngxtls() {", "  local -a subcommands", "  subcommands=("]
-    zsh += [f"    '{n}:{zsh_escape(w)}'" for n, w in subcommands]
-    zsh += ["  )", "  if (( CURRENT == 2 )); then", "    _describe 'subcommand' subcommands", "    return", "  fi",
-            "  case $words[2] in"]
-    for name, (_, _, options, _) in details.items():
-        specs = []
-        for names_, kind, desc, choices in options:
-            if "--help" in names_:
-                continue
-            action = ""
-            if choices:
-                action = ":value:(" + " ".join(choices) + ")"
-            elif kind:
-                action = ":value:_files"
-            for n in names_:
-                specs.append(f"'{n}[{zsh_escape(desc)}]{action}'")
-        zsh.append(f"    {name})")
-        zsh.append("      _arguments -s " + " \\\n        ".join(specs + ["'*:file:_files'"]) + " ;;")
-    zsh += ["  esac", "}", "", '_ngxtls "$@"']
-    (out_dir / "_ngxtls").write_text("\n".join(zsh) + "\n")
 
 
 if __name__ == "__main__":

@@ -14,6 +14,9 @@ struct source_location {
   std::string file;
   std::uint32_t line = 0;
   std::uint32_t column = 0;
+
+  /// The same file, line and column.
+  bool operator==(const source_location&) const = default;
 };
 
 /// "file:line:col" (or "file:line", or "file" when line/column are 0).

@@ -230,6 +230,31 @@ void judge_tls13(checked_finding& c, const std::vector<const probe::target_resul
   }
 }
 
+// No TLS 1.2 session resumes, whichever way it is offered: the ticket run (a client that
+// offers the ticket extension falls back to the session ID when no ticket comes) and the
+// session-ID run.
+void judge_tls12(checked_finding& c, const std::vector<const probe::target_result*>& rs) {
+  int attempts = 0, resumed = 0;
+  for (const auto* r : rs)
+    for (const char* mechanism : {"ticket", "session_id"})
+      if (const auto* run = find_run(*r, "TLSv1.2", mechanism)) {
+        attempts += run->attempts;
+        resumed += run->resumed;
+        c.evidence.push_back({std::string("TLSv1.2 ") + mechanism + " resumed",
+                              frac(run->resumed, run->attempts), label(*r)});
+      }
+  if (attempts == 0) {
+    c.reason = "no TLS 1.2 resumption attempt completed (TLS 1.2 not negotiated, or not probed)";
+  } else if (resumed == 0) {
+    c.result = verdict::confirmed;
+    c.reason =
+        "no TLS 1.2 session resumed (" + frac(resumed, attempts) + ", by ticket and by session ID)";
+  } else {
+    c.result = verdict::refuted;
+    c.reason = "TLS 1.2 resumed " + frac(resumed, attempts);
+  }
+}
+
 void judge_keys(checked_finding& c, const std::vector<const probe::target_result*>& rs,
                 const judge_options& o) {
   std::set<std::string> names;
@@ -363,7 +388,14 @@ void judge_tls13_missing(checked_finding& c, const std::vector<const probe::targ
   auto acc = accepted(rs, c.evidence);
   auto it = acc.find("TLSv1.3");
   if (it == acc.end()) {
-    c.reason = "TLS 1.3 was not tried (--tls1.2)";
+    // Not asked for (check --tls1.2), or the handshake failed for another reason.
+    std::string failure;
+    for (const auto* r : rs)
+      for (const auto& run : r->protocols)
+        if (failure.empty() && run.protocol == probe::tls_protocol::tls1_3 && run.error)
+          failure = *run.error;
+    c.reason = failure.empty() ? "no TLS 1.3 handshake was probed"
+                               : "the TLS 1.3 handshake failed: " + failure;
   } else if (!it->second) {
     c.result = verdict::confirmed;
     c.reason = "the server refused a TLS 1.3 handshake";
@@ -460,6 +492,82 @@ void judge_hsts(checked_finding& c, const std::vector<const probe::target_result
   } else {
     c.result = verdict::refuted;
     c.reason = "the response to HEAD / carries Strict-Transport-Security";
+  }
+}
+
+// early-data-replay from the probe's 0-RTT offers (probe_options::early_data, check
+// --sandbox): a replayed first flight accepted and answered by the application (any status but
+// 425 Too Early) confirms it; replays refused, or answered 425, refute it.
+void judge_early_data(checked_finding& c, const std::vector<const probe::target_result*>& rs) {
+  int tried = 0, answered = 0, refused = 0, too_early = 0;
+  for (const auto* r : rs) {
+    const auto* run = find_run(*r, "TLSv1.3", "ticket");
+    if (run == nullptr || !run->early_data_tried) continue;
+    ++tried;
+    const auto& rep = run->early_replay;
+    const bool accepted =
+        rep.outcome == probe::early_data_outcome::accepted || run->early_parallel_accepted > 0;
+    if (run->early_replay_answered)
+      ++answered;
+    else if (!accepted)
+      ++refused;
+    else
+      ++too_early;
+    c.evidence.push_back(
+        {"replayed early data",
+         probe::to_string(rep.outcome) + ", HTTP " +
+             (rep.http_status ? std::to_string(*rep.http_status) : std::string("none")) + "; " +
+             frac(run->early_parallel_accepted, run->early_parallel_sent) + " accepted at once",
+         label(*r)});
+  }
+  if (tried == 0) {
+    c.reason =
+        "no early data was sent (the probe sends 0-RTT only in check --sandbox, and only "
+        "where TLS 1.3 tickets allow early data)";
+  } else if (answered > 0) {
+    c.result = verdict::confirmed;
+    c.reason = "a replayed 0-RTT request was accepted and answered by the application";
+  } else {
+    c.result = verdict::refuted;
+    c.reason = refused > 0 && too_early == 0 ? "the server refused the replayed early data"
+                                             : "replayed early data is answered 425 Too Early";
+  }
+}
+
+// tls-return-444 from how the server ended the probe's connections (probe::close_part):
+// connections closed without close_notify, and clients that read to EOF resuming less than the
+// prober, confirm it; every connection ended with close_notify refutes it.
+void judge_close_notify(checked_finding& c, const std::vector<const probe::target_result*>& rs) {
+  int unclean = 0, clean = 0, strict_attempts = 0, strict_resumed = 0, attempts = 0, resumed = 0;
+  for (const auto* r : rs)
+    for (const auto& run : r->protocols) {
+      unclean += run.closes_eof + run.closes_reset;
+      clean += run.closes_close_notify;
+      if (run.strict_measured) {
+        strict_attempts += run.strict_attempts;
+        strict_resumed += run.strict_resumed;
+        attempts += run.attempts;
+        resumed += run.resumed;
+      }
+    }
+  c.evidence.push_back(
+      {"closed without close_notify", frac(unclean, unclean + clean) + " connections", ""});
+  if (strict_attempts > 0)
+    c.evidence.push_back(
+        {"strict client resumed",
+         frac(strict_resumed, strict_attempts) + " (prober: " + frac(resumed, attempts) + ")", ""});
+  if (unclean + clean == 0) {
+    c.reason = "no response was read to its end (the probe sends no HTTP request with --no-http)";
+  } else if (unclean > 0 && strict_attempts > 0 &&
+             strict_resumed * attempts < resumed * strict_attempts) {
+    c.result = verdict::confirmed;
+    c.reason = "connections end without close_notify, and clients that read to EOF resume " +
+               frac(strict_resumed, strict_attempts);
+  } else if (unclean == 0) {
+    c.result = verdict::refuted;
+    c.reason = "every connection ended with close_notify";
+  } else {
+    c.reason = "connections end without close_notify, but the strict client resumed as often";
   }
 }
 
@@ -727,6 +835,7 @@ bool answers(engine::probe_question q) {
     case engine::probe_question::socket_options_warned:  // judge(): options.warnings
     case engine::probe_question::staple_valid:           // probe_findings()
     case engine::probe_question::tls13_resumes:
+    case engine::probe_question::tls12_resumes:
     case engine::probe_question::key_domains:
     case engine::probe_question::saved_session_resumes:
     case engine::probe_question::staple_present:
@@ -737,6 +846,8 @@ bool answers(engine::probe_question q) {
     case engine::probe_question::settings_per_name:
     case engine::probe_question::handshake_under_name:
     case engine::probe_question::hsts_header_served:
+    case engine::probe_question::early_data_replayed:
+    case engine::probe_question::closes_without_close_notify:
       return true;
   }
   return false;
@@ -784,6 +895,9 @@ std::vector<checked_finding> judge(const std::vector<engine::finding>& findings,
         case engine::probe_question::tls13_resumes:
           judge_tls13(c, rs, options);
           break;
+        case engine::probe_question::tls12_resumes:
+          judge_tls12(c, rs);
+          break;
         case engine::probe_question::key_domains:
           judge_keys(c, rs, options);
           break;
@@ -809,6 +923,17 @@ std::vector<checked_finding> judge(const std::vector<engine::finding>& findings,
           break;
         case engine::probe_question::session_id_resumption:
           judge_per_worker(c, rs);
+          break;
+        case engine::probe_question::early_data_replayed:
+          judge_early_data(c, rs);
+          break;
+        case engine::probe_question::closes_without_close_notify:
+          if (options.sandbox_responses)
+            c.reason =
+                "the sandbox answers with its own response, not the server's return: run check "
+                "--endpoint against the server";
+          else
+            judge_close_notify(c, rs);
           break;
         case engine::probe_question::nginx_t_warns_at_line:
         case engine::probe_question::socket_options_warned:

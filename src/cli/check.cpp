@@ -26,6 +26,7 @@
 #include "probe/prober.hpp"
 #include "probe/target.hpp"
 #include "report/check_output.hpp"
+#include "report/format.hpp"
 #include "sandbox/sandbox.hpp"
 #include "tls/ticket_key.hpp"
 
@@ -35,6 +36,7 @@ namespace {
 
 struct check_args {
   std::string config;
+  std::string color = "auto";  ///< --color
   std::vector<std::string> endpoints;
   std::vector<std::string> connect;
   bool sandbox = false;
@@ -49,6 +51,7 @@ struct check_args {
   std::string config_file;
   std::string baseline;
   bool strict_files = false;
+  std::optional<config::implied_context> site_context;  ///< --context
   // The prober's defaults (probe_options), the only place they are set.
   int attempts = probe::probe_options{}.attempts, per_target = probe::probe_options{}.per_target,
       timeout_ms = probe::probe_options{}.timeout_ms;
@@ -124,6 +127,7 @@ int run_check(const check_args& a) {
   req.ignore = a.ignore;
   req.baseline = a.baseline;
   req.strict_files = a.strict_files;
+  req.site_context = a.site_context;
   // Read whole, not mapped: the sandbox renders from the tree long after the parse, and a mapped
   // file edited meanwhile would mix two versions.
   engine::lint_hooks hooks = lint_hooks(nginx_bin);
@@ -137,6 +141,7 @@ int run_check(const check_args& a) {
   rep.lint.inputs = run.inputs;
   rep.lint.notice = std::move(run.notice);
   rep.lint.dropped_findings = run.dropped_per_rule;
+  report::note_reading(rep.lint, run.inputs.front(), *run.configs.front(), *run.models.front());
   const engine::lint_options& opts = run.options;
   const std::unique_ptr<model::model>& m = run.models.front();
   const std::unique_ptr<model::model>& base_model = run.baseline_model;
@@ -158,6 +163,8 @@ int run_check(const check_args& a) {
     po.tls13 = a.only13;
   }
   if (!a.sess_in.empty()) po.sess_in = a.sess_in;
+  // 0-RTT is a write to the server: only against the sandbox's own nginx.
+  po.early_data = a.sandbox;
 
   std::vector<probe::target> targets;
   std::vector<std::string> names;
@@ -497,15 +504,11 @@ int run_check(const check_args& a) {
     }
 
   if (sb) sb->stop();  // every nginx gone and the run directory removed before the report goes out
-  if (a.format == "json") {
-    write_output(a.output, report::render_check_json(rep));
-  } else if (a.format == "sarif") {
-    char buf[4096];
-    write_output(a.output, report::render_check_sarif(
-                               rep, getcwd(buf, sizeof buf) ? std::string(buf) : std::string()));
-  } else {
-    write_output(a.output, report::render_check_text(rep, a.output.empty() && is_tty(1)));
-  }
+  report::output_context out;
+  out.color = use_color(a.color, 1, !a.output.empty() && a.output != "-");
+  out.working_dir = project_root("");
+  const auto& format = report::format_for(report::command::check, a.format);
+  write_output(a.output, [&](std::ostream& os) { format.check(rep, out, os); });
   if (interrupted()) {
     std::cerr << "ngxtls: interrupted: the report is partial\n";
     return exit_interrupted;
@@ -556,7 +559,8 @@ void register_check(CLI::App& app, std::function<int()>& run) {
                 "root: nginx runs as "
                 "an unused uid in a loopback-only network namespace, with no module or Lua the "
                 "config names; see "
-                "docs/user-guide.md)");
+                "docs/user-guide.md); the probe then also sends TLS 1.3 early data (HEAD /, no "
+                "body) and replays it, to judge early-data-replay");
   sub->add_option("--nginx", a->nginx,
                   "--sandbox: the nginx binary (default: nginx on PATH, else /usr/sbin/nginx)");
   sub->add_option("--instances", a->instances,
@@ -574,17 +578,19 @@ void register_check(CLI::App& app, std::function<int()>& run) {
   add_version_options(sub, a->nginx_version, a->openssl_version, "nginx version to assume",
                       "OpenSSL version to assume");
   sub->add_option("--format", a->format, "output format")
-      ->check(CLI::IsMember({"text", "json", "sarif"}));
+      ->check(CLI::IsMember(report::format_names(report::command::check)));
   sub->add_option("-o,--output", a->output, "write the report to FILE");
   sub->add_option("--fail-on", a->fail_on,
                   "exit 1 on findings (not refuted) at or above this severity")
       ->check(CLI::IsMember({"error", "warning", "note", "never"}));
   add_rule_selection(sub, a->select, a->ignore);
+  add_color_option(sub, a->color);
   sub->add_option("--config", a->config_file, ".ngxtls.toml to use (default: found in . or above)");
   sub->add_option("--baseline", a->baseline,
                   "the config deployed before this one (with --sandbox: run it first, then reload "
                   "into CONFIG)");
   sub->add_flag("--strict-files", a->strict_files, "missing certificate and key files are errors");
+  add_context_option(sub, a->site_context);
   sub->add_option("-n", a->attempts, "resumption attempts per protocol")
       ->check(CLI::Range(1, 10000));
   sub->add_option("-c", a->per_target, "connections in flight per target")

@@ -26,5 +26,7 @@ void register_serve(CLI::App& app, std::function<int()>& run);
 void register_rules(CLI::App& app, std::function<int()>& run);
 void register_harden(CLI::App& app, std::function<int()>& run);
 void register_check(CLI::App& app, std::function<int()>& run);
+/// `completion SHELL`: reads `app` when run, so register it after every other subcommand.
+void register_completion(CLI::App& app, std::function<int()>& run);
 
 }  // namespace ngxtls::cli

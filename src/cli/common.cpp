@@ -83,6 +83,18 @@ void add_rule_selection(CLI::App* sub, std::vector<std::string>& select,
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
 }
 
+void add_context_option(CLI::App* sub, std::optional<config::implied_context>& site_context) {
+  sub->add_option_function<std::string>(
+         "--context",
+         [&site_context](const std::string& v) {
+           site_context = v == "stream" ? config::implied_context::stream
+                          : v == "mail" ? config::implied_context::mail
+                                        : config::implied_context::http;
+         },
+         "read site files inside this block (default: their include site, else their shape)")
+      ->check(CLI::IsMember({"http", "stream", "mail"}));
+}
+
 void add_version_options(CLI::App* sub, std::string& nginx, std::string& openssl,
                          const std::string& nginx_help, const std::string& openssl_help) {
   auto readable = [](const std::string& what) {
@@ -312,6 +324,58 @@ void replace_config_file(const std::string& path, const std::string& text) {
 
 bool is_tty(int fd) {
   return isatty(fd) == 1;
+}
+
+void add_color_option(CLI::App* sub, std::string& mode) {
+  sub->add_option("--color", mode,
+                  "color text output: auto (on a terminal, unless NO_COLOR is set), always or "
+                  "never")
+      ->check(CLI::IsMember({"auto", "always", "never"}));
+}
+
+bool use_color(const std::string& mode, int fd, bool to_file) {
+  if (mode == "always") return true;
+  if (mode == "never" || to_file) return false;
+  const char* no_color = std::getenv("NO_COLOR");
+  if (no_color != nullptr && *no_color != '\0') return false;
+  return is_tty(fd);
+}
+
+std::string project_root(const std::string& given) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (!given.empty()) {
+    if (!fs::is_directory(given, ec))
+      throw usage_error("--project-root " + given + ": not a directory");
+    return fs::absolute(given, ec).lexically_normal().string();
+  }
+  const fs::path cwd = fs::current_path(ec);
+  if (ec) return {};
+  for (fs::path p = cwd;; p = p.parent_path()) {
+    if (fs::exists(p / ".git", ec)) return p.string();
+    if (p == p.root_path() || p.parent_path() == p) break;
+  }
+  return cwd.string();
+}
+
+void refuse_report_as_config_baseline(const std::string& path) {
+  std::error_code ec;
+  if (path.empty() || path == "-" || !std::filesystem::is_regular_file(path, ec)) return;
+  // Only the first bytes: a report starts with its JSON object; nginx configs never start
+  // with '{'.
+  std::ifstream in(path, std::ios::binary);
+  char head[512] = {};
+  in.read(head, sizeof head);
+  const std::string_view text(head, static_cast<std::size_t>(in.gcount()));
+  const auto start = text.find_first_not_of(" \t\r\n");
+  if (start == std::string_view::npos || text[start] != '{') return;
+  const bool sarif = text.find("\"runs\"") != std::string_view::npos ||
+                     text.find("sarif") != std::string_view::npos;
+  throw usage_error("--baseline " + path + ": this is a " + std::string(sarif ? "SARIF" : "JSON") +
+                    " report, not an nginx config. --baseline takes the config deployed before "
+                    "this one (ticket key rotation); to report only findings that are not in a "
+                    "previous report, use --baseline-report " +
+                    path);
 }
 
 }  // namespace ngxtls::cli

@@ -37,6 +37,10 @@ void add_rule_selection(CLI::App* sub, std::vector<std::string>& select,
 void add_version_options(CLI::App* sub, std::string& nginx, std::string& openssl,
                          const std::string& nginx_help, const std::string& openssl_help);
 
+/// --context http|stream|mail as lint and check take it: the block site files are read in;
+/// `site_context` is left unset when the option is not given.
+void add_context_option(CLI::App* sub, std::optional<config::implied_context>& site_context);
+
 /// The hooks every command that runs the lint pipeline passes: stderr messages and the nginx
 /// inspector for `binary`.
 engine::lint_hooks lint_hooks(const std::string& binary = "nginx");
@@ -67,6 +71,23 @@ void install_stdout_buffer();
 /// Flushes std::cout; throws usage_error "cannot write to stdout: ERRNO TEXT" when any write
 /// to it failed (EPIPE from a closed pipe: SIGPIPE is ignored, see main).
 void finish_stdout();
+
+/// The directory code scanning paths are relative to: `given` (--project-root; usage_error
+/// when it is not a directory), else the nearest directory at or above the working directory
+/// that holds `.git` (a git work tree's root: code scanning knows files by their repository
+/// path), else the working directory. Absolute; "" when the working directory is unknown.
+std::string project_root(const std::string& given);
+
+/// Throws usage_error pointing at --baseline-report when the file given to the config
+/// `--baseline` is a report (SARIF or ngxtls JSON), not an nginx config.
+void refuse_report_as_config_baseline(const std::string& path);
+
+/// --color auto|always|never, as lint, check and probe take it (default auto).
+void add_color_option(CLI::App* sub, std::string& mode);
+/// Whether text output gets ANSI colors: `mode` "always" yes, "never" no, "auto" when the
+/// output goes to file descriptor `fd` (not to an -o file: `to_file` false), which is a
+/// terminal, and NO_COLOR is unset or empty (no-color.org).
+bool use_color(const std::string& mode, int fd, bool to_file);
 
 /// True when stdout (fd 1) / stderr (fd 2) is a terminal.
 bool is_tty(int fd);

@@ -11,7 +11,7 @@
 #include "cli/common.hpp"
 #include "engine/engine.hpp"
 #include "engine/pipeline.hpp"
-#include "report/harden_output.hpp"
+#include "report/format.hpp"
 
 namespace ngxtls::cli {
 
@@ -56,13 +56,10 @@ int run_harden(const harden_args& a) {
   if (a.expected_sessions > 0) o.expected_sessions = a.expected_sessions;
 
   auto s = harden::generate(o);
-  if (a.format == "json")
-    write_output(a.output,
-                 report::harden_json(s, pc ? std::optional<std::string>(pc->path) : std::nullopt)
-                         .dump(2, ' ', false, nlohmann::json::error_handler_t::replace) +
-                     "\n");
-  else
-    write_output(a.output, report::harden_text(s));
+  report::output_context ctx;
+  if (pc) ctx.project_config = pc->path;
+  const auto& format = report::format_for(report::command::harden, a.format);
+  write_output(a.output, [&](std::ostream& os) { format.harden(s, ctx, os); });
   return exit_ok;
 }
 
@@ -92,7 +89,8 @@ void register_harden(CLI::App& app, std::function<int()>& run) {
   sub->add_option("--expected-sessions", a->expected_sessions,
                   "sessions the shared cache must hold (about 4,000 per MB)")
       ->check(CLI::Range(std::int64_t{1}, std::int64_t{1} << 40));
-  sub->add_option("--format", a->format, "output format")->check(CLI::IsMember({"text", "json"}));
+  sub->add_option("--format", a->format, "output format")
+      ->check(CLI::IsMember(report::format_names(report::command::harden)));
   sub->add_option("-o,--output", a->output, "write the snippet to FILE");
   sub->add_option("--config", a->config_file, ".ngxtls.toml to use (default: found in . or above)");
   sub->callback([a, &run] { run = [a] { return run_harden(*a); }; });

@@ -15,8 +15,10 @@
 #include "engine/fix.hpp"
 #include "engine/pipeline.hpp"
 #include "model/model.hpp"
+#include "report/baseline_report.hpp"
+#include "report/fingerprint.hpp"
+#include "report/format.hpp"
 #include "report/lint_output.hpp"
-#include "report/sarif_output.hpp"
 #include "report/terminal_text.hpp"
 
 // Address sanitizer builds (g++ defines __SANITIZE_ADDRESS__, clang answers __has_feature).
@@ -46,31 +48,14 @@ struct lint_args {
   std::vector<std::string> select, ignore;
   std::string config_file;
   std::string baseline;
+  std::string baseline_report;  ///< --baseline-report: a previous SARIF or JSON report
+  std::string project_root;     ///< --project-root
   bool strict_files = false;
-  bool fix = false;      ///< --fix given
-  std::string fix_mode;  ///< "" (print the diff) or "write"
+  std::optional<config::implied_context> site_context;  ///< --context
+  bool fix = false;                                     ///< --fix given
+  std::string fix_mode;                                 ///< "" (print the diff) or "write"
+  std::string color = "auto";                           ///< --color
 };
-
-// The working directory, which SARIF and GitHub paths are made relative to.
-std::string current_dir() {
-  std::error_code ec;
-  auto p = std::filesystem::current_path(ec);
-  return ec ? std::string() : p.string();
-}
-
-// How input `path` was read (when not as a main nginx.conf) and its TLS servers, for the
-// report's header and summary line.
-void note_reading(report::lint_report& rep, const std::string& path, const config::config& cfg,
-                  const model::model& m) {
-  rep.files_read += cfg.files.size();
-  for (const auto& s : m.servers) rep.tls_servers += model::offers_tls(s);
-  if (cfg.implied == config::implied_context::none && cfg.skipped_files.empty()) return;
-  const std::string how = cfg.implied == config::implied_context::none && !cfg.files.empty()
-                              ? "from " + cfg.files.front().path + " and the files it includes"
-                              : config::describe(cfg.implied);
-  rep.readings.push_back(
-      {path, config::context_name(cfg.implied), how, cfg.implied_reason, cfg.skipped_files});
-}
 
 int run_lint(const lint_args& a) {
   // The diff (or the files written) is --fix's output; a --format that would be ignored is a
@@ -87,8 +72,10 @@ int run_lint(const lint_args& a) {
   req.openssl_version = a.openssl_version;
   req.select = a.select;
   req.ignore = a.ignore;
+  refuse_report_as_config_baseline(a.baseline);
   req.baseline = a.baseline;
   req.strict_files = a.strict_files;
+  req.site_context = a.site_context;
   const bool fix_write = a.fix && a.fix_mode == "write";
   // Checked before anything is read or written: a fix written to some files and then refused
   // for stdin would leave the run half done.
@@ -110,6 +97,20 @@ int run_lint(const lint_args& a) {
     for (const auto& c : run.configs) read.push_back(c.get());
     refuse_output_over_config(a.output, read);
   };
+  // A count on stderr while many inputs are read and linted, only on a terminal: redrawn in
+  // place, erased at the end.
+  const bool progress = is_tty(2) && a.paths.size() > 1;
+  if (progress)
+    hooks.progress = [](const char* step, std::size_t done, std::size_t total) {
+      std::cerr << "\r\x1b[Kngxtls: " << step << ' ' << done << '/' << total << " inputs"
+                << std::flush;
+    };
+  struct erase_progress {
+    bool on;
+    ~erase_progress() {
+      if (on) std::cerr << "\r\x1b[K" << std::flush;
+    }
+  } erase{progress};
   engine::lint_run run = engine::lint(req, engine::all_rules(), hooks);
   // The process exits right after: configs and models (tens of MB on a large fleet) are left
   // to it rather than freed piece by piece (not under a sanitizer, whose leak check would object).
@@ -129,7 +130,7 @@ int run_lint(const lint_args& a) {
   rep.dropped_findings = run.dropped_per_rule;
   rep.notice = std::move(run.notice);
   for (std::size_t i = 0; i < run.configs.size(); ++i)
-    note_reading(rep, run.inputs[i], *run.configs[i], *run.models[i]);
+    report::note_reading(rep, run.inputs[i], *run.configs[i], *run.models[i]);
 
   std::string diff;
   std::size_t fixed = 0;
@@ -176,17 +177,29 @@ int run_lint(const lint_args& a) {
 
   // One cause repeated in many servers is reported once, with every place.
   report::merge_identical(rep.findings);
+  rep.project_root = project_root(a.project_root);
+  {
+    report::place_index places;
+    for (const auto& c : run.configs) places.add(*c);
+    rep.fingerprints = report::fingerprints(rep.findings, places, rep.project_root);
+  }
+  if (!a.baseline_report.empty()) {
+    const auto known = report::read_baseline_report(a.baseline_report);
+    rep.baseline_report = a.baseline_report;
+    rep.baseline_suppressed = report::apply_baseline(rep, known);
+    say_on_stderr(std::to_string(rep.baseline_suppressed) +
+                  (rep.baseline_suppressed == 1 ? " finding" : " findings") +
+                  " suppressed by --baseline-report " + a.baseline_report +
+                  " (already in that report)");
+  }
   if (a.fix && a.fix_mode != "write") {
     // stdout holds the diff; the remaining findings are not printed over it.
-  } else if (a.format == "json") {
-    write_output(a.output, [&](std::ostream& os) { report::write_json(rep, os); });
-  } else if (a.format == "sarif") {
-    write_output(a.output, [&](std::ostream& os) { report::write_sarif(rep, current_dir(), os); });
-  } else if (a.format == "github") {
-    write_output(a.output, [&](std::ostream& os) { report::write_github(rep, current_dir(), os); });
   } else {
-    const bool color = a.output.empty() && is_tty(1);
-    write_output(a.output, [&](std::ostream& os) { report::write_text(rep, color, os); });
+    report::output_context ctx;
+    ctx.color = use_color(a.color, 1, !a.output.empty() && a.output != "-");
+    ctx.working_dir = rep.project_root;
+    const auto& format = report::format_for(report::command::lint, a.format);
+    write_output(a.output, [&](std::ostream& os) { format.lint(rep, ctx, os); });
   }
 
   if (a.fail_on == "never") return exit_ok;
@@ -212,14 +225,22 @@ void register_lint(CLI::App& app, std::function<int()>& run) {
                       "OpenSSL version to assume (e.g. 3.0.19)");
   sub->add_flag("--fleet", a->fleet, "the configs are instances serving the same names");
   sub->add_option("--format", a->format, "output format")
-      ->check(CLI::IsMember({"text", "json", "sarif", "github"}));
+      ->check(CLI::IsMember(report::format_names(report::command::lint)));
   sub->add_option("-o,--output", a->output, "write the report to FILE");
   sub->add_option("--fail-on", a->fail_on, "exit 1 on findings at or above this severity")
       ->check(CLI::IsMember({"error", "warning", "note", "never"}));
   add_rule_selection(sub, a->select, a->ignore);
+  add_color_option(sub, a->color);
   sub->add_option("--config", a->config_file, ".ngxtls.toml to use (default: found in . or above)");
   sub->add_option("--baseline", a->baseline, "the config deployed before this one (key rotation)");
+  sub->add_option("--baseline-report", a->baseline_report,
+                  "a previous report (SARIF or --format json): report and fail only on findings "
+                  "not in it");
+  sub->add_option("--project-root", a->project_root,
+                  "directory SARIF and GitHub paths are relative to (default: the git work tree "
+                  "holding the working directory, else the working directory)");
   sub->add_flag("--strict-files", a->strict_files, "missing certificate and key files are errors");
+  add_context_option(sub, a->site_context);
   auto* fix = sub->add_option("--fix", a->fix_mode,
                               "print a unified diff of the mechanical fixes (patch -p1), or apply "
                               "them with --fix=write")

@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <csignal>
 #include <cstdio>
 #include <cstring>
@@ -6,6 +7,7 @@
 #include <string>
 
 #include "base/error.hpp"
+#include "base/suggest.hpp"
 #include "cli/commands.hpp"
 #include "cli/common.hpp"
 #include "report/terminal_text.hpp"
@@ -17,6 +19,31 @@ std::string safe(const char* text) {
 }
 std::string safe(const std::string& text) {
   return ngxtls::report::terminal_safe(text);
+}
+
+// "did you mean --format?" for the first word of the command line that looks like a flag and
+// names no option of its subcommand (CLI11 says only that it was not expected).
+std::string unknown_flag_hint(CLI::App& app, int argc, char** argv) {
+  if (argc < 2) return {};
+  CLI::App* sub = nullptr;
+  for (auto* s : app.get_subcommands([](CLI::App*) { return true; }))
+    if (s->check_name(argv[1])) sub = s;
+  if (sub == nullptr) return {};
+  std::vector<std::string> names;
+  for (const CLI::Option* o : sub->get_options()) {
+    for (const auto& l : o->get_lnames()) names.push_back("--" + l);
+    for (const auto& s : o->get_snames()) names.push_back("-" + s);
+  }
+  for (int i = 2; i < argc; ++i) {
+    std::string word = argv[i];
+    if (word == "--") break;
+    if (word.size() < 2 || word[0] != '-') continue;
+    word = word.substr(0, word.find('='));
+    if (std::find(names.begin(), names.end(), word) != names.end()) continue;
+    if (auto near = ngxtls::nearest_word(word, names))
+      return "unknown option " + word + " of " + sub->get_name() + ": did you mean " + *near + "?";
+  }
+  return {};
 }
 
 }  // namespace
@@ -40,17 +67,21 @@ int main(int argc, char** argv) {
   ngxtls::cli::register_harden(app, run);
   ngxtls::cli::register_check(app, run);
   ngxtls::cli::register_serve(app, run);
+  ngxtls::cli::register_completion(app, run);
   // CLI11 says only "A subcommand is required" for `ngxtls frobnicate`: name the word.
   if (argc > 1 && argv[1][0] != '-') {
     bool known = false;
     std::string names;
+    std::vector<std::string> list;
     for (const auto* sub : app.get_subcommands([](CLI::App*) { return true; })) {
       known = known || sub->check_name(argv[1]);
       names += (names.empty() ? "" : ", ") + sub->get_name();
+      list.push_back(sub->get_name());
     }
     if (!known) {
       std::cerr << "ngxtls: error: unknown command \"" << ngxtls::report::terminal_safe(argv[1])
-                << "\" (commands: " << names << ")\n";
+                << "\"" << safe(ngxtls::did_you_mean(argv[1], list)) << " (commands: " << names
+                << ")\n";
       return ngxtls::cli::exit_input;
     }
   }
@@ -62,6 +93,9 @@ int main(int argc, char** argv) {
     std::ostringstream err;
     int rc = app.exit(e, std::cout, err);
     std::cerr << ngxtls::report::terminal_safe(err.str(), true);
+    if (dynamic_cast<const CLI::ExtrasError*>(&e) != nullptr)
+      if (const std::string hint = unknown_flag_hint(app, argc, argv); !hint.empty())
+        std::cerr << "ngxtls: " << safe(hint) << '\n';
     return rc == 0 ? 0 : ngxtls::cli::exit_input;
   }
   try {

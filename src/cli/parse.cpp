@@ -12,7 +12,7 @@
 #include "base/error.hpp"
 #include "cli/commands.hpp"
 #include "config/loader.hpp"
-#include "report/parse_output.hpp"
+#include "report/format.hpp"
 
 namespace ngxtls::cli {
 
@@ -38,18 +38,20 @@ config::config load_parse_input(const parse_args& a) {
 }
 
 int run_parse(const parse_args& a) {
+  const auto& format = report::format_for(report::command::parse, a.format);
   config::config cfg;
   try {
     cfg = load_parse_input(a);
   } catch (const input_error& e) {
-    if (a.format == "crossplane") std::cout << report::render_crossplane_error(e) << std::flush;
+    if (format.parse_error) {
+      format.parse_error(e, std::cout);
+      std::cout.flush();
+    }
     throw;
   }
-  if (a.format == "crossplane") {
-    report::write_crossplane(cfg, a.single_file, std::cout);
-  } else {
-    report::write_tree_json(cfg, a.single_file, std::cout);
-  }
+  report::output_context ctx;
+  ctx.single_file = a.single_file;
+  format.parse(cfg, ctx, std::cout);
   std::cout.flush();
   return exit_ok;
 }
@@ -63,7 +65,7 @@ void register_parse(CLI::App& app, std::function<int()>& run) {
       ->required();
   sub->add_flag("--single-file", args->single_file, "Do not follow includes (as crossplane)");
   sub->add_option("--format", args->format, "Output format")
-      ->check(CLI::IsMember({"json", "crossplane"}))
+      ->check(CLI::IsMember(report::format_names(report::command::parse)))
       ->capture_default_str();
   sub->add_option("--conf-prefix", args->conf_prefix,
                   "Directory relative include paths resolve against (default: the main "

@@ -17,7 +17,7 @@
 #include "cli/interrupt.hpp"
 #include "probe/load.hpp"
 #include "probe/prober.hpp"
-#include "report/probe_output.hpp"
+#include "report/format.hpp"
 #include "report/terminal_text.hpp"
 
 namespace ngxtls::cli {
@@ -29,14 +29,42 @@ struct probe_args {
   // The prober's defaults (probe_options), the only place they are set.
   int attempts = probe::probe_options{}.attempts, per_target = probe::probe_options{}.per_target,
       parallel = probe::probe_options{}.parallel, timeout_ms = probe::probe_options{}.timeout_ms,
-      total_timeout_ms = probe::probe_options{}.total_timeout_ms;
-  bool tls12 = false, tls13 = false, no_http = false, fresh = false, no_ocsp = false;
+      total_timeout_ms = probe::probe_options{}.total_timeout_ms,
+      keepalive_wait_ms = probe::probe_options{}.keepalive_wait_ms;
+  bool tls12 = false, tls13 = false, no_http = false, fresh = false, no_ocsp = false,
+       early_data = false, no_strict_client = false;
   std::string format = "text";
+  std::string color = "auto";  ///< --color
   // --load and its settings (probe::load_options holds the defaults).
   bool load = false, request = false, concurrency_given = false;
   int duration_s = probe::load_options{}.duration_s;
   std::optional<double> max_rate;
+  /// --fail-under: exit 1 when a measured run's resumption rate is below this (0..1).
+  std::optional<double> fail_under;
 };
+
+// The runs of `results` whose resumption rate is below `threshold`, as one line each for
+// stderr. A run counts when it was measured: the protocol was accepted, a session was offered
+// and at least one attempt completed (a refused protocol or a target that could not be probed
+// has its own message and exit code).
+std::vector<std::string> runs_below(const std::vector<probe::target_result>& results,
+                                    double threshold) {
+  std::vector<std::string> out;
+  for (const auto& t : results) {
+    if (t.error) continue;
+    for (const auto& r : t.protocols) {
+      if (!r.supported || r.error || r.attempts == 0) continue;
+      if (r.session_offered && r.rate >= threshold) continue;
+      char buf[160];
+      std::snprintf(buf, sizeof buf, "%d of %d resumed (%.0f%%), below --fail-under %g", r.resumed,
+                    r.attempts, r.rate * 100, threshold);
+      out.push_back(
+          t.target + " " + probe::run_label(r) + ": " +
+          (r.session_offered ? std::string(buf) : "no session to resume, below --fail-under"));
+    }
+  }
+  return out;
+}
 
 std::string rate_text(const std::optional<double>& r) {
   if (!r) return "no rate cap";
@@ -171,6 +199,9 @@ int run_probe_command(const probe_args& a) {
   }
   o.http = !a.no_http;
   o.fresh_tickets = a.fresh;
+  o.early_data = a.early_data;
+  o.keepalive_wait_ms = a.keepalive_wait_ms;
+  o.strict_client = !a.no_strict_client;
   o.ocsp = !a.no_ocsp;
   o.sess_in = a.sess_in;
   o.sess_out = a.sess_out;
@@ -201,14 +232,10 @@ int run_probe_command(const probe_args& a) {
     }
   }
 
-  if (a.format == "json")
-    write_output("", report::probe_json(results).dump(2, ' ', false,
-                                                      nlohmann::json::error_handler_t::replace) +
-                         "\n");
-  else if (a.format == "prometheus")
-    write_output("", report::probe_prometheus(results));
-  else
-    write_output("", report::probe_text(results, ::isatty(STDOUT_FILENO) == 1));
+  report::output_context ctx;
+  ctx.color = use_color(a.color, STDOUT_FILENO, false);
+  const auto& format = report::format_for(report::command::probe, a.format);
+  write_output("", [&](std::ostream& os) { format.probe(results, ctx, os); });
 
   int rc = exit_ok;
   for (const auto& r : results) {
@@ -223,6 +250,11 @@ int run_probe_command(const probe_args& a) {
   if (interrupted) {
     std::cerr << "ngxtls: load interrupted: the report is partial\n";
     return exit_interrupted;
+  }
+  if (a.fail_under && rc == exit_ok) {
+    const auto below = runs_below(results, *a.fail_under);
+    for (const auto& line : below) say_on_stderr(line);
+    if (!below.empty()) rc = exit_findings;
   }
   if (unmeasured > 0) {
     std::cerr << "ngxtls: error: " << unmeasured
@@ -270,6 +302,19 @@ void register_probe(CLI::App& app, std::function<int()>& run) {
   sub->add_flag("--fresh-tickets", args->fresh,
                 "offer the newest ticket on every attempt (as browsers do)");
   sub->add_flag("--no-ocsp", args->no_ocsp, "do not ask for OCSP staples");
+  sub->add_flag("--early-data", args->early_data,
+                "TLS 1.3: send the request (HEAD /, no body) as 0-RTT early data where tickets "
+                "allow it, then replay it with the same ticket, once and from two connections "
+                "at once: a write to the server, so only when this is given (check --sandbox "
+                "does it against its own nginx)");
+  sub->add_option("--keepalive-wait", args->keepalive_wait_ms,
+                  "ms: one more connection sends a keep-alive HEAD / and waits this long for the "
+                  "server to close it (e.g. past nginx's keepalive_timeout), recording whether "
+                  "close_notify came first (default 0: none)")
+      ->check(CLI::Range(0, 600000));
+  sub->add_flag("--no-strict-client", args->no_strict_client,
+                "skip the strict-client run (attempts as a client that reads to EOF without "
+                "ignoring a close without close_notify)");
   sub->add_flag("--load", args->load,
                 "after the probe, measure handshake capacity with fresh connections (a load "
                 "on the server: one target only)");
@@ -280,8 +325,12 @@ void register_probe(CLI::App& app, std::function<int()>& run) {
   sub->add_option("--max-rate", args->max_rate, "--load: at most this many connections/s");
   sub->add_flag("--request", args->request, "--load: send HEAD / on every connection");
   sub->add_option("--targets", args->targets_file, "file with one target a line");
+  sub->add_option("--fail-under", args->fail_under,
+                  "exit 1 when a run's resumption rate (0 to 1) is below RATE (a deploy gate)")
+      ->check(CLI::Range(0.0, 1.0));
   sub->add_option("--format", args->format, "text, json or prometheus")
-      ->check(CLI::IsMember({"text", "json", "prometheus"}));
+      ->check(CLI::IsMember(report::format_names(report::command::probe)));
+  add_color_option(sub, args->color);
   sub->callback([&run, args] { run = [args] { return run_probe_command(*args); }; });
 }
 

@@ -3,6 +3,7 @@
 #include <iostream>
 
 #include "base/error.hpp"
+#include "base/suggest.hpp"
 #include "cli/commands.hpp"
 #include "cli/common.hpp"
 #include "engine/engine.hpp"
@@ -38,7 +39,9 @@ void register_rules(CLI::App& app, std::function<int()>& run) {
         return static_cast<int>(exit_ok);
       }
       const auto* r = engine::find_rule(*id);
-      if (!r) throw usage_error("unknown rule \"" + *id + "\" (see `ngxtls rules`)");
+      if (!r)
+        throw usage_error("unknown rule \"" + *id + "\"" +
+                          did_you_mean(*id, ids_of(engine::all_rules())) + " (see `ngxtls rules`)");
       std::cout << r->doc;
       return static_cast<int>(exit_ok);
     };

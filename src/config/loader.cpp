@@ -450,12 +450,9 @@ class loader {
         // A named pair, not a structured binding: clang 14 cannot capture those in a lambda.
         const std::string& dir = unreadable.first;
         const int err = unreadable.second;
-        const bool known =
-            std::any_of(cfg_.unread_directories.begin(), cfg_.unread_directories.end(),
-                        [&](const unread_directory& u) {
-                          return u.directory == dir && u.include.file == site.file &&
-                                 u.include.line == site.line && u.include.column == site.column;
-                        });
+        const bool known = std::any_of(
+            cfg_.unread_directories.begin(), cfg_.unread_directories.end(),
+            [&](const unread_directory& u) { return u.directory == dir && u.include == site; });
         if (!known) cfg_.unread_directories.push_back({site, dir, std::strerror(err)});
       }
       if (found.matches > options_.max_glob_matches) {
@@ -483,8 +480,7 @@ class loader {
         if (!e.include_chain().empty()) throw;
         // A file that cannot be read is reported at the include; an error inside the
         // file carries the include that brought it in.
-        const bool at_site = e.where().file == site.file && e.where().line == site.line &&
-                             e.where().column == site.column;
+        const bool at_site = e.where() == site;
         if (at_site && options_.relative_includes_may_be_missing && paths.size() == 1 &&
             pattern == path && !d.args[0].value().starts_with("/") &&
             e.message() == syscall_failed("open()", path, ENOENT)) {

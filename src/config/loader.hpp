@@ -60,6 +60,11 @@ struct load_options {
   std::optional<std::string> conf_prefix;
   /// Do not follow includes (crossplane's --single-file).
   bool single_file = false;
+  /// The block site files are read inside of (`--context http|stream|mail`), instead of the one
+  /// their include site or their shape implies (config/site_files.hpp). With http, a server or
+  /// location snippet is still read inside its implied server. Ignored for a main nginx.conf
+  /// and an `nginx -T` dump.
+  std::optional<implied_context> site_context;
   /// The conf prefix is a guess (a site file or folder read without --conf-prefix): a relative
   /// literal `include` whose file does not exist is recorded in config::missing_includes
   /// instead of being an input error.

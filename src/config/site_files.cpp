@@ -3,6 +3,7 @@
 #include "config/site_files.hpp"
 
 #include <dirent.h>
+#include <fnmatch.h>
 #include <sys/stat.h>
 
 #include <algorithm>
@@ -10,6 +11,7 @@
 #include <cstring>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <set>
 
 #include "base/error.hpp"
@@ -83,11 +85,31 @@ bool stream_proxy_pass(const directive& d) {
 // level (beside server blocks) makes the file the body of a `mail { }` block. nginx
 // documentation, ngx_mail_*_module, "Context: mail, server".
 bool mail_only(std::string_view n) {
-  return one_of(n, {"auth_http", "auth_http_header", "auth_http_pass_client_cert",
-                    "auth_http_timeout", "smtp_capabilities", "smtp_auth", "smtp_client_buffer",
-                    "smtp_greeting_delay", "imap_capabilities", "imap_auth", "imap_client_buffer",
-                    "pop3_capabilities", "pop3_auth", "proxy_pass_error_message", "proxy_smtp_auth",
-                    "starttls", "protocol", "xclient", "mail_proxy_buffer"});
+  // Every imap_*, pop3_* and smtp_* directive is the mail modules' (imap_capabilities,
+  // pop3_auth, smtp_client_buffer, ...).
+  return n.rfind("imap_", 0) == 0 || n.rfind("pop3_", 0) == 0 || n.rfind("smtp_", 0) == 0 ||
+         one_of(n, {"auth_http", "auth_http_header", "auth_http_pass_client_cert",
+                    "auth_http_timeout", "proxy_pass_error_message", "proxy_smtp_auth", "starttls",
+                    "protocol", "xclient", "mail_proxy_buffer"});
+}
+
+// A directive only a stream server takes: `ssl_preread`, `listen ... udp`, or the stream form of
+// `proxy_pass` (stream_proxy_pass()).
+bool stream_server_marker(const directive& d) {
+  if (d.name == "ssl_preread") return true;
+  if (d.name == "listen")
+    for (std::size_t i = 1; i < d.args.size(); ++i)
+      if (d.args[i].value() == "udp") return true;
+  return stream_proxy_pass(d);
+}
+
+// An http server's `return CODE [...]` (a three-digit status): a stream server's `return` takes
+// one value and no status.
+bool http_return(const directive& d) {
+  if (d.name != "return" || d.args.empty()) return false;
+  const auto v = d.args[0].value();
+  return v.size() == 3 &&
+         std::all_of(v.begin(), v.end(), [](char c) { return c >= '0' && c <= '9'; });
 }
 
 const directive* first_named(list<directive> run, bool (*pred)(std::string_view)) {
@@ -117,6 +139,15 @@ shape classify(const config& cfg, list<directive> root) {
                  "), a directive of nginx's mail modules that neither http nor stream takes";
     return out;
   }
+  for (const auto& s : root)
+    if (s.name == "server" && s.has_block)
+      if (const directive* d = first_named(s.block, mail_only)) {
+        out.context = implied_context::mail;
+        out.reason = "its server at " + at(cfg, s) + " holds \"" + std::string(d->name) + "\" (" +
+                     at(cfg, *d) +
+                     "), a directive of nginx's mail modules that neither http nor stream takes";
+        return out;
+      }
   if (const directive* d = first_named(root, server_level)) {
     out.context = implied_context::http_server;
     out.reason = "its top level holds \"" + std::string(d->name) + "\" (" + at(cfg, *d) +
@@ -134,24 +165,22 @@ shape classify(const config& cfg, list<directive> root) {
       return out;
     }
   }
-  // Stream when every server proxies to HOST:PORT from the server itself and none holds an
-  // http-only directive: read inside http, nginx refuses each of those proxy_pass lines.
-  const directive* tcp_proxy = nullptr;
-  bool stream = !servers.empty();
-  for (const directive* s : servers) {
-    const directive* proxy = nullptr;
+  // Stream when a server holds a directive only stream takes (`proxy_pass HOST:PORT` in the
+  // server itself, `ssl_preread`, `listen ... udp`) and none holds an http-only directive: read
+  // inside http, nginx refuses each of those lines.
+  const directive* marker = nullptr;
+  bool http_marker = false;
+  for (const directive* s : servers)
     for (const auto& c : s->block) {
-      if (stream_proxy_pass(c)) proxy = &c;
-      if (http_server_only(c.name)) stream = false;
+      if (!marker && stream_server_marker(c)) marker = &c;
+      if (http_server_only(c.name) || http_return(c)) http_marker = true;
     }
-    if (!proxy) stream = false;
-    if (!tcp_proxy) tcp_proxy = proxy;
-  }
-  if (stream) {
+  if (marker && !http_marker) {
     out.context = implied_context::stream;
-    out.reason = "its servers proxy to a TCP upstream from the server block (\"proxy_pass " +
-                 std::string(tcp_proxy->args[0].value()) + "\" at " + at(cfg, *tcp_proxy) +
-                 "), which only stream allows, and hold no http-only directive";
+    std::string what(marker->name);
+    for (const auto& a : marker->args) what += " " + std::string(a.value());
+    out.reason = "its servers hold \"" + what + "\" (" + at(cfg, *marker) +
+                 "), which only a stream server takes, and no http-only directive";
     return out;
   }
   out.context = implied_context::http;
@@ -159,6 +188,99 @@ shape classify(const config& cfg, list<directive> root) {
                    ? "its top level holds http-level directives and no main-context block"
                    : "its top level holds server blocks and no main-context block";
   return out;
+}
+
+/// The shape `s` with the block `forced` (--context) instead of the one implied: an http snippet
+/// stays in its implied server when http is forced; a main nginx.conf stays as it is.
+shape force(shape s, std::optional<implied_context> forced) {
+  if (!forced || s.context == implied_context::none) return s;
+  if (*forced == implied_context::http &&
+      (s.context == implied_context::http_server || s.context == implied_context::http_location))
+    return s;
+  s.reason = "--context " + context_name(*forced) + " (its shape alone says " +
+             context_name(s.context) + ")";
+  s.context = *forced;
+  return s;
+}
+
+/// The context block (http, stream or mail) of an `include` in the nginx.conf beside or above
+/// `path` whose pattern names `path`: where nginx itself reads the file. Reads at most two
+/// candidate nginx.conf files (the file's folder and its parent), each on its own
+/// (single_file: no include is followed), bounded as every input is.
+std::optional<shape> include_site(const std::string& path, const load_options& options) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::path file = fs::weakly_canonical(fs::absolute(path, ec), ec);
+  if (ec) return std::nullopt;
+  for (const fs::path& dir : {file.parent_path(), file.parent_path().parent_path()}) {
+    const fs::path conf = dir / "nginx.conf";
+    if (conf == file || !fs::is_regular_file(conf, ec)) continue;
+    load_options o;
+    o.single_file = true;
+    o.max_file_bytes = options.max_file_bytes;
+    o.max_directives = options.max_directives;
+    std::optional<config> main;
+    try {
+      main = load_file(conf.string(), o);
+    } catch (const input_error&) {
+      continue;  // not a config nginx would start with: no evidence of where it includes
+    }
+    if (main->from_dump) continue;
+    const std::string prefix = options.conf_prefix ? *options.conf_prefix : dir.string();
+    // Depth first, remembering the outermost context block.
+    struct item {
+      list<directive> run;
+      std::string_view context;
+    };
+    std::vector<item> todo{{main->root, {}}};
+    while (!todo.empty()) {
+      item it = todo.back();
+      todo.pop_back();
+      for (const auto& d : it.run) {
+        if (d.has_block) {
+          std::string_view ctx = it.context;
+          if (ctx.empty() && (d.name == "http" || d.name == "stream" || d.name == "mail"))
+            ctx = d.name;
+          todo.push_back({d.block, ctx});
+          continue;
+        }
+        if (d.name != "include" || d.args.size() != 1 || it.context.empty()) continue;
+        std::string pattern(d.args[0].value());
+        if (pattern.empty()) continue;
+        if (pattern[0] != '/') pattern = prefix + "/" + pattern;
+        const std::string normal = fs::path(pattern).lexically_normal().string();
+        if (::fnmatch(normal.c_str(), file.c_str(), FNM_PATHNAME) != 0) continue;
+        shape s;
+        s.context = it.context == "stream" ? implied_context::stream
+                    : it.context == "mail" ? implied_context::mail
+                                           : implied_context::http;
+        s.reason = conf.string() + " includes it inside " + std::string(it.context) +
+                   " { } (\"include " + std::string(d.args[0].value()) + "\" at " +
+                   to_string(main->where(d)) + ")";
+        return s;
+      }
+    }
+  }
+  return std::nullopt;
+}
+
+/// The block nginx reads site file `path` (loaded as `cfg`, its top level `root`) in: forced by
+/// --context, else its include site when an nginx.conf beside it includes it, else its shape.
+/// An http include site keeps a snippet's implied server or location.
+shape context_of(const config& cfg, list<directive> root, const std::string& path,
+                 const load_options& options) {
+  shape by_shape = classify(cfg, root);
+  if (by_shape.context == implied_context::none) return by_shape;
+  if (options.site_context) return force(by_shape, options.site_context);
+  if (path.empty()) return by_shape;
+  if (auto site = include_site(path, options)) {
+    if (site->context == implied_context::http &&
+        (by_shape.context == implied_context::http_server ||
+         by_shape.context == implied_context::http_location))
+      return by_shape;
+    return *site;
+  }
+  return by_shape;
 }
 
 /// A block directive named `name` around `children`, positioned at `at` (the first directive
@@ -369,9 +491,11 @@ std::string context_name(implied_context c) {
   return "main";
 }
 
-void imply_context(config& cfg) {
+void imply_context(config& cfg, const load_options& options) {
   if (cfg.from_dump || cfg.implied != implied_context::none || cfg.root.empty()) return;
-  shape s = classify(cfg, cfg.root);
+  const std::string path =
+      cfg.files.empty() || cfg.files.front().path == "<stdin>" ? "" : cfg.files.front().path;
+  shape s = context_of(cfg, cfg.root, path, options);
   if (s.context == implied_context::none) return;
   cfg.root = wrap(cfg, cfg.root, s.context);
   cfg.implied = s.context;
@@ -392,7 +516,7 @@ config load_site_file(const std::string& path, const load_options& options) {
     }
   }
   config cfg = load_file(path, o);
-  imply_context(cfg);
+  imply_context(cfg, options);
   if (cfg.implied == implied_context::none && !cfg.from_dump && !cfg.missing_includes.empty()) {
     // A main nginx.conf is its own conf prefix: a missing include stops nginx there.
     const missing_include& m = cfg.missing_includes.front();
@@ -494,7 +618,7 @@ config load_directory(const std::string& dir, const load_options& options, direc
     }
     kept.push_back(plan.files[k]);
     if (roots[k].empty()) continue;
-    const shape s = classify(cfg, roots[k]);
+    const shape s = context_of(cfg, roots[k], plan.files[k], options);
     list<directive> run = roots[k];
     std::vector<directive>* into = &http;
     switch (s.context) {

@@ -32,7 +32,11 @@ namespace ngxtls::config {
 /// - anything else (server blocks, ssl_*, upstream, map, ...): a site file inside http, as
 ///   Debian's and nginx.org's nginx.conf include conf.d/*.conf and sites-enabled/*.
 /// An empty tree is left as it is.
-void imply_context(config& cfg);
+/// options.site_context (--context) forces the block; else an `include` in an nginx.conf in the
+/// file's folder or its parent that names the file decides (its http, stream or mail block:
+/// conf.d/, stream.d/ or conf.mail.d/ included from there), else the shape above. The reason
+/// (config::implied_reason) says which.
+void imply_context(config& cfg, const load_options& options = {});
 
 /// How a report names the block an input was read in: "inside http { }, as nginx reads a
 /// file from conf.d/ or sites-enabled/", ...; "" for implied_context::none.

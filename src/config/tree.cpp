@@ -145,7 +145,6 @@ std::byte* storage::take_block(std::size_t bytes) {
   blocks_.reserve(blocks_.size() + 1);
   std::byte* p = detail::the_region().take(bytes);
   blocks_.push_back({p, bytes});
-  reserved_ += bytes;
   return p;
 }
 

@@ -214,8 +214,6 @@ class storage {
     std::uninitialized_copy(records, records + n, out);
     return {out, static_cast<std::uint32_t>(n)};
   }
-  /// Bytes of the blocks held (committed address range, not all of it touched), for benchmarks.
-  std::size_t bytes_reserved() const { return reserved_; }
   /// Bytes handed out (records, values, file contents, alignment padding), for benchmarks.
   std::size_t bytes_used() const { return used_; }
 
@@ -229,7 +227,6 @@ class storage {
   std::vector<block> blocks_;
   std::byte* next_ = nullptr;
   std::size_t left_ = 0;
-  std::size_t reserved_ = 0;
   std::size_t used_ = 0;
 };
 

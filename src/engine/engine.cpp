@@ -41,6 +41,10 @@ finding context::make(const std::string& rule, severity level, std::string messa
   f.rule = rule;
   f.level = level;
   f.message = std::move(message);
+  // A server without server_name is labelled "server at FILE:LINE" (model::server_label), and
+  // messages say "the default server LABEL": one "server" is enough.
+  for (std::size_t at; (at = f.message.find("server server at ")) != std::string::npos;)
+    f.message.erase(at, 7);
   if (where_d && m_.cfg) {
     f.location = m_.cfg->where(*where_d);
     f.include_chain = m_.cfg->chain_of(*where_d);

@@ -31,6 +31,8 @@ std::string to_string(probe_question q) {
       return "nginx_t_warns_at_line";
     case probe_question::tls13_resumes:
       return "tls13_resumes";
+    case probe_question::tls12_resumes:
+      return "tls12_resumes";
     case probe_question::key_domains:
       return "key_domains";
     case probe_question::saved_session_resumes:
@@ -55,6 +57,10 @@ std::string to_string(probe_question q) {
       return "socket_options_warned";
     case probe_question::hsts_header_served:
       return "hsts_header_served";
+    case probe_question::early_data_replayed:
+      return "early_data_replayed";
+    case probe_question::closes_without_close_notify:
+      return "closes_without_close_notify";
   }
   return "?";
 }
@@ -90,6 +96,9 @@ std::string describe(probe_question q) {
       return "`ngxtls check` confirms it when a protocol is accepted or refused under the "
              "server's name against its own ssl_protocols, and refutes it when every protocol "
              "follows them";
+    case probe_question::tls12_resumes:
+      return "`ngxtls check` confirms it when no TLS 1.2 session resumes, by ticket or by session "
+             "ID, and refutes it when one does";
     case probe_question::session_id_resumption:
       return "`ngxtls check` confirms it when TLS 1.2 session-ID resumption is partial";
     case probe_question::session_crosses_names:
@@ -109,6 +118,16 @@ std::string describe(probe_question q) {
     case probe_question::hsts_header_served:
       return "`ngxtls check` reads the response to a request under this server's name: no "
              "Strict-Transport-Security header confirms it, the header refutes it";
+    case probe_question::early_data_replayed:
+      return "`ngxtls check --sandbox` sends `HEAD /` as TLS 1.3 early data and replays the same "
+             "ticket and early data, once and from two connections at once: a replay accepted "
+             "and answered by the application confirms it, a replay refused or answered 425 Too "
+             "Early refutes it";
+    case probe_question::closes_without_close_notify:
+      return "`ngxtls check` reads each response to `HEAD /` to its end and runs the "
+             "strict-client attempts (a client that reads to EOF without ignoring a close "
+             "without close_notify): connections ended without close_notify and a lower "
+             "strict-client rate confirm it, connections ended with close_notify refute it";
   }
   return "?";
 }

@@ -24,6 +24,7 @@ enum class probe_question {
   nginx_t_verdict,        ///< nginx -t rejects the directive the finding is at
   nginx_t_warns_at_line,  ///< nginx -t warns (deprecated) at the finding's line
   tls13_resumes,          ///< do TLS 1.3 tickets arrive, and resume?
+  tls12_resumes,          ///< does TLS 1.2 resume at all, by ticket or by session ID?
   key_domains,            ///< how many ticket key names, at what resumption rate?
   saved_session_resumes,  ///< does a session saved before a deploy or reload still resume?
   staple_present,         ///< does an OCSP staple arrive over the retries?
@@ -38,6 +39,9 @@ enum class probe_question {
                           ///< (or nginx -t warn that the socket's options were redefined)?
   socket_options_warned,  ///< does nginx -t warn that the socket's options were redefined?
   hsts_header_served,     ///< does the server's response carry Strict-Transport-Security?
+  early_data_replayed,    ///< is a replayed 0-RTT first flight accepted and answered (not 425)?
+  closes_without_close_notify,  ///< does the server end connections without close_notify, and
+                                ///< do clients that read to EOF then resume less?
 };
 /// "none", "nginx_t_verdict", ... (the enumerator's name).
 std::string to_string(probe_question q);

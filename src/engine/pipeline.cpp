@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "base/error.hpp"
+#include "base/suggest.hpp"
 #include "config/site_files.hpp"
 #include "tls/ciphers.hpp"
 
@@ -32,7 +33,7 @@ config::config load_input(const std::string& path, const config::load_options& o
     }
     auto disk = config::make_disk_source();
     config::config cfg = config::load_buffer(std::move(text), "<stdin>", *disk, o);
-    config::imply_context(cfg);
+    config::imply_context(cfg, opts);
     return cfg;
   }
   // A directory, a site file or snippet (read inside the block nginx reads it in), a main
@@ -70,7 +71,8 @@ void check_rule_ids(const rule_catalog& catalog, const std::vector<std::string>&
                     const char* flag) {
   for (const auto& id : ids)
     if (!find_rule(catalog, id))
-      throw usage_error(std::string(flag) + ": unknown rule \"" + id + "\" (see `ngxtls rules`)");
+      throw usage_error(std::string(flag) + ": unknown rule \"" + id + "\"" +
+                        did_you_mean(id, ids_of(catalog)) + " (see `ngxtls rules`)");
 }
 
 // The options the rules run with: the flags over the project file.
@@ -208,10 +210,12 @@ lint_run lint(const lint_request& request, const rule_catalog& catalog, const li
 
   config::load_options lo;
   if (!request.conf_prefix.empty()) lo.conf_prefix = request.conf_prefix;
+  lo.site_context = request.site_context;
   for (const auto& p : run.inputs) {
     run.configs.push_back(std::make_unique<config::config>(load_input(p, lo)));
     run.models.push_back(
         std::make_unique<model::model>(model::build(*run.configs.back(), run.assumed)));
+    if (hooks.progress) hooks.progress("read", run.models.size(), run.inputs.size());
   }
   if (!request.baseline.empty()) {
     run.baseline_config = std::make_unique<config::config>(load_input(request.baseline, lo));
@@ -228,6 +232,7 @@ lint_run lint(const lint_request& request, const rule_catalog& catalog, const li
     run_result counted = run_counted(catalog, *m, run.options);
     for (const auto& [rule, n] : counted.dropped_per_rule) run.dropped_per_rule[rule] += n;
     run.findings.push_back(std::move(counted.findings));
+    if (hooks.progress) hooks.progress("linted", run.findings.size(), run.models.size());
   }
   if (request.notice_older_version && !run.assumed.nginx_pinned)
     run.notice = older_version_notice(run, catalog);

@@ -73,18 +73,20 @@ struct version_notice {
 
 /// What to lint and how: the command line's paths and flags.
 struct lint_request {
-  std::string command = "lint";      ///< names the command in usage errors
-  std::vector<std::string> paths;    ///< configs, saved dumps, "-" (stdin, once); empty: the
-                                     ///< .ngxtls.toml fleet, linted as a fleet
-  bool fleet = false;                ///< --fleet: the configs are instances of one service
-  std::string project_config_path;   ///< --config; empty: found from the working directory
-  std::string conf_prefix;           ///< --conf-prefix; empty: the main file's directory
-  std::string nginx_version;         ///< --nginx-version; empty: not given
-  std::string openssl_version;       ///< --openssl-version; empty: not given
-  std::vector<std::string> select;   ///< --select (replaces .ngxtls.toml's select)
-  std::vector<std::string> ignore;   ///< --ignore (added to .ngxtls.toml's ignore)
-  std::string baseline;              ///< --baseline; empty: none
-  bool strict_files = false;         ///< --strict-files (or .ngxtls.toml's strict_files)
+  std::string command = "lint";     ///< names the command in usage errors
+  std::vector<std::string> paths;   ///< configs, saved dumps, "-" (stdin, once); empty: the
+                                    ///< .ngxtls.toml fleet, linted as a fleet
+  bool fleet = false;               ///< --fleet: the configs are instances of one service
+  std::string project_config_path;  ///< --config; empty: found from the working directory
+  std::string conf_prefix;          ///< --conf-prefix; empty: the main file's directory
+  std::string nginx_version;        ///< --nginx-version; empty: not given
+  std::string openssl_version;      ///< --openssl-version; empty: not given
+  std::vector<std::string> select;  ///< --select (replaces .ngxtls.toml's select)
+  std::vector<std::string> ignore;  ///< --ignore (added to .ngxtls.toml's ignore)
+  std::string baseline;             ///< --baseline; empty: none
+  bool strict_files = false;        ///< --strict-files (or .ngxtls.toml's strict_files)
+  /// --context: the block site files are read in (config::load_options::site_context).
+  std::optional<config::implied_context> site_context;
   bool notice_older_version = true;  ///< compute the version notice when nginx is only assumed
 };
 
@@ -98,6 +100,9 @@ struct lint_hooks {
   /// what it cannot do with these inputs (an output file that is one of them, a fix written
   /// into a dump) before the run's time is spent.
   std::function<void(const lint_run&)> after_load;
+  /// Called after each step of the run: `step` "read" (input `done` of `total` read and
+  /// modelled) or "linted" (rules run over input `done` of `total`). For a progress count.
+  std::function<void(const char* step, std::size_t done, std::size_t total)> progress;
 };
 
 /// Everything one run of the pipeline made. Models point into their configs, and the options

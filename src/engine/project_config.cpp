@@ -11,6 +11,7 @@
 #include <toml.hpp>
 
 #include "base/error.hpp"
+#include "base/suggest.hpp"
 #include "engine/engine.hpp"
 #include "tls/errors.hpp"
 #include "tls/file_read.hpp"
@@ -139,9 +140,15 @@ std::vector<std::string> as_strings(const std::string& file, const toml::value& 
 
 std::string known_rule(const rule_catalog& catalog, const std::string& file, const toml::value& at,
                        const std::string& id) {
-  if (!find_rule(catalog, id)) fail(file, at, "unknown rule \"" + id + "\"");
+  if (!find_rule(catalog, id))
+    fail(file, at, "unknown rule \"" + id + "\"" + did_you_mean(id, ids_of(catalog)));
   return id;
 }
+
+// The top-level keys load_project_config() reads, for "did you mean".
+const std::vector<std::string> top_level_keys = {
+    "nginx_version", "openssl_version", "strict_files", "select",  "ignore",
+    "severity",      "fleet",           "expiry_days",  "modules", "load"};
 
 }  // namespace
 
@@ -249,7 +256,11 @@ project_config load_project_config(const std::string& path, const rule_catalog& 
       if (!v.is_table())
         fail(path, v, "[severity] must be a table of rule = \"error|warning|note\"");
       for (const auto& [rid, sv] : v.as_table()) {
-        known_rule(catalog, path, sv, rid);
+        // Its keys are rule ids: a key that is none is an unknown key of the table.
+        if (!find_rule(catalog, rid))
+          fail(path, sv,
+               "unknown key \"severity." + rid + "\": [severity] keys are rule ids" +
+                   did_you_mean(rid, ids_of(catalog)) + " (see `ngxtls rules`)");
         auto s = parse_severity(as_string(path, sv, rid));
         if (!s) fail(path, sv, "severity must be \"error\", \"warning\" or \"note\"");
         pc.severity_overrides[rid] = *s;
@@ -283,7 +294,7 @@ project_config load_project_config(const std::string& path, const rule_catalog& 
         pc.new_sessions_per_second = rate;
       }
     } else {
-      fail(path, v, "unknown key \"" + key + "\"");
+      fail(path, v, "unknown key \"" + key + "\"" + did_you_mean(key, top_level_keys));
     }
   }
   return pc;

@@ -33,6 +33,17 @@ int on_new_session(SSL* ssl, SSL_SESSION* session) {
   return 1;
 }
 
+// Records a received close_notify alert: with SSL_OP_IGNORE_UNEXPECTED_EOF OpenSSL reports a
+// bare TCP close exactly as it reports close_notify (SSL_ERROR_ZERO_RETURN, RECEIVED_SHUTDOWN),
+// so the alert itself is the only evidence.
+void on_message(int write_p, int, int content_type, const void* buf, std::size_t len, SSL* ssl,
+                void*) {
+  if (write_p != 0 || content_type != SSL3_RT_ALERT || len < 2) return;
+  auto* c = static_cast<connection*>(SSL_get_app_data(ssl));
+  const auto* b = static_cast<const unsigned char*>(buf);
+  if (c != nullptr && b[1] == SSL_AD_CLOSE_NOTIFY) c->close_notify_received = true;
+}
+
 std::string first_openssl_reason() {
   unsigned long e = ERR_get_error();
   std::string out;
@@ -63,8 +74,21 @@ void finish(connection& c) {
   c.phase = connection_phase::done;
 }
 
-void finish_quiet(connection& c) {
+// The server ended the connection after the handshake: records how (`how`).
+void finish_quiet(connection& c, peer_close how) {
   ERR_clear_error();
+  c.closed_by = how;
+  c.closed_at = clock_type::now();
+  if (c.strict) {
+    // A strict client answers a close_notify with its own and takes the session OpenSSL holds
+    // after the end; after a bare close it does nothing more: whatever OpenSSL made of the
+    // close (a fatal "unexpected eof" marks the session not resumable) stands.
+    if (how == peer_close::close_notify) SSL_shutdown(c.ssl.get());
+    ERR_clear_error();
+    c.session_after_close.reset(SSL_get1_session(c.ssl.get()));
+    c.phase = connection_phase::done;
+    return;
+  }
   // The peer ended the connection after the handshake: to OpenSSL an unshut connection is a
   // "bad session" that SSL_free removes (marking it not resumable, ssl_clear_bad_session),
   // which would spoil the sessions this connection gave us. Whether the server resumes them
@@ -76,7 +100,7 @@ void finish_quiet(connection& c) {
 std::chrono::milliseconds idle_for(const connection& c) {
   if (!c.limits->http && c.tls13 && !c.sessions.empty())
     return std::chrono::milliseconds(ticket_quiet_ms);
-  return std::chrono::milliseconds(c.limits->idle_ms);
+  return std::chrono::milliseconds(c.idle_ms > 0 ? c.idle_ms : c.limits->idle_ms);
 }
 
 void on_handshake(connection& c) {
@@ -102,7 +126,17 @@ void on_handshake(connection& c) {
   // object still holds it.
   unsigned char* staple = nullptr;
   c.stapled = SSL_get_tlsext_status_ocsp_resp(s, &staple) > 0 && staple != nullptr;
-  if (c.limits->http) {
+  if (!c.early_data.empty()) {
+    c.early = SSL_get_early_data_status(s) == SSL_EARLY_DATA_ACCEPTED
+                  ? early_data_outcome::accepted
+                  : early_data_outcome::rejected;
+    if (c.early == early_data_outcome::accepted) {
+      c.phase = connection_phase::reading;  // the request went in the first flight
+    } else {
+      c.request_sent_at.reset();
+      c.phase = connection_phase::writing;  // rejected: OpenSSL does not resend it
+    }
+  } else if (c.limits->http) {
     c.phase = connection_phase::writing;
   } else if (c.tls13 && !c.limits->stop_after_handshake) {
     c.phase = connection_phase::reading;  // TLS 1.3 tickets come after the handshake: read them
@@ -130,8 +164,16 @@ void ssl_trouble(connection& c, int rc, int saved_errno) {
   std::string reason = first_openssl_reason();
   if (!in_handshake) {
     // After the handshake the measurement stands; a close or reset ends the reading.
-    if (e == SSL_ERROR_ZERO_RETURN || e == SSL_ERROR_SYSCALL) {
-      finish_quiet(c);
+    if (e == SSL_ERROR_ZERO_RETURN || (e == SSL_ERROR_SYSCALL && saved_errno != ECONNRESET)) {
+      finish_quiet(c, c.close_notify_received ? peer_close::close_notify : peer_close::eof);
+      return;
+    }
+    if (e == SSL_ERROR_SYSCALL) {
+      finish_quiet(c, peer_close::reset);
+      return;
+    }
+    if (c.strict && reason.find("unexpected eof") != std::string::npos) {
+      finish_quiet(c, peer_close::eof);  // the strict client's view of a close without close_notify
       return;
     }
     fail(c, "TLS error after the handshake: " + (reason.empty() ? std::string("unknown") : reason));
@@ -206,8 +248,32 @@ connection::~connection() {
   if (fd >= 0) ::close(fd);
 }
 
+std::string to_string(peer_close k) {
+  switch (k) {
+    case peer_close::close_notify:
+      return "close_notify";
+    case peer_close::eof:
+      return "eof";
+    case peer_close::reset:
+      return "reset";
+    default:
+      return "not_seen";
+  }
+}
+
+std::string to_string(early_data_outcome k) {
+  switch (k) {
+    case early_data_outcome::accepted:
+      return "accepted";
+    case early_data_outcome::rejected:
+      return "rejected";
+    default:
+      return "not_sent";
+  }
+}
+
 tls::ssl_ctx_ptr make_client_context(int version, bool no_ticket, bool alpn_http,
-                                     long max_cert_list_bytes) {
+                                     long max_cert_list_bytes, bool strict_eof) {
   tls::ssl_ctx_ptr ctx(SSL_CTX_new(TLS_client_method()));
   if (!ctx) tls::throw_openssl("SSL_CTX_new");
   // Bounds the peer's Certificate message (chain size); a longer one fails the handshake
@@ -219,7 +285,8 @@ tls::ssl_ctx_ptr make_client_context(int version, bool no_ticket, bool alpn_http
   // A peer that closes without close_notify after the handshake (nginx stream servers, many
   // proxies) ends the reading cleanly, as browsers take it: otherwise OpenSSL 3 makes the EOF
   // a fatal error, which marks the connection's sessions not resumable.
-  SSL_CTX_set_options(ctx.get(), SSL_OP_IGNORE_UNEXPECTED_EOF);
+  if (!strict_eof) SSL_CTX_set_options(ctx.get(), SSL_OP_IGNORE_UNEXPECTED_EOF);
+  SSL_CTX_set_msg_callback(ctx.get(), on_message);
   // The client "cache" only hands every new session to our callback; nothing is stored.
   SSL_CTX_set_session_cache_mode(ctx.get(),
                                  SSL_SESS_CACHE_CLIENT | SSL_SESS_CACHE_NO_INTERNAL_STORE);
@@ -293,6 +360,26 @@ void step(connection& c) {
   for (int guard = 0; guard < 1024 && c.phase != connection_phase::done; ++guard) {
     ERR_clear_error();
     errno = 0;
+    if (c.phase == connection_phase::handshaking && c.early_off < c.early_data.size()) {
+      std::size_t written = 0;
+      int rc = SSL_write_early_data(c.ssl.get(), c.early_data.data() + c.early_off,
+                                    c.early_data.size() - c.early_off, &written);
+      int saved = errno;
+      if (rc == 1) {
+        c.early_off += written;
+        if (c.early_off >= c.early_data.size()) {
+          c.request_sent_at = clock_type::now();
+          c.early_hold_until = *c.request_sent_at + std::chrono::milliseconds(early_data_hold_ms);
+          return;  // check_time() goes on once the hold is over
+        }
+        continue;
+      }
+      ssl_trouble(c, rc, saved);
+      return;
+    }
+    if (c.phase == connection_phase::handshaking && c.early_hold_until &&
+        clock_type::now() < *c.early_hold_until)
+      return;
     if (c.phase == connection_phase::handshaking) {
       int rc = SSL_do_handshake(c.ssl.get());
       int saved = errno;
@@ -337,8 +424,11 @@ void step(connection& c) {
           read_head(c, buf, static_cast<std::size_t>(rc));
           c.tail.append(buf, static_cast<std::size_t>(rc));
           if (c.tail.find("\r\n\r\n") != std::string::npos) {
-            finish(c);
-            return;
+            if (!c.limits->read_to_close) {
+              finish(c);
+              return;
+            }
+            c.response_complete = true;  // read on until the server closes, to see how
           }
           if (c.tail.size() > 8) c.tail.erase(0, c.tail.size() - 8);
         }
@@ -359,18 +449,28 @@ void step(connection& c) {
 
 short poll_events(const connection& c) {
   if (c.phase == connection_phase::done || c.fd < 0) return 0;
+  // Holding back the Finished: the server's answer waits in the socket, unread.
+  if (c.phase == connection_phase::handshaking && c.early_hold_until) return 0;
   if (c.phase == connection_phase::connecting) return POLLOUT;
   return c.want_write ? POLLOUT : POLLIN;
 }
 
 time_point wake_time(const connection& c) {
   time_point wake = c.deadline;
+  if (c.phase == connection_phase::handshaking && c.early_hold_until)
+    wake = std::min(wake, *c.early_hold_until);
   if (c.phase == connection_phase::reading) wake = std::min(wake, c.last_data + idle_for(c));
   return wake;
 }
 
 void check_time(connection& c, time_point now) {
   if (c.phase == connection_phase::done) return;
+  if (c.phase == connection_phase::handshaking && c.early_hold_until &&
+      now >= *c.early_hold_until) {
+    c.early_hold_until.reset();
+    step(c);  // send the Finished, then read the answer
+    if (c.phase == connection_phase::done) return;
+  }
   if (c.phase == connection_phase::reading && now >= c.last_data + idle_for(c)) {
     finish(c);  // quiet long enough: the server has nothing more to say
   } else if (now >= c.deadline) {

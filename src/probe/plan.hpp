@@ -28,6 +28,7 @@ struct run_state {
   tls_protocol protocol = tls_protocol::tls1_3;
   resumption_mechanism mechanism = resumption_mechanism::ticket;
   SSL_CTX* ctx = nullptr;           ///< the client context of this protocol and mechanism
+  SSL_CTX* strict_ctx = nullptr;    ///< the same, without SSL_OP_IGNORE_UNEXPECTED_EOF
   run_result res;                   ///< the result, filled by the plan and the modules
   session_ptr base;                 ///< offered in same_session mode
   session_ptr latest;               ///< newest session, offered in fresh_tickets mode
@@ -38,6 +39,16 @@ struct run_state {
   int in_flight = 0;       ///< connections of this run not finished
   int extra_launched = 0;  ///< extra full handshakes (role sample) launched
   time_point started_at;
+  // After the attempts, one stage after another, each waiting for the one before to end.
+  session_ptr chain_next;  ///< chain: the ticket to offer next (first: one from a resumed attempt)
+  int chain_launched = 0;  ///< chain connections launched
+  bool strict_started = false;     ///< the strict-client run's first connection launched
+  bool strict_first_done = false;  ///< and finished
+  session_ptr strict_base;         ///< its session after reading to EOF (null: none)
+  int strict_launched = 0;         ///< strict-client attempts launched
+  int early_stage = 0;             ///< early data: 0 not started, 1 setup, 2 first, 3 replay,
+                                   ///< 4 two at once, 5 done
+  session_ptr early_ticket;        ///< the setup handshake's newest ticket that allows 0-RTT
 };
 
 /// Where a target is in its plan.
@@ -63,7 +74,8 @@ struct target_state {
   int in_flight = 0;
   target_stage stage = target_stage::waiting;
   time_point started, deadline, next_retry_at;
-  SSL_CTX* working_ctx = nullptr;  ///< a context whose handshake succeeded (for retries)
+  SSL_CTX* working_ctx = nullptr;   ///< a context whose handshake succeeded (for retries)
+  bool keepalive_launched = false;  ///< the keep-alive connection (keepalive_wait_ms) opened
   std::optional<std::string> first_error;
   /// One state per registered module, in registry order (null when a module keeps none).
   std::vector<std::unique_ptr<module_state>> module_states;

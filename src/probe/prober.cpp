@@ -47,7 +47,15 @@ struct run_spec {
   tls_protocol protocol;
   resumption_mechanism mechanism;
   SSL_CTX* ctx;
+  SSL_CTX* strict_ctx;
 };
+
+// The newest session of `c` that can be resumed (null when none).
+SSL_SESSION* newest_resumable(const connection& c) {
+  for (auto it = c.sessions.rbegin(); it != c.sessions.rend(); ++it)
+    if (SSL_SESSION_is_resumable(it->get())) return it->get();
+  return nullptr;
+}
 
 class prober {
  public:
@@ -57,9 +65,14 @@ class prober {
     limits_.max_response_bytes = o.max_response_bytes;
     limits_.max_tickets = o.max_tickets_per_connection;
     limits_.http = o.http;
+    limits_.read_to_close = o.http;
     tls13_ = make_client_context(TLS1_3_VERSION, false, o.http, o.max_cert_list_bytes);
     tls12_ticket_ = make_client_context(TLS1_2_VERSION, false, o.http, o.max_cert_list_bytes);
     tls12_id_ = make_client_context(TLS1_2_VERSION, true, o.http, o.max_cert_list_bytes);
+    strict13_ = make_client_context(TLS1_3_VERSION, false, o.http, o.max_cert_list_bytes, true);
+    strict12_ticket_ =
+        make_client_context(TLS1_2_VERSION, false, o.http, o.max_cert_list_bytes, true);
+    strict12_id_ = make_client_context(TLS1_2_VERSION, true, o.http, o.max_cert_list_bytes, true);
     if (o.sess_in) sess_in_ = read_session_pem(*o.sess_in);
     if (o.sess_out) check_session_output(*o.sess_out);  // fail before probing, not after
     for (const auto& t : targets) {
@@ -74,6 +87,7 @@ class prober {
         r.protocol = spec.protocol;
         r.mechanism = spec.mechanism;
         r.ctx = spec.ctx;
+        r.strict_ctx = spec.strict_ctx;
         r.res.protocol = spec.protocol;
         r.res.mechanism = spec.mechanism;
         r.res.mode = o.fresh_tickets ? offer_mode::fresh_tickets : offer_mode::same_session;
@@ -145,9 +159,11 @@ class prober {
       want12i = !is13 && !has_ticket;
     }
     using enum resumption_mechanism;
-    if (want13) specs.push_back({tls_protocol::tls1_3, ticket, tls13_.get()});
-    if (want12t) specs.push_back({tls_protocol::tls1_2, ticket, tls12_ticket_.get()});
-    if (want12i) specs.push_back({tls_protocol::tls1_2, session_id, tls12_id_.get()});
+    if (want13) specs.push_back({tls_protocol::tls1_3, ticket, tls13_.get(), strict13_.get()});
+    if (want12t)
+      specs.push_back({tls_protocol::tls1_2, ticket, tls12_ticket_.get(), strict12_ticket_.get()});
+    if (want12i)
+      specs.push_back({tls_protocol::tls1_2, session_id, tls12_id_.get(), strict12_id_.get()});
     return specs;
   }
 
@@ -199,6 +215,12 @@ class prober {
       return;
     }
     if (t.stage == target_stage::runs) {
+      if (!t.keepalive_launched && opt_.keepalive_wait_ms > 0 && opt_.http &&
+          t.working_ctx != nullptr) {
+        t.keepalive_launched = true;
+        ++progress_.planned;
+        launch(t, 0, connection_role::keepalive, -1, nullptr, now);
+      }
       while (t.run < t.runs.size()) {
         run_state& r = t.runs[t.run];
         if (!r.started) {
@@ -251,6 +273,7 @@ class prober {
             }
             return;
           }
+          if (!pump_follow_ups(t, r, now)) return;
         }
         if (r.in_flight > 0) return;
         finish_run(t, r, now);
@@ -270,6 +293,66 @@ class prober {
         t.next_retry_at = now + std::chrono::milliseconds(retry_interval_ms);
       }
     }
+  }
+
+  // The stages after a run's attempts, one after another: the chain of newest tickets, the
+  // strict-client run, early data. True when all are over.
+  bool pump_follow_ups(target_state& t, run_state& r, time_point now) {
+    const std::size_t i = t.run;
+    const bool strict = opt_.strict_client && opt_.http && r.res.session_offered;
+    if (strict && r.strict_first_done && r.strict_launched < opt_.attempts) {
+      // The strict-client attempts, -c in flight, each offering the strict first session.
+      while (r.strict_launched < opt_.attempts && t.in_flight < std::max(1, opt_.per_target)) {
+        ++progress_.planned;
+        launch(t, i, connection_role::strict_attempt, r.strict_launched, r.strict_base.get(), now,
+               true);
+        ++r.strict_launched;
+      }
+      return false;
+    }
+    if (r.in_flight > 0) return false;
+    // The chain: each connection offers the newest ticket of the one before.
+    if (r.chain_next && r.chain_launched < opt_.chain_offers) {
+      ++progress_.planned;
+      ++r.chain_launched;
+      session_ptr offer = std::move(r.chain_next);
+      launch(t, i, connection_role::chain, r.chain_launched - 1, offer.get(), now);
+      return false;
+    }
+    if (strict && !r.strict_started) {
+      r.strict_started = true;
+      ++progress_.planned;
+      launch(t, i, connection_role::strict_first, -1, nullptr, now, true);
+      return false;
+    }
+    if (opt_.early_data && opt_.http && r.protocol == tls_protocol::tls1_3 &&
+        r.res.session_offered && r.res.max_early_data > 0 && r.early_stage < 5) {
+      if (r.early_stage == 0) {
+        r.early_stage = 1;
+        ++progress_.planned;
+        launch(t, i, connection_role::early_setup, -1, nullptr, now);
+        return false;
+      }
+      if (!r.early_ticket) {
+        r.early_stage = 5;  // the setup handshake gave no ticket that allows early data
+        return true;
+      }
+      if (r.early_stage >= 4) {
+        r.early_stage = 5;
+        return true;
+      }
+      const connection_role roles[] = {connection_role::early_first, connection_role::early_replay,
+                                       connection_role::early_parallel};
+      const connection_role role = roles[r.early_stage - 1];
+      const int count = role == connection_role::early_parallel ? 2 : 1;
+      for (int k = 0; k < count; ++k) {
+        ++progress_.planned;
+        launch(t, i, role, k, r.early_ticket.get(), now, false, true);
+      }
+      ++r.early_stage;
+      return false;
+    }
+    return true;
   }
 
   void finish_runs(target_state& t, time_point now) {
@@ -343,8 +426,10 @@ class prober {
     for (std::size_t i = 0; i < ms.size(); ++i) ms[i]->finish_run(t, state_of(t, i), r);
   }
 
+  // Opens a connection of `role`; `strict` with the run's strict context, `early` sending the
+  // request as early data.
   void launch(target_state& t, std::size_t run_index, connection_role role, int attempt,
-              SSL_SESSION* offer, time_point now) {
+              SSL_SESSION* offer, time_point now, bool strict = false, bool early = false) {
     auto c = std::make_unique<connection>();
     c->limits = &limits_;
     c->address = t.res.address;
@@ -354,14 +439,27 @@ class prober {
     c->role = role;
     c->attempt_index = attempt;
     const bool retry = role == connection_role::retry;
-    SSL_CTX* ctx = retry ? t.working_ctx : t.runs[run_index].ctx;
-    c->tls13 = retry ? SSL_CTX_get_max_proto_version(ctx) == TLS1_3_VERSION
-                     : t.runs[run_index].protocol == tls_protocol::tls1_3;
+    const bool keepalive = role == connection_role::keepalive;
+    SSL_CTX* ctx = retry || keepalive ? t.working_ctx : t.runs[run_index].ctx;
+    if (keepalive) {
+      // The same request without "Connection: close": the server keeps the connection until
+      // its keep-alive timeout, and the connection reads until then.
+      const std::string close_header = "Connection: close\r\n";
+      if (auto at = c->request.find(close_header); at != std::string::npos)
+        c->request.erase(at, close_header.size());
+      c->idle_ms = opt_.keepalive_wait_ms;
+    }
+    if (strict) ctx = t.runs[run_index].strict_ctx;
+    c->strict = strict;
+    if (early) c->early_data = t.request;
+    c->tls13 = retry || keepalive ? SSL_CTX_get_max_proto_version(ctx) == TLS1_3_VERSION
+                                  : t.runs[run_index].protocol == tls_protocol::tls1_3;
     ++t.in_flight;
-    if (!retry) ++t.runs[run_index].in_flight;
+    if (!retry && !keepalive) ++t.runs[run_index].in_flight;
     connection& ref = *c;
     conns_.push_back(std::move(c));
     open_connection(ref, t.addr, t.addr_len, ctx, t.t.sni, opt_.ocsp, offer, now);
+    if (keepalive) ref.deadline += std::chrono::milliseconds(opt_.keepalive_wait_ms);
   }
 
   void poll_once() {
@@ -372,7 +470,10 @@ class prober {
     time_point wake = now + std::chrono::milliseconds(200);
     for (auto& c : conns_) {
       short ev = poll_events(*c);
-      if (ev == 0) continue;
+      if (ev == 0) {
+        if (c->phase != connection_phase::done) wake = std::min(wake, wake_time(*c));
+        continue;
+      }
       fds.push_back({c->fd, ev, 0});
       owners.push_back(c.get());
       wake = std::min(wake, wake_time(*c));
@@ -412,7 +513,9 @@ class prober {
     ++progress_.done;
     if (c.handshake_ok && t.working_ctx == nullptr) t.working_ctx = SSL_get_SSL_CTX(c.ssl.get());
     if (c.error && !t.first_error) t.first_error = c.error;
-    run_state* r = c.role == connection_role::retry ? nullptr : &t.runs[c.run_index];
+    run_state* r = c.role == connection_role::retry || c.role == connection_role::keepalive
+                       ? nullptr
+                       : &t.runs[c.run_index];
     if (r) account_run(t, *r, c);
     const auto& ms = measurements();
     for (std::size_t i = 0; i < ms.size(); ++i) ms[i]->on_connection(t, state_of(t, i), r, c);
@@ -423,7 +526,7 @@ class prober {
   void account_run(target_state& t, run_state& r, connection& c) {
     auto& res = r.res;
     --r.in_flight;
-    if (c.handshake_ok) {
+    if (c.handshake_ok && !is_follow_up(c.role)) {
       ++res.connections;
       if (res.negotiated_protocol.empty()) {
         res.negotiated_protocol = c.negotiated_protocol;
@@ -433,6 +536,26 @@ class prober {
       }
     }
     if (c.role == connection_role::sample) return;
+    if (c.role == connection_role::chain) {
+      r.chain_next.reset();
+      if (c.handshake_ok && !c.error)
+        if (SSL_SESSION* s = newest_resumable(c)) r.chain_next = share_session(s);
+      return;
+    }
+    if (c.role == connection_role::strict_first) {
+      r.strict_first_done = true;
+      if (c.session_after_close) r.strict_base = share_session(c.session_after_close.get());
+      return;
+    }
+    if (c.role == connection_role::early_setup) {
+      for (auto it = c.sessions.rbegin(); it != c.sessions.rend(); ++it)
+        if (SSL_SESSION_is_resumable(it->get()) && SSL_SESSION_get_max_early_data(it->get()) > 0) {
+          r.early_ticket = share_session(it->get());
+          break;
+        }
+      return;
+    }
+    if (c.role != connection_role::first && c.role != connection_role::attempt) return;
     if (c.role == connection_role::first) {
       r.first_done = true;
       if (!c.handshake_ok || c.error) {
@@ -469,10 +592,9 @@ class prober {
       }
       bool offerable = r.base && SSL_SESSION_is_resumable(r.base.get());
       if (!by_id && r.base && SSL_SESSION_has_ticket(r.base.get()) != 1) offerable = false;
-      if (by_id && !res.session_id_issued) {
-        // No session ID: OpenSSL servers send none without a server cache. Attempts show 0%.
-        offerable = r.base != nullptr;
-      }
+      // No session ID: there is nothing a client could offer (OpenSSL servers send none
+      // without a server cache), so no attempt is made (docs/probe-json.md, session_offered).
+      if (by_id && !res.session_id_issued) offerable = false;
       if (!offerable) {
         res.session_offered = false;
         r.skip_attempts = true;
@@ -487,6 +609,10 @@ class prober {
     // An attempt.
     ++r.completed;
     if (!c.handshake_ok || c.error) return;
+    // The chain starts from a ticket received on a resumed attempt (same_session ticket runs).
+    if (c.reused && !r.chain_next && r.chain_launched == 0 && !opt_.fresh_tickets &&
+        r.mechanism == resumption_mechanism::ticket)
+      if (SSL_SESSION* s = newest_resumable(c)) r.chain_next = share_session(s);
     if (!c.sessions.empty()) r.latest = share_session(c.sessions.back().get());
     if (opt_.fresh_tickets)
       for (auto& sess : c.sessions)
@@ -509,7 +635,7 @@ class prober {
 
   probe_options opt_;
   connection_limits limits_;
-  tls::ssl_ctx_ptr tls13_, tls12_ticket_, tls12_id_;
+  tls::ssl_ctx_ptr tls13_, tls12_ticket_, tls12_id_, strict13_, strict12_ticket_, strict12_id_;
   session_ptr sess_in_;
   std::vector<std::unique_ptr<target_state>> targets_;
   std::list<std::unique_ptr<connection>> conns_;

@@ -40,9 +40,25 @@ struct probe_options {
   int total_timeout_ms = 120000;  ///< per target, ms; what is left unfinished then is an error
   bool http = true;               ///< send `HEAD / HTTP/1.1` after the handshake (--no-http: don't)
   bool fresh_tickets = false;     ///< offer the newest ticket each attempt (browsers' way)
-  bool ocsp = true;               ///< ask for staples (--no-ocsp: don't)
-  int ocsp_min_wait_ms = 2000;    ///< keep retrying at least this long before "absent", ms
-  int ocsp_min_connections = 4;   ///< and at least this many connections
+  /// Same-session ticket runs: after the attempts, this many connections one after another,
+  /// each offering the newest ticket of the one before, the first a ticket received on a
+  /// resumed attempt (a ticket issued on a resumed connection must resume too). 0 = none.
+  int chain_offers = 4;
+  /// With `http`: after the attempts, the strict-client run: a full handshake and `attempts`
+  /// attempts as a client that reads each response to EOF without SSL_OP_IGNORE_UNEXPECTED_EOF
+  /// and offers the session OpenSSL holds at the end (--no-strict-client: don't).
+  bool strict_client = true;
+  /// --early-data: TLS 1.3 runs whose tickets allow early data send the request (`HEAD /`,
+  /// no body) as 0-RTT: once, again with the same ticket, and from two connections at once.
+  /// A write to the server: only when asked for (and in check --sandbox).
+  bool early_data = false;
+  /// --keepalive-wait: with `http`, one more connection per target sends a keep-alive
+  /// `HEAD /` and waits up to this long after the response for the server to close it (nginx:
+  /// keepalive_timeout), recording whether close_notify came first; ms, 0 = no such connection.
+  int keepalive_wait_ms = 0;
+  bool ocsp = true;                        ///< ask for staples (--no-ocsp: don't)
+  int ocsp_min_wait_ms = 2000;             ///< keep retrying at least this long before "absent", ms
+  int ocsp_min_connections = 4;            ///< and at least this many connections
   std::size_t max_response_bytes = 65536;  ///< bytes read per connection after the handshake
   int idle_ms = 500;                       ///< stop reading after this long without data, ms
   /// Session tickets kept per connection; a server that sends more fails that connection

@@ -12,6 +12,8 @@
 #include <vector>
 
 #include "probe/modules/certificate.hpp"
+#include "probe/modules/close.hpp"
+#include "probe/modules/early_data.hpp"
 #include "probe/modules/load.hpp"
 #include "probe/modules/ocsp.hpp"
 #include "probe/modules/resumption.hpp"
@@ -54,7 +56,7 @@ std::string to_string(session_origin s);
 /// session), then `attempts` resumption attempts, each on a fresh TCP connection. The fields
 /// of this struct are the run's identity and flow (set by the plan); the bases are the parts
 /// the measurement modules fill.
-struct run_result : resumption_part, tickets_part, timings_part {
+struct run_result : resumption_part, tickets_part, timings_part, close_part, early_data_part {
   tls_protocol protocol = tls_protocol::tls1_3;  ///< what was asked for
   resumption_mechanism mechanism = resumption_mechanism::ticket;
   offer_mode mode = offer_mode::same_session;
@@ -88,6 +90,7 @@ struct target_result {
   std::optional<certificate_facts> certificate;  ///< the certificate module's part
   ocsp_result ocsp;                              ///< the OCSP module's part
   std::optional<load_result> load;               ///< the load driver's part (only with --load)
+  std::optional<keepalive_close> keepalive;      ///< the close module's part (--keepalive-wait)
   double elapsed_ms = 0;
   /// The headers module's part: the header fields of the first complete response to the
   /// probe's `HEAD /` (names as sent, values trimmed), in order; empty with --no-http or when

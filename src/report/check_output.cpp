@@ -1,6 +1,7 @@
 #include "report/check_output.hpp"
 
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "report/probe_output.hpp"
 #include "report/sarif_output.hpp"
@@ -18,11 +19,12 @@ nlohmann::json nginx_test_json(const nginx_test_summary& t) {
           {"reason", t.reason}};
 }
 
-std::string render_check_text(const check_report& r, bool color) {
+void write_check_text(const check_report& r, bool color, std::ostream& os) {
   std::string out;
   const char* reset = color ? "\x1b[0m" : "";
   // The version was only assumed: first line, as in lint's report.
   if (r.lint.notice) out += terminal_safe(notice_line(r.lint)) + '\n';
+  out += readings_text(r.lint);
   // nginx's own verdict on the whole config comes before anything ngxtls says about it.
   if (const auto& t = r.nginx_test) {
     const std::string at = t->where.file.empty() ? "" : " at " + to_string(t->where);
@@ -52,6 +54,8 @@ std::string render_check_text(const check_report& r, bool color) {
     for (const auto& e : c.evidence)
       out += "      " + terminal_safe(e.name) + " = " + terminal_safe(e.value) +
              (e.target.empty() ? "" : "  (" + terminal_safe(e.target) + ")") + '\n';
+    // The fix, as lint's text shows it: what to change is the point of a confirmed finding.
+    if (!f.fix.empty()) out += "    fix:\n" + indent_lines(terminal_safe(f.fix, true), "      ");
   }
   if (r.sandbox) {
     const auto& sb = *r.sandbox;
@@ -86,28 +90,50 @@ std::string render_check_text(const check_report& r, bool color) {
   out += std::to_string(r.checked.size()) + " findings: " + std::to_string(counts[0]) +
          " confirmed, " + std::to_string(counts[1]) + " refuted, " + std::to_string(counts[2]) +
          " not testable\n";
-  return out;
+  os << out;
+}
+
+std::string render_check_text(const check_report& r, bool color) {
+  std::ostringstream out;
+  write_check_text(r, color, out);
+  return std::move(out).str();
+}
+
+namespace {
+
+nlohmann::json probe_evidence_json(const check::checked_finding& c) {
+  nlohmann::json ev = nlohmann::json::array();
+  for (const auto& e : c.evidence)
+    ev.push_back({{"name", e.name}, {"value", e.value}, {"target", e.target}});
+  return ev;
+}
+
+}  // namespace
+
+void write_check_json(const check_report& r, std::ostream& out) {
+  json_additions add;
+  add.top = {{"probe", probe_json(r.probes)},
+             {"key_names", r.key_names},
+             {"notes", r.notes},
+             {"errors", r.errors}};
+  if (r.sandbox) add.top.emplace_back("sandbox", sandbox_json(*r.sandbox));
+  if (r.nginx_test) add.top.emplace_back("nginx_test", nginx_test_json(*r.nginx_test));
+  add.finding = [&](std::size_t i) {
+    json_additions::fields f;
+    if (i >= r.checked.size()) return f;
+    const auto& c = r.checked[i];
+    f = {{"verdict", check::to_string(c.result)},
+         {"verdict_reason", c.reason},
+         {"probe_evidence", probe_evidence_json(c)}};
+    return f;
+  };
+  write_json(r.lint, add, out);
 }
 
 std::string render_check_json(const check_report& r) {
-  auto doc = nlohmann::json::parse(render_json(r.lint));
-  auto& findings = doc["findings"];
-  for (std::size_t i = 0; i < r.checked.size() && i < findings.size(); ++i) {
-    const auto& c = r.checked[i];
-    nlohmann::json ev = nlohmann::json::array();
-    for (const auto& e : c.evidence)
-      ev.push_back({{"name", e.name}, {"value", e.value}, {"target", e.target}});
-    findings[i]["verdict"] = check::to_string(c.result);
-    findings[i]["verdict_reason"] = c.reason;
-    findings[i]["probe_evidence"] = ev;
-  }
-  doc["probe"] = probe_json(r.probes);
-  doc["key_names"] = r.key_names;
-  doc["notes"] = r.notes;
-  doc["errors"] = r.errors;
-  if (r.sandbox) doc["sandbox"] = sandbox_json(*r.sandbox);
-  if (r.nginx_test) doc["nginx_test"] = nginx_test_json(*r.nginx_test);
-  return doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + '\n';
+  std::ostringstream out;
+  write_check_json(r, out);
+  return std::move(out).str();
 }
 
 nlohmann::json sandbox_json(const sandbox_summary& sb) {
@@ -128,29 +154,33 @@ nlohmann::json sandbox_json(const sandbox_summary& sb) {
   }
 }
 
-std::string render_check_sarif(const check_report& r, const std::string& working_dir) {
-  auto doc = nlohmann::json::parse(render_sarif(r.lint, working_dir));
-  if (r.sandbox) doc["runs"][0]["properties"]["sandbox"] = sandbox_json(*r.sandbox);
-  if (r.nginx_test) doc["runs"][0]["properties"]["nginx_test"] = nginx_test_json(*r.nginx_test);
-  if (!r.notes.empty()) doc["runs"][0]["properties"]["check_notes"] = r.notes;
-  if (!r.errors.empty()) doc["runs"][0]["properties"]["check_errors"] = r.errors;
-  auto& results = doc["runs"][0]["results"];
-  for (std::size_t i = 0; i < r.checked.size() && i < results.size(); ++i) {
+void write_check_sarif(const check_report& r, const std::string& working_dir, std::ostream& out) {
+  sarif_additions add;
+  if (r.sandbox) add.run_properties["sandbox"] = sandbox_json(*r.sandbox);
+  if (r.nginx_test) add.run_properties["nginx_test"] = nginx_test_json(*r.nginx_test);
+  if (!r.notes.empty()) add.run_properties["check_notes"] = r.notes;
+  if (!r.errors.empty()) add.run_properties["check_errors"] = r.errors;
+  add.result = [&](std::size_t i, nlohmann::json& res) {
+    if (i >= r.checked.size()) return;
     const auto& c = r.checked[i];
-    auto& res = results[i];
-    if (!res.contains("properties")) res["properties"] = nlohmann::json::object();
-    nlohmann::json ev = nlohmann::json::array();
-    for (const auto& e : c.evidence)
-      ev.push_back({{"name", e.name}, {"value", e.value}, {"target", e.target}});
-    res["properties"]["verdict"] = check::to_string(c.result);
-    res["properties"]["verdict_reason"] = c.reason;
-    res["properties"]["probe_evidence"] = ev;
+    auto& props = res["properties"];
+    if (props.is_null()) props = nlohmann::json::object();
+    props["verdict"] = check::to_string(c.result);
+    props["verdict_reason"] = c.reason;
+    props["probe_evidence"] = probe_evidence_json(c);
+    // The probe contradicts a refuted finding: it stays in the log as a note.
     if (c.result == check::verdict::refuted) {
-      res["properties"]["lint_level"] = res["level"];
+      props["lint_level"] = res["level"];
       res["level"] = "note";
     }
-  }
-  return doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + '\n';
+  };
+  write_sarif_sorted(r.lint, working_dir, add, out);
+}
+
+std::string render_check_sarif(const check_report& r, const std::string& working_dir) {
+  std::ostringstream out;
+  write_check_sarif(r, working_dir, out);
+  return std::move(out).str();
 }
 
 }  // namespace ngxtls::report

@@ -2,6 +2,7 @@
 // `ngxtls check` reports: lint findings with their verdicts, and the probe results in full.
 
 #include <optional>
+#include <ostream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -56,6 +57,8 @@ struct check_report {
 /// rule and message, then one line `verdict: reason` and the
 /// probe numbers; then the key-name lines and a summary.
 std::string render_check_text(const check_report& r, bool color);
+/// render_check_text() written to `out`.
+void write_check_text(const check_report& r, bool color, std::ostream& out);
 
 /// JSON: the lint record (docs/lint-json.md) where each finding gains `verdict`
 /// ("confirmed" / "refuted" / "not_testable"), `verdict_reason` and `probe_evidence`
@@ -65,6 +68,9 @@ std::string render_check_text(const check_report& r, bool color);
 /// instances, workers, pid_namespace, reload, sockets: [{configured, sandbox}], notes: [{server,
 /// text}], untested: [{server, reason}]}).
 std::string render_check_json(const check_report& r);
+/// render_check_json() written to `out` a finding at a time (lint's streamed record with the
+/// check's fields merged in: report/lint_output.hpp, json_additions).
+void write_check_json(const check_report& r, std::ostream& out);
 
 /// SARIF 2.1.0 as render_sarif (sarif_output.hpp), each result's `properties` gaining
 /// `verdict`, `verdict_reason` and `probe_evidence`; refuted findings are lowered to level
@@ -72,5 +78,7 @@ std::string render_check_json(const check_report& r);
 /// The run's `properties` gain `sandbox` and `nginx_test` (as in the JSON), `check_notes` and
 /// `check_errors`.
 std::string render_check_sarif(const check_report& r, const std::string& working_dir);
+/// render_check_sarif() written to `out` a result at a time (write_sarif_sorted).
+void write_check_sarif(const check_report& r, const std::string& working_dir, std::ostream& out);
 
 }  // namespace ngxtls::report

@@ -74,4 +74,9 @@ void json_writer::null_value() {
   out_ += "null";
 }
 
+void json_writer::raw(std::string_view json_text) {
+  item();
+  out_ += json_text;
+}
+
 }  // namespace ngxtls::report

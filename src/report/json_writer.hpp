@@ -35,6 +35,10 @@ class json_writer {
   void value(std::uint64_t n);
   /// `null`.
   void null_value();
+  /// A value already laid out as JSON text for this place (dump_nested at this depth).
+  void raw(std::string_view json_text);
+  /// How deep the next value sits in the document: dump_nested's `level` for it.
+  int depth() const { return level_ + static_cast<int>(has_items_.size()); }
   /// key(k), then value(v).
   void field(std::string_view k, std::string_view v) {
     key(k);

@@ -1,9 +1,12 @@
 #include "report/lint_output.hpp"
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <unordered_map>
 
+#include "config/site_files.hpp"
+#include "model/model.hpp"
 #include "report/json_writer.hpp"
 #include "report/terminal_text.hpp"
 
@@ -29,7 +32,9 @@ const char* color_of(engine::severity s) {
   return "";
 }
 
-std::string indent(const std::string& text, const std::string& pad) {
+}  // namespace
+
+std::string indent_lines(const std::string& text, const std::string& pad) {
   std::string out;
   std::size_t start = 0;
   while (start <= text.size()) {
@@ -41,8 +46,6 @@ std::string indent(const std::string& text, const std::string& pad) {
   }
   return out;
 }
-
-}  // namespace
 
 nlohmann::json location_json(const source_location& l) {
   return {{"file", l.file}, {"line", l.line}, {"column", l.column}};
@@ -135,19 +138,38 @@ std::string no_tls_text(const lint_report& r) {
          (r.files_read == 1 ? " file" : " files") + ": nothing TLS was checked";
 }
 
-void write_text(const lint_report& r, bool color, std::ostream& os) {
-  if (r.notice) os << notice_line(r) << '\n';
+void note_reading(lint_report& r, const std::string& path, const config::config& cfg,
+                  const model::model& m) {
+  r.files_read += cfg.files.size();
+  for (const auto& s : m.servers) r.tls_servers += model::offers_tls(s);
+  if (cfg.implied == config::implied_context::none && cfg.skipped_files.empty()) return;
+  const std::string how = cfg.implied == config::implied_context::none && !cfg.files.empty()
+                              ? "from " + cfg.files.front().path + " and the files it includes"
+                              : config::describe(cfg.implied);
+  r.readings.push_back(
+      {path, config::context_name(cfg.implied), how, cfg.implied_reason, cfg.skipped_files});
+}
+
+std::string readings_text(const lint_report& r) {
+  std::string out;
   for (const auto& in : r.readings) {
-    os << terminal_safe(in.input) << ": read " << terminal_safe(in.how);
-    if (!in.why.empty()) os << " (" << terminal_safe(in.why) << ")";
-    os << '\n';
+    out += terminal_safe(in.input) + ": read " + terminal_safe(in.how);
+    if (!in.why.empty()) out += " (" + terminal_safe(in.why) + ")";
+    out += '\n';
     constexpr std::size_t shown = 10;
     for (std::size_t i = 0; i < in.skipped.size() && i < shown; ++i)
-      os << "    skipped " << terminal_safe(in.skipped[i].first) << ": "
-         << terminal_safe(in.skipped[i].second) << '\n';
+      out += "    skipped " + terminal_safe(in.skipped[i].first) + ": " +
+             terminal_safe(in.skipped[i].second) + '\n';
     if (in.skipped.size() > shown)
-      os << "    and " << in.skipped.size() - shown << " more skipped (listed in --format json)\n";
+      out += "    and " + std::to_string(in.skipped.size() - shown) +
+             " more skipped (listed in --format json)\n";
   }
+  return out;
+}
+
+void write_text(const lint_report& r, bool color, std::ostream& os) {
+  if (r.notice) os << notice_line(r) << '\n';
+  os << readings_text(r);
   const char* bold = color ? "\x1b[1m" : "";
   const char* reset = color ? "\x1b[0m" : "";
   std::string out;
@@ -175,14 +197,19 @@ void write_text(const lint_report& r, bool color, std::ostream& os) {
       if (e.where) out += ", " + terminal_safe(to_string(*e.where));
       out += ")\n";
     }
-    if (!f.fix.empty()) out += "    fix:\n" + indent(terminal_safe(f.fix, true), "      ");
+    if (!f.fix.empty()) out += "    fix:\n" + indent_lines(terminal_safe(f.fix, true), "      ");
     os << out;
   }
   os << "assumed nginx " << r.assumed.nginx.str() << " (" << terminal_safe(r.assumed.nginx_source)
      << "), OpenSSL " << r.assumed.openssl.str() << " (" << terminal_safe(r.assumed.openssl_source)
      << ")\n";
-  os << count(r, engine::severity::error) << " errors, " << count(r, engine::severity::warning)
-     << " warnings, " << count(r, engine::severity::note) << " notes";
+  auto counted = [&](engine::severity s, const char* one, const char* many) {
+    const auto n = count(r, s);
+    return std::to_string(n) + " " + (n == 1 ? one : many);
+  };
+  os << counted(engine::severity::error, "error", "errors") << ", "
+     << counted(engine::severity::warning, "warning", "warnings") << ", "
+     << counted(engine::severity::note, "note", "notes");
   if (const std::string none = no_tls_text(r); !none.empty()) os << "; " << none;
   os << '\n';
   if (const std::size_t n = dropped_total(r); n > 0) {
@@ -220,15 +247,62 @@ nlohmann::json readings_json(const lint_report& r) {
   return out;
 }
 
+namespace {
+
+// Writes `fields` (sorted by key) whose key sorts before `before` as `key: value` items of the
+// object `w` is in, advancing `next`; `before` empty writes the rest.
+void write_fields_before(json_writer& w, const json_additions::fields& fields, std::size_t& next,
+                         std::string_view before) {
+  for (; next < fields.size() && (before.empty() || fields[next].first < before); ++next) {
+    w.key(fields[next].first);
+    w.raw(dump_nested(fields[next].second, w.depth()));
+  }
+}
+
+json_additions::fields sorted(json_additions::fields f) {
+  std::sort(f.begin(), f.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  return f;
+}
+
+}  // namespace
+
 void write_json(const lint_report& r, std::ostream& os) {
+  write_json(r, json_additions{}, os);
+}
+
+void write_json(const lint_report& r, const json_additions& add, std::ostream& os) {
   // The same text as one document dumped with indent 2 and keys sorted (nlohmann::json's
   // order), one finding at a time.
+  const json_additions::fields top = sorted(add.top);
+  std::size_t next_top = 0;
+  bool first_top = true;
+  // Starts top-level field `k`, after the additions that sort before it.
+  auto top_key = [&](std::string_view k) {
+    auto put = [&](std::string_view key) {
+      std::string quoted;
+      append_json_string(quoted, key);
+      os << (first_top ? "{\n  " : ",\n  ") << quoted << ": ";
+      first_top = false;
+    };
+    for (; next_top < top.size() && (k.empty() || top[next_top].first < k); ++next_top) {
+      put(top[next_top].first);
+      os << dump_nested(top[next_top].second, 1);
+    }
+    if (!k.empty()) put(k);
+  };
   nlohmann::json assumed = {{"nginx", r.assumed.nginx.str()},
                             {"nginx_source", r.assumed.nginx_source},
                             {"openssl", r.assumed.openssl.str()},
                             {"openssl_source", r.assumed.openssl_source}};
   if (r.notice) assumed["notice"] = notice_line(r);
-  os << "{\n  \"assumed\": " << dump_nested(assumed, 1) << ",\n  \"findings\": ";
+  top_key("assumed");
+  os << dump_nested(assumed, 1);
+  if (r.baseline_report) {
+    top_key("baseline_report");
+    os << dump_nested(
+        nlohmann::json{{"path", *r.baseline_report}, {"suppressed", r.baseline_suppressed}}, 1);
+  }
+  top_key("findings");
   if (r.findings.empty())
     os << "[]";
   else
@@ -238,6 +312,13 @@ void write_json(const lint_report& r, std::ostream& os) {
     std::string text = "    ";
     text.reserve(1024);
     json_writer w(text, 2);
+    const json_additions::fields extra =
+        add.finding ? sorted(add.finding(i)) : json_additions::fields{};
+    std::size_t next = 0;
+    auto key = [&](std::string_view k) {
+      if (!extra.empty()) write_fields_before(w, extra, next, k);
+      w.key(k);
+    };
     auto location = [&](const source_location& l) {
       w.begin_object();
       w.field("column", l.column);
@@ -246,8 +327,11 @@ void write_json(const lint_report& r, std::ostream& os) {
       w.end_object();
     };
     w.begin_object();
-    if (!f.also_at.empty()) w.field("count", f.also_at.size() + 1);
-    w.key("evidence");
+    if (!f.also_at.empty()) {
+      key("count");
+      w.value(f.also_at.size() + 1);
+    }
+    key("evidence");
     w.begin_array();
     for (const auto& e : f.facts) {
       w.begin_object();
@@ -259,8 +343,15 @@ void write_json(const lint_report& r, std::ostream& os) {
       w.end_object();
     }
     w.end_array();
-    w.field("fix", f.fix);
-    w.key("include_chain");
+    if (i < r.fingerprints.size()) {
+      key("fingerprints");
+      w.begin_array();
+      for (const auto& fp : r.fingerprints[i]) w.value(fp);
+      w.end_array();
+    }
+    key("fix");
+    w.value(f.fix);
+    key("include_chain");
     w.begin_array();
     for (const auto& c : f.include_chain) {
       w.begin_object();
@@ -269,19 +360,24 @@ void write_json(const lint_report& r, std::ostream& os) {
       w.end_object();
     }
     w.end_array();
-    w.key("location");
+    key("location");
     location(f.location);
     if (!f.also_at.empty()) {
-      w.key("locations");
+      key("locations");
       w.begin_array();
       location(f.location);
       for (const auto& l : f.also_at) location(l);
       w.end_array();
     }
-    w.field("message", f.message);
-    w.field("rule", f.rule);
-    w.field("server", f.server);
-    w.field("severity", to_string(f.level));
+    key("message");
+    w.value(f.message);
+    key("rule");
+    w.value(f.rule);
+    key("server");
+    w.value(f.server);
+    key("severity");
+    w.value(to_string(f.level));
+    write_fields_before(w, extra, next, {});
     w.end_object();
     text += i + 1 < r.findings.size() ? ",\n" : "\n  ]";
     return text;
@@ -293,17 +389,23 @@ void write_json(const lint_report& r, std::ostream& os) {
                             {"tls_servers", r.tls_servers},
                             {"files_read", r.files_read}};
   if (const std::string none = no_tls_text(r); !none.empty()) summary["no_tls_server"] = none;
-  // Keys in nlohmann::json's sorted order: "findings_dropped" sorts after "findings".
   if (const std::size_t n = dropped_total(r); n > 0) {
     nlohmann::json dropped = {{"per_rule", r.dropped_findings}, {"total", n}};
-    os << ",\n  \"findings_dropped\": " << dump_nested(dropped, 1);
+    top_key("findings_dropped");
+    os << dump_nested(dropped, 1);
   }
   nlohmann::json project =
       r.project_config ? nlohmann::json(*r.project_config) : nlohmann::json(nullptr);
-  os << ",\n  \"input_contexts\": " << dump_nested(readings_json(r), 1);
-  os << ",\n  \"inputs\": " << dump_nested(inputs, 1)
-     << ",\n  \"project_config\": " << dump_nested(project, 1)
-     << ",\n  \"summary\": " << dump_nested(summary, 1) << "\n}\n";
+  top_key("input_contexts");
+  os << dump_nested(readings_json(r), 1);
+  top_key("inputs");
+  os << dump_nested(inputs, 1);
+  top_key("project_config");
+  os << dump_nested(project, 1);
+  top_key("summary");
+  os << dump_nested(summary, 1);
+  top_key({});
+  os << "\n}\n";
 }
 
 std::string render_json(const lint_report& r) {

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <functional>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -50,6 +51,16 @@ struct lint_report {
   /// none says "nothing TLS was checked" on its summary line.
   std::size_t tls_servers = 0;
   std::size_t files_read = 0;
+  /// The directory paths are made relative to for code scanning (SARIF's %SRCROOT%, GitHub
+  /// annotations, fingerprints): --project-root, else the git work tree holding the working
+  /// directory, else the working directory. Empty: every path absolute.
+  std::string project_root;
+  /// report::fingerprints() of `findings`, one per place; empty when not worked out (then
+  /// SARIF has no partialFingerprints and JSON no `fingerprints`).
+  std::vector<std::vector<std::string>> fingerprints;
+  /// --baseline-report: the previous report named, and how many places it suppressed.
+  std::optional<std::string> baseline_report;
+  std::size_t baseline_suppressed = 0;
 };
 
 /// Merges identical findings, as a report shows them: findings of one rule with the same
@@ -58,8 +69,21 @@ struct lint_report {
 /// (and its own also_at) appended to its also_at in order; order is otherwise kept.
 void merge_identical(std::vector<engine::finding>& findings);
 
+/// Every line of `text` (a fix snippet) with `pad` before it, each ending in '\n'.
+std::string indent_lines(const std::string& text, const std::string& pad);
+
 /// How many places of a finding the text report names before "and N more".
 inline constexpr std::size_t text_places_shown = 3;
+/// Adds to `r` how input `path` was read (the block a site file, snippet or folder was read in
+/// and why; the files a directory input skipped) when it was not read as a main nginx.conf, and
+/// counts its files and TLS servers, for the report's header and summary line.
+void note_reading(lint_report& r, const std::string& path, const config::config& cfg,
+                  const model::model& m);
+
+/// r.readings as text lines ("INPUT: read inside stream { }, ... (why)", the skipped files), as
+/// lint's and check's text reports begin.
+std::string readings_text(const lint_report& r);
+
 /// r.readings as the JSON array of `input_contexts` (docs/lint-json.md).
 nlohmann::json readings_json(const lint_report& r);
 
@@ -90,6 +114,20 @@ std::string render_json(const lint_report& r);
 /// render_json() written to `out` a finding at a time: the same bytes, without holding the
 /// document (600,000 findings make 480 MB of JSON).
 void write_json(const lint_report& r, std::ostream& out);
+
+/// Fields another report adds to lint's JSON record (check: each finding's verdict, and its
+/// own top-level sections). Each is placed among the record's own keys in key order, where a
+/// sorted nlohmann::json object would hold it; a key the record has already is not allowed.
+struct json_additions {
+  /// Keys and values.
+  using fields = std::vector<std::pair<std::string, nlohmann::json>>;
+  fields top;  ///< top-level fields
+  /// The fields added to finding i (empty = none); called for every finding, from up to 4
+  /// threads at once.
+  std::function<fields(std::size_t)> finding;
+};
+/// write_json() with `add`'s fields merged in: the same record, streamed the same way.
+void write_json(const lint_report& r, const json_additions& add, std::ostream& out);
 
 /// Writes `item(0) ... item(n - 1)` to `out` in order, the items rendered on up to 4 threads
 /// a batch at a time (a report's JSON is the last serial step of a lint run; batches bound

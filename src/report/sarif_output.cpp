@@ -1,5 +1,7 @@
 #include "report/sarif_output.hpp"
 
+#include <cctype>
+#include <cstdio>
 #include <filesystem>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -7,13 +9,14 @@
 #include <string_view>
 
 #include "engine/engine.hpp"
+#include "report/fingerprint.hpp"
 #include "report/lint_output.hpp"
+#include "rules/security.hpp"
 
 namespace ngxtls::report {
 
 namespace {
 
-using json = nlohmann::ordered_json;
 namespace fs = std::filesystem;
 
 // RFC 3986 percent-encoding of a path, keeping '/' and the unreserved characters.
@@ -49,6 +52,7 @@ std::string absolute_path(const std::string& file) {
   return ec ? file : abs.generic_string();
 }
 
+template <typename json>
 json artifact_location(const std::string& file, const std::string& working_dir) {
   if (auto rel = relative_under(file, working_dir))
     return {{"uri", uri_escape(*rel)}, {"uriBaseId", "SRCROOT"}};
@@ -58,12 +62,15 @@ json artifact_location(const std::string& file, const std::string& working_dir) 
 // artifact_location() of every file a report's findings name, worked out once per file
 // before the results are written: each place of 100,000s of findings asked the file system
 // for the working directory again.
+template <typename json>
 using artifact_map = std::map<std::string, json, std::less<>>;
 
-artifact_map artifacts_of(const lint_report& r, const std::string& working_dir) {
-  artifact_map out;
+template <typename json>
+artifact_map<json> artifacts_of(const lint_report& r, const std::string& working_dir) {
+  artifact_map<json> out;
   auto add = [&](const source_location& l) {
-    if (out.find(l.file) == out.end()) out.emplace(l.file, artifact_location(l.file, working_dir));
+    if (out.find(l.file) == out.end())
+      out.emplace(l.file, artifact_location<json>(l.file, working_dir));
   };
   for (const auto& f : r.findings) {
     add(f.location);
@@ -73,7 +80,8 @@ artifact_map artifacts_of(const lint_report& r, const std::string& working_dir) 
   return out;
 }
 
-json physical_location(const source_location& loc, const artifact_map& artifacts) {
+template <typename json>
+json physical_location(const source_location& loc, const artifact_map<json>& artifacts) {
   json p = {{"artifactLocation", artifacts.at(loc.file)}};
   if (loc.line > 0) {
     json region = {{"startLine", loc.line}};
@@ -106,32 +114,65 @@ std::string what_it_flags(const std::string& doc) {
   return s;
 }
 
-/// One SARIF result for finding `f`; `index` maps rule ids to their place in tool.driver.rules.
-json result_of(const engine::finding& f, const std::map<std::string, std::size_t>& index,
-               const artifact_map& artifacts) {
+// The rule's name as code scanning shows it beside the id: the id's words in UpperCamelCase
+// ("tls13-resumption-disabled" -> "Tls13ResumptionDisabled"), as CodeQL and ESLint name theirs.
+std::string rule_name(const std::string& id) {
+  std::string out;
+  bool upper = true;
+  for (char c : id) {
+    if (c == '-') {
+      upper = true;
+      continue;
+    }
+    out += upper ? static_cast<char>(std::toupper(static_cast<unsigned char>(c))) : c;
+    upper = false;
+  }
+  return out;
+}
+
+// The rule doc as plain text for help.text: Markdown headings and code fences dropped.
+std::string plain_help(const std::string& doc) {
+  std::string out;
+  std::istringstream in(doc);
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("```", 0) == 0) continue;
+    if (line.rfind("#", 0) == 0) line = line.substr(line.find_first_not_of("# "));
+    out += line + "\n";
+  }
+  while (!out.empty() && out.back() == '\n') out.pop_back();
+  return out;
+}
+
+/// One place of a finding: the finding and which of its places (0: `location`, i > 0:
+/// `also_at[i - 1]`).
+struct place_ref {
+  std::size_t finding;
+  std::size_t place;
+};
+
+/// One SARIF result for place `at` of finding `f`; `index` maps rule ids to their place in
+/// tool.driver.rules; `fingerprint` is empty when none was worked out.
+template <typename json>
+json result_of(const engine::finding& f, std::size_t at,
+               const std::map<std::string, std::size_t>& index, const artifact_map<json>& artifacts,
+               const std::string& fingerprint) {
   json res = {{"ruleId", f.rule}};
   if (auto it = index.find(f.rule); it != index.end()) res["ruleIndex"] = it->second;
   res["level"] = sarif_level(f.level);
-  std::string text = f.message;
-  res["message"] = {{"text", text}};
-  res["locations"] =
-      json::array({{{"physicalLocation", physical_location(f.location, artifacts)}}});
-  if (!f.include_chain.empty() || !f.also_at.empty()) {
+  res["message"] = {{"text", f.message}};
+  const source_location& loc = at == 0 ? f.location : f.also_at[at - 1];
+  res["locations"] = json::array({{{"physicalLocation", physical_location(loc, artifacts)}}});
+  // The include chain is the first place's: the others were reached through their own.
+  if (at == 0 && !f.include_chain.empty()) {
     json rel = json::array();
     int id = 1;
     for (const auto& inc : f.include_chain)
       rel.push_back({{"id", id++},
                      {"physicalLocation", physical_location(inc, artifacts)},
                      {"message", {{"text", "included from here"}}}});
-    // The same finding at its other places (one cause in many servers, or each file a
-    // summary counts).
-    for (const auto& at : f.also_at)
-      rel.push_back({{"id", id++},
-                     {"physicalLocation", physical_location(at, artifacts)},
-                     {"message", {{"text", "also here"}}}});
     res["relatedLocations"] = rel;
   }
-  if (!f.also_at.empty()) res["occurrenceCount"] = f.also_at.size() + 1;
+  if (!fingerprint.empty()) res["partialFingerprints"] = {{fingerprint_key, fingerprint}};
   json props = json::object();
   if (!f.server.empty()) props["server"] = f.server;
   if (!f.fix.empty()) props["fix"] = f.fix;
@@ -144,38 +185,69 @@ json result_of(const engine::finding& f, const std::map<std::string, std::size_t
     }
     props["evidence"] = ev;
   }
+  if (!f.also_at.empty()) props["places"] = f.also_at.size() + 1;
   if (!props.empty()) res["properties"] = props;
   return res;
 }
 
-}  // namespace
-
-void write_sarif(const lint_report& r, const std::string& working_dir, std::ostream& os) {
+// The log, laid out in `json`'s key order: nlohmann::ordered_json keeps SARIF's customary
+// order (lint), nlohmann::json sorts the keys (check's log, whose shape was fixed so).
+template <typename json>
+void write_sarif_log(const lint_report& r, const std::string& working_dir,
+                     const sarif_additions& add, std::ostream& os) {
   json rules = json::array();
   std::map<std::string, std::size_t> index;
   for (const auto& rule : engine::all_rules()) {
     index[rule.id] = rules.size();
-    json jr = {{"id", rule.id}, {"name", rule.id}, {"shortDescription", {{"text", rule.summary}}}};
-    if (auto full = what_it_flags(rule.doc); !full.empty())
-      jr["fullDescription"] = {{"text", full}};
-    jr["help"] = {{"text", rule.doc}, {"markdown", rule.doc}};
+    json jr = {{"id", rule.id},
+               {"name", rule_name(rule.id)},
+               {"shortDescription", {{"text", rule.summary}}}};
+    const std::string full = what_it_flags(rule.doc);
+    jr["fullDescription"] = {{"text", full.empty() ? rule.summary : full}};
+    jr["help"] = {{"text", plain_help(rule.doc)}, {"markdown", rule.doc}};
     jr["helpUri"] = std::string(rule_help_uri_base) + rule.id + ".md";
     jr["defaultConfiguration"] = {{"level", sarif_level(rule.level)}};
+    json tags = json::array({"nginx", "tls"});
+    json props = json::object();
+    if (const auto security = rules::security_severity(rule.id)) {
+      tags.push_back("security");
+      char score[16];
+      std::snprintf(score, sizeof score, "%.1f", *security);
+      props["security-severity"] = score;
+    }
+    if (rule.costs_resumption) tags.push_back("performance");
+    if (rule.confirmed_by != engine::probe_question::none) tags.push_back("confirmed-by-probe");
+    props["tags"] = tags;
+    props["precision"] = "high";
+    jr["properties"] = props;
     rules.push_back(jr);
   }
   // The log is dumped with a marker where the results go; they are written one at a time
   // in its place, indented as they would be in the document (runs[0].results[i]: level 4).
   constexpr std::string_view marker = "ngxtls-results-go-here";
-  const artifact_map artifacts = artifacts_of(r, working_dir);
+  const artifact_map<json> artifacts = artifacts_of<json>(r, working_dir);
+  // One result per place: code scanning keeps an alert per result, at its one location, so a
+  // change touching one of a finding's places is annotated there.
+  std::vector<place_ref> places;
+  places.reserve(r.findings.size());
+  for (std::size_t i = 0; i < r.findings.size(); ++i)
+    for (std::size_t p = 0; p <= r.findings[i].also_at.size(); ++p) places.push_back({i, p});
   auto write_results = [&] {
-    if (r.findings.empty()) {
+    if (places.empty()) {
       os << "[]";
       return;
     }
     os << "[\n";
-    write_in_order(r.findings.size(), os, [&](std::size_t i) {
-      return "        " + dump_nested(result_of(r.findings[i], index, artifacts), 4) +
-             (i + 1 < r.findings.size() ? ",\n" : "\n      ]");
+    write_in_order(places.size(), os, [&](std::size_t k) {
+      const auto [i, p] = places[k];
+      const std::string& fp = i < r.fingerprints.size() ? r.fingerprints[i].at(p) : std::string();
+      json res = result_of(r.findings[i], p, index, artifacts, fp);
+      if (add.result) {
+        nlohmann::json sorted_res = res;
+        add.result(i, sorted_res);
+        res = sorted_res;
+      }
+      return "        " + dump_nested(res, 4) + (k + 1 < places.size() ? ",\n" : "\n      ]");
     });
   };
   json run = {{"tool",
@@ -206,6 +278,10 @@ void write_sarif(const lint_report& r, const std::string& working_dir, std::ostr
     run["properties"]["summary"]["no_tls_server"] = none;
   if (const std::size_t n = dropped_total(r); n > 0)
     run["properties"]["findings_dropped"] = {{"per_rule", r.dropped_findings}, {"total", n}};
+  if (r.baseline_report)
+    run["properties"]["baseline_report"] = {{"path", *r.baseline_report},
+                                            {"suppressed", r.baseline_suppressed}};
+  for (const auto& [k, v] : add.run_properties.items()) run["properties"][k] = v;
   json log = {{"$schema", "https://json.schemastore.org/sarif-2.1.0.json"},
               {"version", "2.1.0"},
               {"runs", json::array({run})}};
@@ -216,6 +292,17 @@ void write_sarif(const lint_report& r, const std::string& working_dir, std::ostr
   os << std::string_view(text).substr(0, at);
   write_results();
   os << std::string_view(text).substr(at + quoted.size()) << "\n";
+}
+
+}  // namespace
+
+void write_sarif(const lint_report& r, const std::string& working_dir, std::ostream& os) {
+  write_sarif_log<nlohmann::ordered_json>(r, working_dir, sarif_additions{}, os);
+}
+
+void write_sarif_sorted(const lint_report& r, const std::string& working_dir,
+                        const sarif_additions& add, std::ostream& os) {
+  write_sarif_log<nlohmann::json>(r, working_dir, add, os);
 }
 
 std::string render_sarif(const lint_report& r, const std::string& working_dir) {
@@ -273,32 +360,27 @@ void write_github(const lint_report& r, const std::string& working_dir, std::ost
   if (const std::string none = no_tls_text(r); !none.empty())
     os << "::notice title=" << escape_property("ngxtls summary") << "::" << escape_data(none)
        << "\n";
-  for (const auto& f : r.findings) {
+  // One annotation per place, as SARIF has one result per place.
+  auto annotate = [&](const engine::finding& f, const source_location& at) {
     out.clear();
     const char* cmd = f.level == engine::severity::error     ? "error"
                       : f.level == engine::severity::warning ? "warning"
                                                              : "notice";
-    std::string file = relative_under(f.location.file, working_dir).value_or(f.location.file);
+    const std::string file = relative_under(at.file, working_dir).value_or(at.file);
     out += "::";
     out += cmd;
     out += " file=" + escape_property(file);
-    if (f.location.line > 0) out += ",line=" + std::to_string(f.location.line);
-    if (f.location.column > 0) out += ",col=" + std::to_string(f.location.column);
+    if (at.line > 0) out += ",line=" + std::to_string(at.line);
+    if (at.column > 0) out += ",col=" + std::to_string(at.column);
     out += ",title=" + escape_property("ngxtls " + f.rule);
     std::string body = f.message;
-    if (!f.also_at.empty()) {
-      body += "\nAlso at ";
-      const std::size_t shown = std::min(f.also_at.size(), text_places_shown);
-      for (std::size_t i = 0; i < shown; ++i)
-        body += (i ? ", " : "") +
-                relative_under(f.also_at[i].file, working_dir).value_or(f.also_at[i].file) + ":" +
-                std::to_string(f.also_at[i].line);
-      if (shown < f.also_at.size())
-        body += " and " + std::to_string(f.also_at.size() - shown) + " more";
-    }
     if (!f.fix.empty()) body += "\nFix:\n" + f.fix;
     out += "::" + escape_data(body) + "\n";
     os << out;
+  };
+  for (const auto& f : r.findings) {
+    annotate(f, f.location);
+    for (const auto& at : f.also_at) annotate(f, at);
   }
 }
 

@@ -1,6 +1,8 @@
 #pragma once
 // Lint reports for CI: SARIF 2.1.0 (code scanning) and GitHub Actions workflow annotations.
 
+#include <functional>
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "report/lint_output.hpp"
@@ -24,6 +26,18 @@ inline constexpr const char* rule_help_uri_base =
 std::string render_sarif(const lint_report& r, const std::string& working_dir);
 /// render_sarif() written to `out` a result at a time (the same bytes, without the document).
 void write_sarif(const lint_report& r, const std::string& working_dir, std::ostream& out);
+
+/// What check adds to lint's SARIF log.
+struct sarif_additions {
+  /// Fields set in runs[0].properties (over lint's own of the same key).
+  nlohmann::json run_properties = nlohmann::json::object();
+  /// Changes result i (finding i) before it is written; called from up to 4 threads at once.
+  std::function<void(std::size_t, nlohmann::json& result)> result;
+};
+/// write_sarif() with `add` applied, every object's keys sorted (the shape of check's log):
+/// the same log otherwise, streamed the same way.
+void write_sarif_sorted(const lint_report& r, const std::string& working_dir,
+                        const sarif_additions& add, std::ostream& out);
 
 /// GitHub Actions workflow commands, one line per finding:
 /// `::error file=F,line=L,col=C,title=RULE::MESSAGE` (`warning`, and `notice` for notes),

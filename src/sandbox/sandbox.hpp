@@ -13,6 +13,8 @@
 
 #include "base/error.hpp"
 #include "model/model.hpp"
+#include "sandbox/nginx_build.hpp"
+#include "sandbox/run_material.hpp"
 #include "sandbox/sandbox_process.hpp"
 #include "tls/pki.hpp"
 
@@ -161,12 +163,14 @@ class sandbox {
   /// Servers not started, label -> why.
   const std::map<std::string, std::string>& untested() const { return untested_; }
   /// Ticket key files that ran as stand-ins: configured path (absolute) -> stand-in file.
-  const std::map<std::string, std::string>& ticket_standins() const { return standin_of_; }
+  const std::map<std::string, std::string>& ticket_standins() const {
+    return material_.ticket_key_standins();
+  }
   /// Sandbox port -> port of the linted config's socket.
   std::map<int, int> port_map() const;
   /// The nginx binary used, and the first line of its `-v` output ("nginx version: nginx/1.22.1").
-  const std::string& nginx_binary() const { return binary_; }
-  const std::string& nginx_version() const { return version_; }
+  const std::string& nginx_binary() const { return build_.binary; }
+  const std::string& nginx_version() const { return build_.version_line; }
   /// Masters running, and whether they run in their own PID namespace.
   int instances() const { return instances_; }
   bool pid_namespace() const { return keeper_ && keeper_->pid_namespace(); }
@@ -195,9 +199,21 @@ class sandbox {
   void stop();
 
  private:
-  struct generation_plan;  // defined in sandbox.cpp
-  struct rendered_config;  // defined in sandbox.cpp
-  struct server_plan;      // defined in sandbox.cpp
+  struct generation_plan;   // defined in sandbox_plan.hpp
+  struct rendered_config;   // defined in sandbox_plan.hpp
+  struct server_plan;       // defined in sandbox_plan.hpp
+  struct certificate_pair;  // defined in sandbox_plan.hpp
+  struct line_origin;       // defined in sandbox_plan.hpp
+
+  /// The private run directory under options.base_dir (or default_sandbox_base()), with the
+  /// material and instance directories, the notes on identity and network.
+  void make_run_directory(const sandbox_options& o);
+  /// Generates the config, tests it, starts the masters and waits until they serve; starts
+  /// again on new ports when a port was taken meanwhile.
+  void start(const model::model& m);
+  /// Waits until every master runs its workers and every port accepts: "" then, else nginx's
+  /// [emerg] lines (or "" after the deadline, which timed_out says).
+  std::string wait_until_serving(bool& timed_out) const;
   /// Generates the sandbox config for `m` and tests it: the phases below, in this order, over
   /// one generation_plan.
   void generate(const model::model& m);
@@ -211,10 +227,24 @@ class sandbox {
   /// pairs them; an unreadable certificate or key gets a stand-in PKI of the same shape (key
   /// type, names, remaining lifetime, OCSP URL pointed at a closed local port), with a note.
   void stand_in_certificates(const model::model& m, server_plan& p);
-  /// Phase 2b: the server's other effective directives of nginx's own ssl modules (and
-  /// resolver), file arguments copied or stood in for, off-host names left out as the network
-  /// requires; everything else named ssl_* left out with a note.
+  /// The stand-in PKI of one certificate pair (made once per pair and kind), noted the first
+  /// time.
+  const tls::pki_paths& stand_in_pair(const model::model& m, server_plan& p,
+                                      const certificate_pair& pair);
+  /// Phase 2b: the server's other effective directives, each as directive_policy's
+  /// server_policy says (file arguments copied or stood in for, off-host names left out as the
+  /// network requires, other modules' ssl_* left out with a note).
   void plan_directives(const model::model& m, server_plan& p);
+  /// One occurrence of a directive: its line in the server plan, or a note on why not.
+  void plan_occurrence(const model::model& m, server_plan& p, const std::string& name,
+                       const model::occurrence& occ);
+  /// Whether the resolver or responder `args` may stay, as the network allows (notes why not).
+  bool address_allowed(server_plan& p, const std::string& name,
+                       const std::vector<std::string>& args);
+  /// The CA file nginx gets for ssl_trusted_certificate / ssl_client_certificate, "" to leave
+  /// it out.
+  std::string ca_file(server_plan& p, const std::string& name, const std::string& real,
+                      const std::string& arg);
   /// Phase 3: worker_processes (capped), the modules to load (only the build's own stream
   /// module), worker_connections and RLIMIT_NOFILE for the socket count, temp paths.
   void plan_workers_and_modules(const model::model& m, generation_plan& plan);
@@ -226,6 +256,16 @@ class sandbox {
   /// stream block; the passing round's [warn] lines go to warnings_. Throws target_error when
   /// nothing can be blamed.
   void test_with_blame(const model::model& m, generation_plan& plan);
+  /// The line of the rendered config nginx's [emerg] is about.
+  line_origin blame(const model::model& m, const generation_plan& plan,
+                    const rendered_config& rendered, const std::string& message, int line) const;
+  /// Leaves out what `blamed` stands for (a directive, a server, the stream block) and records
+  /// why. Throws target_error when it stands for nothing that can be left out.
+  void leave_out(const model::model& m, generation_plan& plan, const line_origin& blamed,
+                 const std::string& message);
+  /// The [warn] lines of `err` (nginx -t's, of `rendered`), traced to the linted config.
+  void record_warnings(const model::model& m, const rendered_config& rendered,
+                       const std::string& err);
   /// Phase 6: sockets_ and ssl_added_ports_ from the servers still in the plan.
   void record_served(const model::model& m, const generation_plan& plan);
   /// The config text of the plan, limited to one server plan (`only`) and without one more
@@ -239,47 +279,28 @@ class sandbox {
   void test_whole_config(const model::model& m);
   /// Writes `text` as the sandbox config and runs `nginx -t` on it as nginx will run.
   command_output nginx_test(const std::string& text) const;
-  /// The stand-in ticket key file for the real path `real` (one per path, same size as the real
-  /// file when that is 48 or 80 bytes), noted under `label` with the configured text `arg`.
-  std::string ticket_standin(const std::string& real, const std::string& label,
-                             const std::string& arg);
-  /// A file nginx reads, as nginx gets it: the real path when nginx runs as this user; else a
-  /// copy in the run directory (one per real file), empty when it cannot be copied.
-  std::string usable(const std::string& real, const std::string& arg);
-  std::string shown(std::string message) const;
   /// Gives the files nginx reads (root:gid, group-readable) and the instance directories it
   /// writes (its uid) to the sandbox identity; nothing when it is not dropped.
   void hand_over() const;
-  /// A path under run_dir_ as nginx reaches it: /proc/self/cwd/... when it runs as the
-  /// sandbox identity (its working directory is run_dir_, whose parents it may not traverse).
-  std::string nx(const std::string& path) const;
-  /// nginx's words with its paths mapped back to run_dir_.
-  std::string from_nginx(std::string text) const;
+  /// How nginx's processes are started: the identity, RLIMIT_NOFILE, the working directory.
   child_setup setup() const;
 
+  nginx_build build_;      ///< the nginx binary and what `nginx -V` says of it
+  run_material material_;  ///< copies and stand-ins, and path translation
   std::vector<sandbox_socket> sockets_;
   std::vector<sandbox_rejection> rejections_;
   std::vector<sandbox_warning> warnings_;
   std::set<int> ssl_added_ports_;
   std::vector<sandbox_note> notes_;
   std::map<std::string, std::string> untested_;
-  std::string binary_, version_, run_dir_, prefix_;
+  std::string run_dir_;
   int instances_ = 1, workers_ = 1, timeout_ms_ = 15000, max_workers_ = 8;
   std::string conf_path_;
   std::vector<std::string> inst_dirs_;
-  std::set<int> taken_;                                ///< loopback ports handed out
-  std::map<std::string, int> ports_by_name_;           ///< "http *:443" -> sandbox port
-  std::map<std::string, std::string> standin_of_;      ///< real resolved path -> stand-in path
-  std::map<std::string, tls::pki_paths> pki_of_pair_;  ///< "cert\nkey" -> stand-in PKI
-  std::map<std::string, std::string> display_of_;      ///< sandbox path -> configured text
-  std::map<std::string, std::string> addr_display_;    ///< "127.0.0.1:P" -> configured socket
-  int standins_ = 0;
+  std::set<int> taken_;                       ///< loopback ports handed out
+  std::map<std::string, int> ports_by_name_;  ///< "http *:443" -> sandbox port
   sandbox_identity ident_;
-  std::string nginx_root_;    ///< run_dir_ as nginx names it
-  std::string configure_;     ///< `nginx -V` configure arguments
-  std::string modules_path_;  ///< the build's --modules-path
   bool network_isolated_ = false;
-  std::map<std::string, std::string> copy_of_;  ///< real path -> copy nginx reads
   int worker_connections_ = 512;
   rlim_t nofile_ = 0;  ///< RLIMIT_NOFILE for nginx
   std::unique_ptr<keeper> keeper_;

@@ -478,6 +478,7 @@ sandbox_identity choose_sandbox_identity() {
         try {
           out.insert(std::stoull(num));
         } catch (const std::exception&) {
+          continue;  // a malformed line names no id
         }
     }
     return out;

@@ -78,6 +78,12 @@ std::string probe_exposition(const probe::target_result& t, double duration_seco
                      "Distinct session ticket key names seen (one per key domain)");
   metric_family tickets("ngxtls_tickets_per_connection", metric_type::gauge,
                         "Session tickets received per connection");
+  metric_family strict("ngxtls_strict_client_resumption_ratio", metric_type::gauge,
+                       "Resumed / attempts of a client that reads to EOF without ignoring a "
+                       "close without close_notify (0..1)");
+  metric_family closes("ngxtls_server_closes", metric_type::gauge,
+                       "Connections after a complete response, by how the server closed "
+                       "(close: close_notify, eof, reset, not_seen)");
   metric_family handshake("ngxtls_handshake_seconds", metric_type::gauge,
                           "Connect + TLS handshake time by kind (full, resumed) and quantile");
   metric_family stapled("ngxtls_ocsp_stapled_connections", metric_type::gauge,
@@ -106,6 +112,18 @@ std::string probe_exposition(const probe::target_result& t, double duration_seco
     }
     keys.add(l, static_cast<double>(r.ticket_key_names.size()));
     tickets.add(l, r.tickets_per_connection);
+    if (r.strict_measured && r.strict_attempts > 0) strict.add(l, r.strict_rate);
+    if (r.closes_close_notify + r.closes_eof + r.closes_reset + r.closes_not_seen > 0) {
+      const std::pair<const char*, int> kinds[] = {{"close_notify", r.closes_close_notify},
+                                                   {"eof", r.closes_eof},
+                                                   {"reset", r.closes_reset},
+                                                   {"not_seen", r.closes_not_seen}};
+      for (const auto& [kind, n] : kinds) {
+        label_set x = l;
+        x.emplace_back("close", kind);
+        closes.add(x, n);
+      }
+    }
     auto with = [&l](const char* kind, const char* q) {
       label_set x = l;
       x.emplace_back("kind", kind);
@@ -133,7 +151,7 @@ std::string probe_exposition(const probe::target_result& t, double duration_seco
 
   std::string out;
   for (const auto* f : {&success, &duration, &age, &ratio, &attempts, &resumed, &keys, &tickets,
-                        &handshake, &stapled, &asked, &stapling, &not_after})
+                        &strict, &closes, &handshake, &stapled, &asked, &stapling, &not_after})
     f->write(out);
   return out;
 }

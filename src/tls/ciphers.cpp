@@ -2,6 +2,7 @@
 
 #include <openssl/crypto.h>
 
+#include <algorithm>
 #include <sstream>
 #include <stdexcept>
 
@@ -62,12 +63,23 @@ std::vector<cipher_info> expand_cipher_string(const std::string& spec) {
                                 (errs.empty() ? "" : " (" + errs + ")"));
   }
   std::vector<cipher_info> out;
+  // What the security level leaves: the suites an SSL of this context can negotiate.
+  std::vector<unsigned> negotiable;
+  if (ssl_ptr ssl{SSL_new(ctx.get())}) {
+    if (STACK_OF(SSL_CIPHER)* sup = SSL_get1_supported_ciphers(ssl.get())) {
+      for (int i = 0; i < sk_SSL_CIPHER_num(sup); ++i)
+        negotiable.push_back(SSL_CIPHER_get_protocol_id(sk_SSL_CIPHER_value(sup, i)));
+      sk_SSL_CIPHER_free(sup);
+    }
+  }
   STACK_OF(SSL_CIPHER)* list = SSL_CTX_get_ciphers(ctx.get());
   for (int i = 0; i < sk_SSL_CIPHER_num(list); ++i) {
     const SSL_CIPHER* c = sk_SSL_CIPHER_value(list, i);
     // The TLS 1.3 suites come first in the combined list; they are configured separately.
     if (is_tls13(c)) continue;
     out.push_back(describe(c));
+    out.back().negotiable =
+        std::find(negotiable.begin(), negotiable.end(), out.back().id) != negotiable.end();
   }
   if (out.empty()) throw std::invalid_argument("no cipher matches \"" + spec + "\"");
   return out;

@@ -20,6 +20,11 @@ struct cipher_info {
   int bits = 0;  ///< symmetric key bits actually used (SSL_CIPHER_get_bits); 0 for NULL encryption
   bool aead = false;  ///< SSL_CIPHER_is_aead
   unsigned id = 0;    ///< two-byte IANA code point (SSL_CIPHER_get_protocol_id), e.g. 0xC02C
+  /// OpenSSL negotiates it at the string's security level (default 1, or `@SECLEVEL=N`): it is
+  /// among SSL_get1_supported_ciphers, as `openssl ciphers -s` lists them (level 1 drops
+  /// NULL-encryption, anonymous and export suites; PSK and SRP suites need callbacks nginx
+  /// never sets).
+  bool negotiable = true;
 };
 
 /// Expands an OpenSSL cipher string (nginx `ssl_ciphers`) with the installed libssl:

@@ -595,3 +595,21 @@ TEST_CASE("sandbox: what nginx refuses and no rule predicted is an error that fa
   CHECK(r.exit_code == 1);
   CHECK(r.out.find("error: nginx -t rejects") != std::string::npos);
 }
+
+TEST_CASE("sandbox: 0-RTT replayed and answered confirms early-data-replay") {
+  fixture fx("early-data-replay/no-header.conf");
+  int rc = 0;
+  auto doc = sandbox_check(fx.conf, {"--tls1.3"}, rc);
+  const json* f = find_finding(doc, "early-data-replay", "warning");
+  REQUIRE(f);
+  CHECK((*f)["verdict"] == "confirmed");
+  CHECK((*f)["verdict_reason"] ==
+        "a replayed 0-RTT request was accepted and answered by the application");
+  // The probe sent early data (check --sandbox only) and nginx accepted the replay.
+  bool replayed = false;
+  for (const auto& t : doc["probe"]["targets"])
+    for (const auto& p : t["protocols"])
+      if (p["early_data"].is_object())
+        replayed = replayed || p["early_data"]["replay"]["outcome"] == "accepted";
+  CHECK(replayed);
+}

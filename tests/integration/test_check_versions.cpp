@@ -193,6 +193,22 @@ void tickets_mismatch(const nginx_version_entry& v) {
 NGINX_VERSION_CASES("check: tickets off in the default server and on in the name-based one",
                     tickets_mismatch)
 
+void tls12_no_resumption(const nginx_version_entry& v) {
+  fixture fx;
+  const std::string off = "ssl_protocols TLSv1.2; ssl_session_tickets off;";
+  fx.write(" ssl default_server", off, " ssl", off);
+  // No ticket and no cache on a TLS 1.2-only socket: the TLS 1.2 runs resume nothing, on every
+  // version (docs/nginx-facts.md#tls12-resumption).
+  expect(v, fx.conf, "tls12-resumption-disabled",
+         {{{"tls12-resumption-disabled", 9}, "confirmed"}});
+  // With a shared cache there is nothing to report.
+  fx.write(" ssl default_server", off + " ssl_session_cache shared:T:1m;", " ssl", off);
+  expect(v, fx.conf, "tls12-resumption-disabled", {});
+}
+NGINX_VERSION_CASES(
+    "check: TLS 1.2 only with tickets off and no cache is confirmed by the TLS 1.2 runs",
+    tls12_no_resumption)
+
 void ssl_on(const nginx_version_entry& v) {
   fixture fx;
   fx.write(" default_server", "ssl on;", " ssl", "");

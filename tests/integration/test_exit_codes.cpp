@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "probe_util.hpp"
+#include "report/format.hpp"
 #include "support/nginx_instance.hpp"
 #include "support/process.hpp"
 #include "tls/pki.hpp"
@@ -177,7 +178,7 @@ TEST_CASE("lint: every failure path and its exit code") {
            banana + ":1:17: cannot read nginx version \"banana\"");
   }
   SUBCASE("output file that cannot be written") {
-    for (const std::string fmt : {"text", "json", "sarif", "github"}) {
+    for (const std::string& fmt : report::format_names(report::command::lint)) {
       CAPTURE(fmt);
       expect(ngxtls_run({"lint", findings, v, nv, "--format", fmt, "-o", "/nonexistent/dir/x"}), 2,
              "ngxtls: error: cannot write /nonexistent/dir/x: No such file or directory");

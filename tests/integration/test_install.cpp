@@ -52,6 +52,7 @@ TEST_CASE("cmake --install puts the binary, man page, completions and rule docs 
   const std::string man = test::read_file(usr / "share/man/man1/ngxtls.1");
   const std::string bash = test::read_file(usr / "share/bash-completion/completions/ngxtls");
   const std::string zsh = test::read_file(usr / "share/zsh/vendor-completions/_ngxtls");
+  const std::string fish = test::read_file(usr / "share/fish/vendor_completions.d/ngxtls.fish");
   for (const std::string sub : {"lint", "parse", "probe", "rules", "harden", "check", "serve"}) {
     CAPTURE(sub);
     CHECK(man.find(".SS " + sub + "\n") != std::string::npos);
@@ -61,6 +62,7 @@ TEST_CASE("cmake --install puts the binary, man page, completions and rule docs 
       CHECK(man.find(std::regex_replace(o, std::regex("-"), "\\-")) != std::string::npos);
       CHECK(bash.find(o) != std::string::npos);
       CHECK(zsh.find("'" + o + "[") != std::string::npos);
+      CHECK(fish.find(" -l " + o.substr(2)) != std::string::npos);
     }
   }
   // One page per rule, as `ngxtls rules` lists them.
@@ -93,6 +95,22 @@ TEST_CASE("the generated bash completion completes subcommands, options and opti
   };
   CHECK(complete("ngxtls ch", 1) == "check\n");
   CHECK(complete("ngxtls lint --fail", 2) == "--fail-on\n");
-  CHECK(complete("ngxtls lint --format ''", 3) == "text\njson\nsarif\ngithub\n");
+  CHECK(complete("ngxtls lint --format ''", 3) ==
+        "text\njson\nsarif\ngithub\ngitlab\njunit\ncheckstyle\n");
   CHECK(complete("ngxtls probe --sess", 2) == "--sess-in\n--sess-out\n");
+}
+
+TEST_CASE("building the ngxtls target alone makes everything cmake --install installs") {
+  // README's build (scripts/build.sh ngxtls) builds one target: the man page and completions
+  // must come with it, or `cmake --install` fails on a missing file.
+  const fs::path build = fs::path(test::ngxtls_binary()).parent_path();
+  if (!fs::exists(build / "build.ninja")) return test::skip_test("not a Ninja build");
+  auto r = test::run({"ninja", "-C", build.string(), "-t", "commands", "ngxtls"}, "", 60);
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.out.find("write_completions.cmake") != std::string::npos);
+  CHECK(r.out.find("gen_cli_docs.py") != std::string::npos);
+  for (const char* f : {"ngxtls.1", "ngxtls.bash", "_ngxtls", "ngxtls.fish"}) {
+    CAPTURE(f);
+    CHECK(fs::exists(build / "cli-docs" / f));
+  }
 }

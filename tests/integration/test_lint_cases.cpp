@@ -92,24 +92,24 @@ TEST_CASE("cases B and C: lint reports what the measured nginx behaviour implies
   auto c01 = lint({at("C01-tls12-tickets-off-id-cache.conf")});
   CHECK(c01.exit_code == 0);
   CHECK(c01.doc["findings"].empty());
-  // B06: tickets on, no key file, shared cache, nginx 1.22: keys die with each reload.
+  // B06: tickets on, no key file, shared cache, nginx 1.22: keys die with each reload (a note on
+  // one host: a reload costs each returning client one full handshake).
   CHECK(summary(lint({at("B06-auto-ticket-key-reset-on-reload.conf")}).doc) ==
         std::multiset<row>{
-            {"ticket-keys-not-shared", "warning", "B06-auto-ticket-key-reset-on-reload.conf", 4}});
+            {"ticket-keys-not-shared", "note", "B06-auto-ticket-key-reset-on-reload.conf", 4}});
   // ... and on 1.24 the shared zone keeps them across reloads: a note.
   auto b06new = lint({at("B06-auto-ticket-key-reset-on-reload.conf"), "--nginx-version", "1.24.0"});
   CHECK(summary(b06new.doc) == std::multiset<row>{{"ticket-keys-not-shared", "note",
                                                    "B06-auto-ticket-key-reset-on-reload.conf", 4}});
   // B09: responder host name, no resolver: a note (works when DNS answers at load).
   CHECK(summary(lint({at("B09-stapling-no-resolver.conf")}).doc) ==
-        std::multiset<row>{
-            {"ocsp-stapling-dead", "note", "B09-stapling-no-resolver.conf", 8},
-            {"ticket-keys-not-shared", "warning", "B09-stapling-no-resolver.conf", 4}});
+        std::multiset<row>{{"ocsp-stapling-dead", "note", "B09-stapling-no-resolver.conf", 8},
+                           {"ticket-keys-not-shared", "note", "B09-stapling-no-resolver.conf", 4}});
   // B10: no OCSP URL: stapling is dead.
   CHECK(summary(lint({at("B10-stapling-cert-without-ocsp-url.conf")}).doc) ==
         std::multiset<row>{
             {"ocsp-stapling-dead", "warning", "B10-stapling-cert-without-ocsp-url.conf", 8},
-            {"ticket-keys-not-shared", "warning", "B10-stapling-cert-without-ocsp-url.conf", 4}});
+            {"ticket-keys-not-shared", "note", "B10-stapling-cert-without-ocsp-url.conf", 4}});
   // B11: leaf only, no trusted certificate: issuer not found.
   auto b11 = lint({at("B11-stapling-leaf-only-no-issuer.conf")});
   CHECK(summary(b11.doc).count(
@@ -133,7 +133,8 @@ TEST_CASE("case B08: reuseport alone does not change the ticket key finding") {
   REQUIRE(b.doc["findings"].size() == 1);
   CHECK(a.doc["findings"][0]["rule"] == "ticket-keys-not-shared");
   CHECK(a.doc["findings"][0]["severity"] == b.doc["findings"][0]["severity"]);
-  CHECK(a.doc["findings"][0]["severity"] == "warning");
+  // One host: a note either way (a reload costs each returning client one full handshake).
+  CHECK(a.doc["findings"][0]["severity"] == "note");
 }
 
 TEST_CASE(

@@ -10,6 +10,8 @@
 #include <doctest/doctest.h>
 #include <unistd.h>
 
+#include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <regex>
 #include <sstream>
@@ -604,5 +606,310 @@ NGINX_VERSION_CASES(
 NGINX_VERSION_CASES(
     "one server listens with ssl and another with ssl http2 on one port: HTTP/2 for both",
     ssl_http2_then_ssl)
+
+// ---- TLS 1.2 only: resumption by ticket and by session ID ----
+
+/// `ngxtls probe --tls1.2` of 127.0.0.1:port with `sni`: (ticket run resumed, session-ID run
+/// resumed), of 20 attempts each; a ticket run that got no ticket makes no attempt (0).
+std::pair<int, int> tls12_resumed(int port, const std::string& sni) {
+  int rc = -1;
+  std::string err;
+  auto j = ngxtls_json({"probe", "127.0.0.1:" + std::to_string(port), "--sni", sni, "--tls1.2",
+                        "-n", "20", "-c", "2", "--no-ocsp"},
+                       &rc, &err);
+  INFO("probe stderr: ", err);
+  int ticket = -1, session_id = -1;
+  for (const auto& r : j.at("targets").at(0).at("protocols")) {
+    REQUIRE(r.at("protocol") == "TLSv1.2");
+    const bool ticket_run = r.at("mechanism") == "ticket";
+    CHECK(r.at("attempts") == (ticket_run && r.at("tickets") == 0 ? 0 : 20));
+    (ticket_run ? ticket : session_id) = r.at("resumed").get<int>();
+  }
+  std::cout << "  probe SNI " << sni << " --tls1.2: ticket resumed " << ticket
+            << "/20, session ID resumed " << session_id << "/20" << std::endl;
+  return {ticket, session_id};
+}
+
+/// Servers a and b, TLS 1.2 only, each with `a_extra` / `b_extra`; (ticket, session ID) resumed
+/// at SNI a and at SNI b.
+std::pair<std::pair<int, int>, std::pair<int, int>> tls12_only(const nginx_version_entry& v,
+                                                               const std::string& a_extra,
+                                                               const std::string& b_extra,
+                                                               const std::string& http_extra) {
+  names_pki k;
+  int port = free_port();
+  // Set in each server, so that the http block's TLSv1.2 TLSv1.3 (two_servers) is overridden
+  // in both, whichever server's protocols the version negotiates with.
+  nginx_instance ngx(nginx_conf(1, two_servers(port, k.a, k.b, "ssl_protocols TLSv1.2; " + a_extra,
+                                               "ssl_protocols TLSv1.2; " + b_extra, http_extra)),
+                     on(v, port));
+  return {tls12_resumed(port, "a.test"), tls12_resumed(port, "b.test")};
+}
+
+void tls12_tickets_off_no_cache(const nginx_version_entry& v) {
+  auto [a, b] = tls12_only(v, "", "", "ssl_session_tickets off;");
+  CHECK(a == std::pair{0, 0});
+  CHECK(b == std::pair{0, 0});
+}
+NGINX_VERSION_CASES("TLS 1.2 only with tickets off and no session cache: nothing resumes",
+                    tls12_tickets_off_no_cache)
+
+void tls12_tickets_off_shared_cache(const nginx_version_entry& v) {
+  auto [a, b] = tls12_only(v, "", "", "ssl_session_tickets off; ssl_session_cache shared:SSL:1m;");
+  // No ticket to offer; every session ID resumes from the cache.
+  CHECK(a == std::pair{0, 20});
+  CHECK(b == std::pair{0, 20});
+}
+NGINX_VERSION_CASES("TLS 1.2 only with tickets off and a shared cache: every session resumes",
+                    tls12_tickets_off_shared_cache)
+
+void tls12_default_on_b_off(const nginx_version_entry& v) {
+  auto [a, b] = tls12_only(v, "", "ssl_session_tickets off;", "");
+  CHECK(a == std::pair{20, 0});  // tickets, and no cache for session IDs
+  CHECK(b == std::pair{0, 0});
+}
+NGINX_VERSION_CASES(
+    "TLS 1.2 only with tickets on in the default server and off in b without cache: b resumes "
+    "nothing",
+    tls12_default_on_b_off)
+
+void tls12_default_off_b_on(const nginx_version_entry& v) {
+  auto [a, b] = tls12_only(v, "ssl_session_tickets off;", "ssl_session_tickets on;", "");
+  CHECK(a == std::pair{0, 0});
+  CHECK(b == std::pair{by_version(v, 0, 0, 20), 0});
+}
+NGINX_VERSION_CASES(
+    "TLS 1.2 only with tickets off in the default server and on in b without cache: b resumes by "
+    "ticket from 1.29.2",
+    tls12_default_off_b_on)
+
+// ---- protocols OpenSSL refuses ----
+
+void no_protocol_left(const nginx_version_entry& v) {
+  temp_dir dir;
+  auto pki = tls::make_pki((dir.path() / "pki").string(), {});
+  int port = free_port();
+  std::string body = tls_server(port, pki, "");
+  body.replace(body.find("ssl_protocols TLSv1.2 TLSv1.3;"), 30, "ssl_protocols SSLv2 SSLv3 TLSv1;");
+  // nginx -t accepts the list...
+  auto t = nginx_t(v, body);
+  CHECK(t.exit_code == 0);
+  nginx_instance ngx(nginx_conf(1, body), on(v, port));
+  // ...and then no client completes a handshake, whatever protocol it offers.
+  for (const char* p : {"-tls1", "-tls1_1", "-tls1_2", "-tls1_3"}) {
+    auto out = s_client(port, "localhost", {p});
+    INFO(p, ": ", out);
+    CHECK(!new_session(out));
+    CHECK(out.find("Cipher is (NONE)") != std::string::npos);
+  }
+}
+NGINX_VERSION_CASES("ssl_protocols SSLv2 SSLv3 TLSv1 with OpenSSL 3: no handshake completes",
+                    no_protocol_left)
+
+void nothing_negotiable(const nginx_version_entry& v) {
+  temp_dir dir;
+  auto pki = tls::make_pki((dir.path() / "pki").string(), {});
+  int port = free_port();
+  const std::string body = tls_server(port, pki, "ssl_ciphers aNULL:eNULL;");
+  CHECK(nginx_t(v, body).exit_code == 0);
+  nginx_instance ngx(nginx_conf(1, body), on(v, port));
+  // OpenSSL drops every suite the string matches at security level 1: TLS 1.2 fails.
+  auto out = s_client(port, "localhost", {"-tls1_2"});
+  INFO(out);
+  CHECK(out.find("Cipher is (NONE)") != std::string::npos);
+  CHECK(out.find("handshake failure") != std::string::npos);
+}
+NGINX_VERSION_CASES("ssl_ciphers aNULL:eNULL at security level 1: no TLS 1.2 handshake completes",
+                    nothing_negotiable)
+
+// ---- ticket key files with the same content ----
+
+void identical_key_files(const nginx_version_entry& v) {
+  temp_dir dir;
+  auto pki = tls::make_pki((dir.path() / "pki").string(), {});
+  const std::string k1 = (dir.path() / "current.key").string();
+  const std::string k2 = (dir.path() / "previous.key").string();
+  const std::string name = tls::write_ticket_key_file(k1, 80);
+  std::filesystem::copy_file(k1, k2);
+  int port = free_port();
+  nginx_instance ngx(nginx_conf(1, tls_server(port, pki,
+                                              "ssl_session_ticket_key " + k1 +
+                                                  "; ssl_session_ticket_key " + k2 + ";")),
+                     on(v, port));
+  // nginx takes both files without a word; one key seals and opens everything.
+  auto run = probe(port, "localhost", "--tls1.3", 4);
+  CHECK(key_name(run) == name);
+  CHECK(run.at("key_domains") == 1);
+}
+NGINX_VERSION_CASES("two ssl_session_ticket_key files with the same content: one key name",
+                    identical_key_files)
+
+// ---- how connections end: close_notify, and the strict client ----
+
+/// `ngxtls probe` of 127.0.0.1:port (SNI a.test, TLS 1.3, `n` attempts, `extra`): the target.
+nlohmann::json probe_target(int port, int n, const std::vector<std::string>& extra) {
+  std::vector<std::string> args{"probe",
+                                "127.0.0.1:" + std::to_string(port),
+                                "--sni",
+                                "a.test",
+                                "--tls1.3",
+                                "-n",
+                                std::to_string(n),
+                                "-c",
+                                "2",
+                                "--no-ocsp"};
+  args.insert(args.end(), extra.begin(), extra.end());
+  std::string err;
+  auto j = ngxtls_json(args, nullptr, &err);
+  INFO("probe stderr: ", err);
+  const auto& t = j.at("targets").at(0);
+  REQUIRE(t.at("error").is_null());
+  std::cout << "  " << t.at("verdicts").dump() << std::endl;
+  return t;
+}
+
+/// Whether the server sent close_notify, as `openssl s_client -msg` saw it after `request`.
+bool s_client_saw_close_notify(int port, const std::string& request) {
+  auto r = run({"openssl", "s_client", "-connect", "127.0.0.1:" + std::to_string(port),
+                "-servername", "a.test", "-tls1_3", "-msg", "-ign_eof"},
+               request, 20);
+  return r.out.find("<<< TLS 1.3, Alert [length 0002], warning close_notify") != std::string::npos;
+}
+
+const std::string head_a = "HEAD / HTTP/1.1\r\nHost: a.test\r\nConnection: close\r\n\r\n";
+
+void close_after_response(const nginx_version_entry& v) {
+  names_pki k;
+  int port = free_port();
+  nginx_instance ngx(nginx_conf(1, two_servers(port, k.a, k.b, "", "")), on(v, port));
+  REQUIRE(s_client_saw_close_notify(port, head_a));
+  const auto run = probe_target(port, 6, {}).at("protocols").at(0);
+  // The first handshake and 6 attempts, each read until the server closed it.
+  CHECK(run.at("server_close").at("close_notify") == 7);
+  CHECK(run.at("server_close").at("eof") == 0);
+  CHECK(run.at("resumed") == 6);
+  CHECK(run.at("strict_client").at("attempts") == 6);
+  CHECK(run.at("strict_client").at("resumed") == 6);
+  CHECK(run.at("strict_client").at("session_resumable_after_eof") == true);
+}
+NGINX_VERSION_CASES("a response to HEAD / ends with close_notify: strict clients resume too",
+                    close_after_response)
+
+void return_444_close(const nginx_version_entry& v) {
+  names_pki k;
+  int port = free_port();
+  nginx_instance ngx(nginx_conf(1, two_servers(port, k.a, k.b, "return 444;", "")), on(v, port));
+  REQUIRE_FALSE(s_client_saw_close_notify(port, head_a));
+  const auto t = probe_target(port, 6, {});
+  const auto& run = t.at("protocols").at(0);
+  CHECK(run.at("server_close").at("close_notify") == 0);
+  CHECK(run.at("server_close").at("eof") == 7);
+  CHECK(run.at("resumed") == 6);  // the prober ignores the unexpected EOF, as browsers do
+  // A client that reads to EOF without SSL_OP_IGNORE_UNEXPECTED_EOF: OpenSSL's fatal
+  // "unexpected eof" marks the session not resumable, so every reconnect is a full handshake.
+  CHECK(run.at("strict_client").at("attempts") == 6);
+  CHECK(run.at("strict_client").at("resumed") == 0);
+  CHECK(run.at("strict_client").at("session_resumable_after_eof") == false);
+  CHECK(t.at("verdicts")
+            .dump()
+            .find("clients that read to EOF resume 0 of 6: the server closes "
+                  "without close_notify") != std::string::npos);
+}
+NGINX_VERSION_CASES("return 444 closes without close_notify: strict clients resume 0 of 6",
+                    return_444_close)
+
+void keepalive_timeout_close(const nginx_version_entry& v) {
+  names_pki k;
+  int port = free_port();
+  nginx_instance ngx(nginx_conf(1, two_servers(port, k.a, k.b, "", "", "keepalive_timeout 1s;")),
+                     on(v, port));
+  const auto t = probe_target(port, 2, {"--keepalive-wait", "3000"});
+  const auto& ka = t.at("keepalive_close");
+  CHECK(ka.at("error").is_null());
+  CHECK(ka.at("closed_by") == "close_notify");
+  CHECK(ka.at("closed_after_ms").get<double>() >= 900);
+  CHECK(ka.at("closed_after_ms").get<double>() < 2500);
+}
+NGINX_VERSION_CASES("keepalive_timeout ends an idle connection with close_notify",
+                    keepalive_timeout_close)
+
+// ---- 0-RTT and its replay ----
+
+/// Early data as `openssl s_client -early_data` sees it: true when the server accepted it.
+bool s_client_early_accepted(int port, const std::string& sess, const std::filesystem::path& req) {
+  auto r = run({"openssl", "s_client", "-connect", "127.0.0.1:" + std::to_string(port),
+                "-servername", "a.test", "-tls1_3", "-sess_in", sess, "-early_data", req.string()},
+               "", 20);
+  return r.out.find("Early data was accepted") != std::string::npos;
+}
+
+/// Saves a TLS 1.3 session of a.test to `sess` (s_client -sess_out).
+void run_s_client_session(int port, const std::string& sess) {
+  run({"openssl", "s_client", "-connect", "127.0.0.1:" + std::to_string(port), "-servername",
+       "a.test", "-tls1_3", "-sess_out", sess, "-ign_eof"},
+      head_a, 20);
+}
+
+void early_data_replayed(const nginx_version_entry& v, const std::string& a_extra,
+                         const std::string& http_extra, int status) {
+  names_pki k;
+  int port = free_port();
+  nginx_instance ngx(nginx_conf(1, two_servers(port, k.a, k.b, a_extra, "", http_extra)),
+                     on(v, port));
+  const auto t = probe_target(port, 2, {"--early-data"});
+  const auto& run = t.at("protocols").at(0);
+  CHECK(run.at("max_early_data") == 16384);
+  const auto& ed = run.at("early_data");
+  REQUIRE(ed.is_object());
+  CHECK(ed.at("first").at("outcome") == "accepted");
+  CHECK(ed.at("first").at("http_status") == status);
+  CHECK(ed.at("replay").at("outcome") == "accepted");
+  CHECK(ed.at("replay").at("http_status") == status);
+  CHECK(ed.at("parallel").at("connections") == 2);
+  CHECK(ed.at("parallel").at("accepted") == 2);
+  CHECK(ed.at("replay_answered") == (status != 425));
+  // Independently: openssl s_client offers one saved ticket with the same early data twice.
+  const std::string sess = (k.dir.path() / "ed.pem").string();
+  run_s_client_session(port, sess);
+  auto req = k.dir.path() / "req.txt";
+  {
+    std::ofstream f(req);
+    f << head_a;
+  }
+  CHECK(s_client_early_accepted(port, sess, req));
+  CHECK(s_client_early_accepted(port, sess, req));
+}
+
+void early_data_tickets(const nginx_version_entry& v) {
+  early_data_replayed(v, "ssl_early_data on;", "", 200);
+}
+void early_data_stateful(const nginx_version_entry& v) {
+  // Stateful tickets through a shared cache: nginx's own cache, not OpenSSL's, so OpenSSL's
+  // single-use check for early data does not run.
+  early_data_replayed(v, "ssl_early_data on;\n  ssl_session_tickets off;",
+                      "ssl_session_cache shared:ed:1m;", 200);
+}
+void early_data_425(const nginx_version_entry& v) {
+  early_data_replayed(v, "ssl_early_data on;\n  if ($ssl_early_data) { return 425; }", "", 425);
+}
+NGINX_VERSION_CASES(
+    "ssl_early_data on: the same ticket's early data is accepted again and answered",
+    early_data_tickets)
+NGINX_VERSION_CASES(
+    "ssl_early_data on with tickets off and a shared cache: replayed early data is accepted",
+    early_data_stateful)
+NGINX_VERSION_CASES("ssl_early_data on answering $ssl_early_data with 425: replays get 425",
+                    early_data_425)
+
+void early_data_off(const nginx_version_entry& v) {
+  names_pki k;
+  int port = free_port();
+  nginx_instance ngx(nginx_conf(1, two_servers(port, k.a, k.b, "", "")), on(v, port));
+  const auto run = probe_target(port, 2, {"--early-data"}).at("protocols").at(0);
+  CHECK(run.at("max_early_data") == 0);
+  CHECK(run.at("early_data").is_null());  // tickets allow no early data: nothing is sent
+}
+NGINX_VERSION_CASES("ssl_early_data off: tickets allow no early data and none is sent",
+                    early_data_off)
 
 }  // namespace

@@ -196,3 +196,147 @@ TEST_CASE("JDK SSLServerSocket: resumption measured, opaque tickets make no key-
   auto v = report_verdicts_for_test(r);
   CHECK(v.find("different ticket keys") == std::string::npos);
 }
+
+namespace {
+
+// An HTTP backend for stunnel: answers every request line with 200 and closes.
+const char* http_backend = R"PY(
+import socket, sys, threading
+srv = socket.socket()
+srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+srv.bind(("127.0.0.1", int(sys.argv[1])))
+srv.listen(64)
+def handle(c):
+    try:
+        c.settimeout(5)
+        data = b""
+        while b"\r\n\r\n" not in data and len(data) < 65536:
+            d = c.recv(4096)
+            if not d:
+                break
+            data += d
+        c.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+    except Exception:
+        pass
+    finally:
+        c.close()
+while True:
+    c, _ = srv.accept()
+    threading.Thread(target=handle, args=(c,), daemon=True).start()
+)PY";
+
+/// stunnel4 (Debian's) in server mode on 127.0.0.1:port in front of the HTTP backend, with
+/// `options` lines added to its service section.
+struct stunnel_server {
+  stunnel_server(temp_dir& dir, const tls::pki_paths& pki, const std::vector<std::string>& options)
+      : backend_port(free_port()),
+        backend({"/usr/bin/python3", dir.write("backend.py", http_backend).string(),
+                 std::to_string(backend_port)},
+                (dir.path() / "backend.log").string(), backend_port),
+        port(free_port()),
+        tunnel({"stunnel4", write_conf(dir, pki, options)}, (dir.path() / "stunnel.log").string(),
+               port) {}
+
+  std::string write_conf(temp_dir& dir, const tls::pki_paths& pki,
+                         const std::vector<std::string>& options) {
+    std::string conf =
+        "foreground = yes\npid =\n[https]\naccept = 127.0.0.1:" + std::to_string(port) +
+        "\nconnect = 127.0.0.1:" + std::to_string(backend_port) + "\ncert = " + pki.chain +
+        "\nkey = " + pki.leaf_key + "\n";
+    for (const auto& o : options) conf += o + "\n";
+    return dir.write("stunnel.conf", conf).string();
+  }
+
+  int backend_port;
+  server_process backend;
+  int port;
+  server_process tunnel;
+};
+
+}  // namespace
+
+TEST_CASE(
+    "stunnel with ticketKeySecret: prefixes that repeat while every attempt resumes are no key "
+    "names") {
+  temp_dir dir;
+  auto pki = tls::make_pki((dir.path() / "pki").string(), {});
+  // 32-byte secrets, hex (stunnel(8): ticketKeySecret, ticketMacSecret).
+  stunnel_server st(
+      dir, pki,
+      {"ticketKeySecret = " + std::string(64, 'a'), "ticketMacSecret = " + std::string(64, 'b')});
+  auto o = quick(40);
+  o.tls12 = false;
+  auto r = probe_port(st.port, o);
+  INFO(st.tunnel.log());
+  REQUIRE_FALSE(r.error);
+  const auto& t13 = run_of(r, "TLSv1.3", "ticket");
+  CHECK(t13.resumed == 40);
+  // stunnel's ticket key callback leaves the 16 name bytes unset: they repeat in a few
+  // patterns, which the 40 of 40 resumed attempts contradict as key names.
+  CHECK(t13.ticket_key_names.empty());
+  CHECK(t13.opaque_tickets == t13.stateless_tickets);
+  REQUIRE(t13.opaque_reason);
+  CHECK(t13.opaque_reason->find("40 of 40 attempts resumed") != std::string::npos);
+  auto v = report_verdicts_for_test(r);
+  CHECK(v.find("different ticket keys") == std::string::npos);
+  CHECK(v.find("tickets are opaque: ") != std::string::npos);
+}
+
+TEST_CASE("stunnel NO_TICKET: a ticket issued on a resumed connection is offered and fails") {
+  temp_dir dir;
+  auto pki = tls::make_pki((dir.path() / "pki").string(), {});
+  stunnel_server st(dir, pki, {"options = NO_TICKET"});
+  auto o = quick(10);
+  o.tls12 = false;
+  o.per_target = 1;
+  auto r = probe_port(st.port, o);
+  INFO(st.tunnel.log());
+  REQUIRE_FALSE(r.error);
+  const auto& t13 = run_of(r, "TLSv1.3", "ticket");
+  CHECK(t13.resumed == 10);  // the first session, offered each time, always resumes
+  // Independently of the prober: openssl s_client offering the ticket it got on a resumed
+  // connection gets a full handshake.
+  std::string a = (dir.path() / "a.pem").string(), b = (dir.path() / "b.pem").string();
+  const std::string connect = "127.0.0.1:" + std::to_string(st.port);
+  const std::string req = "HEAD / HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n";
+  run({"openssl", "s_client", "-connect", connect, "-tls1_3", "-sess_out", a, "-ign_eof"}, req, 20);
+  auto second = run({"openssl", "s_client", "-connect", connect, "-tls1_3", "-sess_in", a,
+                     "-sess_out", b, "-ign_eof"},
+                    req, 20);
+  auto third = run(
+      {"openssl", "s_client", "-connect", connect, "-tls1_3", "-sess_in", b, "-ign_eof"}, req, 20);
+  REQUIRE(second.out.find("\nReused, TLSv1.3") != std::string::npos);
+  REQUIRE(third.out.find("\nNew, TLSv1.3") != std::string::npos);
+  // The chain: a resumed attempt's ticket (full), the full handshake's ticket (resumed), ...
+  CHECK(t13.chain_outcomes == std::vector<bool>{false, true, false, true});
+  CHECK(t13.chain_resumed == 2);
+  auto v = report_verdicts_for_test(r);
+  CHECK(v.find("offering the newest ticket each time gives full, resumed, full, resumed") !=
+        std::string::npos);
+}
+
+TEST_CASE("openssl s_server -no_cache: no session ID, so the session-ID run offers nothing") {
+  temp_dir dir;
+  auto pki = tls::make_pki((dir.path() / "pki").string(), {});
+  int port = free_port();
+  server_process srv({"openssl", "s_server", "-accept", "127.0.0.1:" + std::to_string(port),
+                      "-cert", pki.leaf_cert, "-key", pki.leaf_key, "-cert_chain", pki.chain,
+                      "-www", "-quiet", "-no_cache"},
+                     (dir.path() / "s_server.log").string(), port);
+  auto j = ngxtls_json({"probe", "127.0.0.1:" + std::to_string(port), "--sni", "localhost",
+                        "--tls1.2", "--no-ocsp", "--no-http", "-n", "5"});
+  const auto& runs = j.at("targets").at(0).at("protocols");
+  bool found = false;
+  for (const auto& run : runs) {
+    if (run.at("mechanism") != "session_id") continue;
+    found = true;
+    // docs/probe-json.md: nothing to resume means session_offered false and attempts 0.
+    CHECK(run.at("session_id_issued") == false);
+    CHECK(run.at("session_offered") == false);
+    CHECK(run.at("attempts") == 0);
+  }
+  CHECK(found);
+  std::string verdicts = j.at("targets").at(0).at("verdicts").dump();
+  CHECK(verdicts.find("the server sent no session ID") != std::string::npos);
+  CHECK(verdicts.find("keeps no session cache") == std::string::npos);
+}

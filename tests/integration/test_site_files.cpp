@@ -10,6 +10,7 @@
 #include <optional>
 #include <regex>
 
+#include "support/nginx_instance.hpp"
 #include "support/nginx_run.hpp"
 #include "support/nginx_versions.hpp"
 #include "support/process.hpp"
@@ -191,7 +192,7 @@ TEST_CASE("a run with no TLS server says so in a note and on the summary line of
   CHECK(text.exit_code == 0);
   CHECK(text.out.find("note [no-tls-server] no `listen ... ssl`, `quic` or `ssl_certificate` in 1 "
                       "file: nothing TLS was checked") != std::string::npos);
-  CHECK(text.out.find("0 errors, 0 warnings, 1 notes; no TLS server in 1 file: nothing TLS was "
+  CHECK(text.out.find("0 errors, 0 warnings, 1 note; no TLS server in 1 file: nothing TLS was "
                       "checked\n") != std::string::npos);
   auto doc = json::parse(ngxtls_run({"lint", file.string(), "--format", "json"}).out);
   CHECK(doc["summary"]["tls_servers"] == 0);
@@ -663,5 +664,208 @@ TEST_CASE(
         CHECK(count_rule(doc, "certificate-variable") == 0);
       }
     }
+  }
+}
+
+namespace {
+
+/// The context lint reads `file` in (input_contexts[0].context; "main" when none is listed),
+/// and the findings of `rule`.
+std::pair<std::string, std::size_t> context_and_count(const std::filesystem::path& file,
+                                                      const std::string& rule,
+                                                      const std::vector<std::string>& extra = {}) {
+  std::vector<std::string> args{"lint", file.string(), "--format", "json", "--fail-on", "never"};
+  args.insert(args.end(), extra.begin(), extra.end());
+  auto r = ngxtls_run(args);
+  INFO(r.err);
+  const json doc = json::parse(r.out);
+  const std::string ctx = doc["input_contexts"].empty()
+                              ? "main"
+                              : doc["input_contexts"][0]["context"].get<std::string>();
+  return {ctx, count_rule(doc, rule)};
+}
+
+}  // namespace
+
+TEST_CASE(
+    "a file of mail servers is read inside mail where nginx includes it: no unknown directive, "
+    "no HSTS") {
+  const auto module = debian_mail_module();
+  temp_dir tmp;
+  auto pki = tls::make_pki((tmp.path() / "pki").string(), {});
+  // No mail-only directive at the top level: only inside the servers.
+  const auto file = tmp.write(
+      "conf.mail.d/imap.conf",
+      "server {\n    listen 127.0.0.1:18993 ssl;\n    protocol imap;\n    imap_auth plain;\n"
+      "    ssl_certificate " +
+          pki.chain + ";\n    ssl_certificate_key " + pki.leaf_key +
+          ";\n}\nserver {\n    listen 127.0.0.1:18587;\n    protocol smtp;\n"
+          "    smtp_auth login plain;\n    starttls on;\n    ssl_certificate " +
+          pki.chain + ";\n    ssl_certificate_key " + pki.leaf_key + ";\n}\n");
+  CHECK(context_and_count(file, "unknown-directive") ==
+        std::pair<std::string, std::size_t>{"mail", 0});
+  CHECK(context_and_count(file, "hsts-missing").second == 0);
+  auto text = ngxtls_run({"lint", file.string()});
+  CHECK(text.out.find(file.string() + ": read inside mail { }") != std::string::npos);
+  CHECK(text.out.find("holds \"protocol\"") != std::string::npos);
+  if (!module) return;
+  // nginx reads it there without complaint.
+  const auto main =
+      tmp.write("nginx.conf", "load_module " + *module +
+                                  ";\nevents {}\nmail {\n    auth_http 127.0.0.1:9/auth;\n"
+                                  "    include conf.mail.d/*.conf;\n}\n");
+  CHECK(nginx_t(nginx_version_for("1.22"), tmp.path(), main).find("test is successful") !=
+        std::string::npos);
+}
+
+TEST_CASE("stream-only shapes are read inside stream: ssl_preread and listen udp") {
+  temp_dir tmp;
+  const auto preread = tmp.write(
+      "a/preread.conf",
+      "map $ssl_preread_server_name $backend {\n    default 127.0.0.1:9;\n}\n"
+      "server {\n    listen 127.0.0.1:18445;\n    ssl_preread on;\n    proxy_pass $backend;\n}\n");
+  CHECK(context_and_count(preread, "unknown-directive").first == "stream");
+  const auto udp = tmp.write(
+      "b/dns.conf",
+      "upstream dns {\n    server 127.0.0.1:53;\n}\nserver {\n    listen 127.0.0.1:18053 udp;\n"
+      "    proxy_responses 1;\n    proxy_pass dns;\n}\n");
+  CHECK(context_and_count(udp, "unknown-directive").first == "stream");
+  // An http server (a location, a return with a status) stays in http.
+  const auto web = tmp.write(
+      "c/web.conf", "server {\n    listen 80;\n    return 301 https://$host$request_uri;\n}\n");
+  CHECK(context_and_count(web, "unknown-directive").first == "http");
+}
+
+TEST_CASE(
+    "the include site decides the context of a site file, --context overrides it, and nginx -t "
+    "agrees") {
+  temp_dir tmp;
+  auto pki = tls::make_pki((tmp.path() / "pki").string(), {});
+  // Nothing in its shape says stream: a TLS server that answers with a fixed value.
+  const auto file =
+      tmp.write("streams-enabled/hello.conf",
+                "server {\n    listen 127.0.0.1:18446 ssl;\n    ssl_certificate " + pki.chain +
+                    ";\n    ssl_certificate_key " + pki.leaf_key +
+                    ";\n    ssl_protocols TLSv1.2 TLSv1.3;\n    return \"hello\";\n}\n");
+  CHECK(context_and_count(file, "directive-not-allowed-here").first == "http");
+  for (const auto& v : installed_nginx()) {
+    INFO("nginx " << v.version);
+    auto head = stream_head(v);
+    if (!head) continue;
+    const auto main =
+        tmp.write("nginx.conf", *head + "stream {\n    include streams-enabled/*.conf;\n}\n");
+    auto r = ngxtls_run({"lint", file.string(), "--format", "json", "--fail-on", "never"});
+    const json doc = json::parse(r.out);
+    REQUIRE(doc["input_contexts"].size() == 1);
+    CHECK(doc["input_contexts"][0]["context"] == "stream");
+    CHECK(doc["input_contexts"][0]["why"].get<std::string>().find(
+              main.string() + " includes it inside stream { }") != std::string::npos);
+    CHECK(nginx_t(v, tmp.path(), main).find("test is successful") != std::string::npos);
+    // --context overrides the include site, and says so.
+    auto forced = json::parse(ngxtls_run({"lint", file.string(), "--format", "json", "--fail-on",
+                                          "never", "--context", "http"})
+                                  .out);
+    CHECK(forced["input_contexts"][0]["context"] == "http");
+    CHECK(forced["input_contexts"][0]["why"].get<std::string>().find("--context http") !=
+          std::string::npos);
+    std::filesystem::remove(main);
+  }
+  auto bad = ngxtls_run({"lint", file.string(), "--context", "location"});
+  CHECK(bad.exit_code == 2);
+}
+
+TEST_CASE("check --sandbox reads a site file inside the block lint reads it in: nginx -t passes") {
+  temp_dir tmp;
+  auto pki = tls::make_pki((tmp.path() / "pki").string(), {});
+  const auto file =
+      tmp.write("conf.d/app.conf",
+                "server {\n    listen 127.0.0.1:18447 ssl;\n    server_name app.test;\n"
+                "    ssl_certificate " +
+                    pki.chain + ";\n    ssl_certificate_key " + pki.leaf_key +
+                    ";\n    ssl_protocols TLSv1.2 TLSv1.3;\n"
+                    "    location / {\n        return 200 \"ok\\n\";\n    }\n}\n");
+  for (const auto& v : installed_nginx()) {
+    INFO("nginx " << v.version);
+    auto r = run({ngxtls_binary(), "check", file.string(), "--sandbox", "--nginx", v.binary, "-n",
+                  "2", "--no-ocsp", "--format", "json", "--fail-on", "never"},
+                 "", 120);
+    INFO(r.err);
+    CHECK(r.exit_code == 0);
+    const json doc = json::parse(r.out);
+    CHECK(doc["input_contexts"][0]["context"] == "http");
+    // nginx -t of the whole file, inside http as lint reads it.
+    REQUIRE(doc.contains("nginx_test"));
+    const std::string verdict = doc["nginx_test"]["verdict"].get<std::string>();
+    CHECK_MESSAGE((verdict == "passed" || verdict == "skipped"), doc["nginx_test"].dump());
+    if (verdict == "skipped") std::cout << "NGXTLS_SKIP: " << doc["nginx_test"].dump() << std::endl;
+  }
+}
+
+TEST_CASE(
+    "mail: ssl on with starttls on is the error nginx -t gives, and listen ssl with starttls is "
+    "fine") {
+  const auto module = debian_mail_module();
+  if (!module) return;
+  auto v = nginx_version_for("1.22");
+  temp_dir tmp;
+  auto pki = tls::make_pki((tmp.path() / "pki").string(), {});
+  const std::string head =
+      "load_module " + *module + ";\nevents {}\nmail {\n    auth_http 127.0.0.1:9/auth;\n";
+  const std::string certs = "        ssl_certificate " + pki.chain +
+                            ";\n        ssl_certificate_key " + pki.leaf_key + ";\n";
+  const auto conflict =
+      tmp.write("conflict.conf", head +
+                                     "    server {\n        listen 127.0.0.1:18143;\n"
+                                     "        protocol imap;\n" +
+                                     certs + "        ssl on;\n        starttls on;\n    }\n}\n");
+  const std::string out = nginx_t(v, tmp.path(), conflict);
+  CHECK_MESSAGE(out.find("\"ssl\" directive conflicts with \"starttls\" in " + conflict.string() +
+                         ":11") != std::string::npos,
+                out);
+  auto doc = json::parse(
+      ngxtls_run({"lint", conflict.string(), "--format", "json", "--fail-on", "never"}).out);
+  auto at11 = messages_at(doc, "obsolete-directive", 11);
+  REQUIRE(at11.size() == 1);
+  CHECK(at11[0].find("\"ssl\" directive conflicts with \"starttls\"") != std::string::npos);
+  const auto both =
+      tmp.write("both.conf", head +
+                                 "    server {\n        listen 127.0.0.1:18143;\n"
+                                 "        listen 127.0.0.1:18993 ssl;\n        protocol imap;\n" +
+                                 certs + "        starttls on;\n    }\n}\n");
+  CHECK(nginx_t(v, tmp.path(), both).find("test is successful") != std::string::npos);
+  auto doc2 = json::parse(
+      ngxtls_run({"lint", both.string(), "--format", "json", "--fail-on", "never"}).out);
+  CHECK(count_rule(doc2, "obsolete-directive") == 0);
+}
+
+TEST_CASE("a stream server with a certificate and no listen ssl serves plaintext") {
+  temp_dir tmp;
+  auto pki = tls::make_pki((tmp.path() / "pki").string(), {});
+  for (const auto& v : installed_nginx()) {
+    INFO("nginx " << v.version);
+    auto head = stream_head(v);
+    if (!head) continue;
+    const int port = free_port();
+    const std::string stream_block =
+        "stream {\n    server {\n        listen 127.0.0.1:" + std::to_string(port) +
+        ";\n        return \"hello\";\n        ssl_certificate " + pki.chain +
+        ";\n        ssl_certificate_key " + pki.leaf_key + ";\n    }\n}\n";
+    // nginx_t names the pid file itself; the running instance needs one in its prefix.
+    const auto conf = tmp.write("nginx.conf", *head + stream_block);
+    const std::string text = *head + "pid nginx.pid;\nerror_log error.log;\n" + stream_block;
+    CHECK(nginx_t(v, tmp.path(), conf).find("test is successful") != std::string::npos);
+    nginx_options o;
+    o.binary = v.binary;
+    o.wait_ports = {port};
+    {
+      nginx_instance ngx(text, o);
+      auto r =
+          run({"openssl", "s_client", "-connect", "127.0.0.1:" + std::to_string(port)}, "", 20);
+      CHECK((r.out + r.err).find("wrong version number") != std::string::npos);
+    }
+    auto doc = json::parse(
+        ngxtls_run({"lint", conf.string(), "--format", "json", "--fail-on", "never"}).out);
+    const auto line = head->find("load_module") == std::string::npos ? 4 : 5;
+    CHECK(messages_at(doc, "certificate-without-tls", line).size() == 1);
   }
 }

@@ -97,3 +97,39 @@ TEST_CASE("check text shows control bytes from the config and the peer as \\x es
   CHECK(text.find("note: note \\x1b[31m") != std::string::npos);
   CHECK(text.find("*:443\\x1b -> 127.0.0.1:1") != std::string::npos);
 }
+
+TEST_CASE("check text shows each finding's fix lines as lint's text does") {
+  report::check_report r;
+  auto a =
+      checked("tls13-resumption-disabled", engine::severity::error, check::verdict::confirmed, 3);
+  a.finding.fix = "ssl_session_cache shared:SSL:10m;\nssl_session_timeout 1h;";
+  auto b = checked("weak-ciphers", engine::severity::note, check::verdict::not_testable, 9);
+  r.checked = {a, b};
+  r.lint.findings = {a.finding, b.finding};
+  const auto text = report::render_check_text(r, false);
+  CAPTURE(text);
+  CHECK(text.find("      TLSv1.3 resumed = 0/20  (127.0.0.1:443)\n"
+                  "    fix:\n"
+                  "      ssl_session_cache shared:SSL:10m;\n"
+                  "      ssl_session_timeout 1h;\n") != std::string::npos);
+  // One fix block: the finding without a fix has none.
+  CHECK(text.find("fix:") == text.rfind("fix:"));
+}
+
+TEST_CASE("check SARIF: a finding with several places gives each place its verdict") {
+  report::check_report r;
+  auto a = checked("tls13-missing", engine::severity::warning, check::verdict::confirmed, 3);
+  a.finding.also_at = {{"/etc/nginx/nginx.conf", 4, 5}, {"/etc/nginx/nginx.conf", 5, 5}};
+  auto b = checked("weak-ciphers", engine::severity::warning, check::verdict::refuted, 9);
+  r.checked = {a, b};
+  r.lint.findings = {a.finding, b.finding};
+  auto doc = json::parse(report::render_check_sarif(r, ""));
+  const auto& results = doc["runs"][0]["results"];
+  REQUIRE(results.size() == 4);
+  for (int i = 0; i < 3; ++i) {
+    CHECK(results[i]["ruleId"] == "tls13-missing");
+    CHECK(results[i]["properties"]["verdict"] == "confirmed");
+  }
+  CHECK(results[3]["properties"]["verdict"] == "refuted");
+  CHECK(results[3]["level"] == "note");
+}

@@ -89,6 +89,47 @@ TEST_CASE("new-rule.sh writes the rule and two fixtures and registers the rule o
   CHECK(flags.find("listen 443 ssl;") != std::string::npos);
 }
 
+TEST_CASE("new-rule.sh pins the example finding's column and message and writes formatted C++") {
+  scratch_tree t;
+  // An id and a summary long enough that unformatted lines would pass the column limit.
+  const std::string id = "a-rather-long-rule-id-that-wraps-comments";
+  const auto r = t.run({id,
+                        "A summary long enough that the registration line and the header "
+                        "comment both pass one hundred columns"});
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+
+  // The fixture pins the finding by line (the expectation's own), severity, column and message.
+  // The column is the example directive's, counted here; the message is the example check's
+  // literal followed by the fixture's argument.
+  const std::string flags = t.read("fixtures/rules/" + id + "/flags.conf");
+  const std::string directive = "ssl_buffer_size 4k;";
+  const std::size_t line_start = flags.rfind('\n', flags.find(directive)) + 1;
+  const std::size_t column = flags.find(directive) - line_start + 1;
+  const std::string cpp = t.read("rules/a_rather_long_rule_id_that_wraps_comments.cpp");
+  const std::string literal = "\"TODO: say what is wrong with ssl_buffer_size \"";
+  REQUIRE(cpp.find(literal) != std::string::npos);
+  const std::string message = literal.substr(1, literal.size() - 2) + "4k";
+  const std::string expect =
+      "# expect: " + id + " warning col " + std::to_string(column) + " \"" + message + "\"";
+  CHECK_MESSAGE(count(flags, expect + "\n") == 1, flags);
+  CHECK(flags.find(directive + "  " + expect) != std::string::npos);
+
+  // Every C++ file it wrote or edited is as clang-format-14 leaves it with the tree's style.
+  for (const std::string f : {"rules/a_rather_long_rule_id_that_wraps_comments.cpp",
+                              "rules/rules.hpp", "rules/registry.cpp"}) {
+    INFO("file: " << f);
+    const auto formatted = test::run(
+        {"clang-format-14", "--style=file:" + (test::source_dir() / ".clang-format").string(),
+         (t.dir.path() / f).string()});
+    REQUIRE_MESSAGE(formatted.exit_code == 0, formatted.err);
+    CHECK(formatted.out == t.read(f));
+  }
+
+  // The scaffold says where the probe question and the resumption cost are declared.
+  CHECK(cpp.find("r.confirmed_by = engine::probe_question::none;") != std::string::npos);
+  CHECK(cpp.find("r.costs_resumption = false;") != std::string::npos);
+}
+
 TEST_CASE("new-rule.sh refuses an existing rule and a malformed id and then writes nothing") {
   scratch_tree t;
   const std::string registry = t.read("rules/registry.cpp"), hpp = t.read("rules/rules.hpp");

@@ -1,7 +1,8 @@
 // The probe reports rendered by the measurement modules through the registry: on results built
 // by hand that reach every verdict, text line, JSON field and metric family, the text, the
 // Prometheus exposition and the verdicts equal fixtures/probe-output/, written by the prober
-// before it was split into modules; the JSON equals it but for the added `timings` objects.
+// before it was split into modules; the JSON equals it but for the added `timings` objects. They
+// are golden files (tests/support/golden.hpp): NGXTLS_UPDATE_GOLDENS=1 rewrites them.
 #include <doctest/doctest.h>
 
 #include <fstream>
@@ -9,19 +10,12 @@
 
 #include "probe/results.hpp"
 #include "report/probe_output.hpp"
+#include "support/golden.hpp"
 #include "support/process.hpp"
 
 using namespace ngxtls;
 
 namespace {
-
-std::string fixture(const std::string& name) {
-  std::ifstream f(test::source_dir() / "fixtures" / "probe-output" / name, std::ios::binary);
-  REQUIRE(f);
-  std::ostringstream s;
-  s << f.rdbuf();
-  return s.str();
-}
 
 probe::run_result run(bool tls13, bool ticket, int attempts, int resumed) {
   probe::run_result r;
@@ -164,7 +158,9 @@ std::vector<probe::target_result> results() {
 }  // namespace
 
 TEST_CASE("the probe's text report is the one the prober wrote before its modules") {
-  CHECK(report::probe_text(results(), false) == fixture("text.txt"));
+  const auto diff =
+      test::golden_mismatch("fixtures/probe-output/text.txt", report::probe_text(results(), false));
+  CHECK_MESSAGE(diff.empty(), diff);
 }
 
 TEST_CASE("a run that timed no handshake prints no handshake time") {
@@ -185,14 +181,17 @@ TEST_CASE("a run that timed no handshake prints no handshake time") {
 }
 
 TEST_CASE("the probe's Prometheus text keeps every family, sample and their order") {
-  CHECK(report::probe_prometheus(results()) == fixture("prometheus.txt"));
+  const auto diff = test::golden_mismatch("fixtures/probe-output/prometheus.txt",
+                                          report::probe_prometheus(results()));
+  CHECK_MESSAGE(diff.empty(), diff);
 }
 
 TEST_CASE("the probe's verdict lines keep their words and order") {
   std::string out;
   for (const auto& t : results())
     for (const auto& v : report::probe_verdicts(t)) out += v + "\n";
-  CHECK(out == fixture("verdicts.txt"));
+  const auto diff = test::golden_mismatch("fixtures/probe-output/verdicts.txt", out);
+  CHECK_MESSAGE(diff.empty(), diff);
 }
 
 TEST_CASE("the probe's JSON record keeps every field, and the timings module adds its timings") {
@@ -203,5 +202,7 @@ TEST_CASE("the probe's JSON record keeps every field, and the timings module add
       CHECK(p.at("timings").at("full").at("connect_ms").at("count") == 0);
       p.erase("timings");
     }
-  CHECK(j == nlohmann::json::parse(fixture("json.json")));
+  // The golden file is the record as nlohmann's dump(2) writes it (keys sorted).
+  const auto diff = test::golden_mismatch("fixtures/probe-output/json.json", j.dump(2) + "\n");
+  CHECK_MESSAGE(diff.empty(), diff);
 }

@@ -106,9 +106,9 @@ TEST_CASE("a finding's own question overrides its rule's") {
 TEST_CASE("every rule confirmed by a resumption question declares that it costs resumption") {
   // The questions whose answer is whether, or how often, sessions resume.
   const std::set<engine::probe_question> resumption = {
-      engine::probe_question::tls13_resumes, engine::probe_question::key_domains,
-      engine::probe_question::saved_session_resumes, engine::probe_question::session_id_resumption,
-      engine::probe_question::session_crosses_names};
+      engine::probe_question::tls13_resumes,         engine::probe_question::tls12_resumes,
+      engine::probe_question::key_domains,           engine::probe_question::saved_session_resumes,
+      engine::probe_question::session_id_resumption, engine::probe_question::session_crosses_names};
   std::set<std::string> declared;
   for (const auto& r : engine::all_rules()) {
     CAPTURE(r.id);
@@ -119,5 +119,6 @@ TEST_CASE("every rule confirmed by a resumption question declares that it costs 
   // ticket key files and cache size that no probe question answers.
   CHECK(declared == std::set<std::string>{"cross-server-resumption", "session-cache-per-worker",
                                           "session-cache-too-small", "ticket-key-rotation",
-                                          "ticket-keys-not-shared", "tls13-resumption-disabled"});
+                                          "ticket-keys-not-shared", "tls12-resumption-disabled",
+                                          "tls13-resumption-disabled"});
 }

@@ -141,6 +141,14 @@ class ocsp final : public measurement {
       if (info.this_update_unix != 0) o.this_update_age_s = now - info.this_update_unix;
     }
     if (st.asked) o.waited_ms = ms_between(st.first_asked, st.last_asked);
+    if (o.status == ocsp_status::skipped)
+      o.wait = ocsp_wait::none;
+    else if (o.stapled > 0)
+      o.wait = ocsp_wait::staple_arrived;
+    else if (o.status == ocsp_status::not_applicable)
+      o.wait = ocsp_wait::skipped_no_responder_url;
+    else
+      o.wait = ocsp_wait::waited;
   }
 
   void target_verdicts(const target_result& t, std::vector<std::string>& out) const override {
@@ -172,6 +180,10 @@ class ocsp final : public measurement {
     s.out << "  OCSP: " << to_string(o.status) << ", staple on " << o.stapled << "/"
           << o.connections << " connections";
     if (o.stapled > 0) s.out << " (" << o.valid_staples << " valid)";
+    if (o.wait == ocsp_wait::skipped_no_responder_url)
+      s.out << "; no wait for a staple (no OCSP responder URL in the certificate)";
+    else if (o.wait == ocsp_wait::waited)
+      s.out << "; waited " << static_cast<long>(o.waited_ms) << " ms for a staple";
     if (o.next_update_in_s) s.out << ", next update in " << *o.next_update_in_s << " s";
     if (o.staple_status)
       s.out << "; staple " << staple_status_text(o) << ": " << s.safe(o.staple_reason.value_or(""));
@@ -191,6 +203,7 @@ class ocsp final : public measurement {
                  {"staple_reason", opt(o.staple_reason)},
                  {"first_connection_stapled", o.first_connection_stapled},
                  {"waited_ms", o.waited_ms},
+                 {"wait", to_string(o.wait)},
                  {"response_status", opt(o.response_status)},
                  {"cert_status", opt(o.cert_status)},
                  {"revocation_time_unix", opt(o.revocation_time_unix)},
@@ -226,6 +239,19 @@ class ocsp final : public measurement {
 };
 
 }  // namespace
+
+std::string to_string(ocsp_wait w) {
+  switch (w) {
+    case ocsp_wait::staple_arrived:
+      return "staple_arrived";
+    case ocsp_wait::skipped_no_responder_url:
+      return "skipped_no_responder_url";
+    case ocsp_wait::waited:
+      return "waited";
+    default:
+      return "none";
+  }
+}
 
 /// The OCSP module (registered in measurements.cpp).
 const measurement& ocsp_module() {

@@ -20,6 +20,17 @@ enum class ocsp_status {
 /// "working", "invalid", "absent", "not_applicable", "skipped".
 std::string to_string(ocsp_status s);
 
+/// Whether the probe waited for a staple before its verdict (nginx fetches staples lazily, so
+/// "absent" needs retries over ocsp_min_wait_ms; a leaf without a responder URL gets none).
+enum class ocsp_wait {
+  none,                      ///< not checked (--no-ocsp, or no handshake)
+  staple_arrived,            ///< a staple came without waiting for it
+  skipped_no_responder_url,  ///< no wait: the leaf names no OCSP responder, stapling cannot come
+  waited,                    ///< retried for at least ocsp_min_wait_ms and ocsp_min_connections
+};
+/// "none", "staple_arrived", "skipped_no_responder_url", "waited".
+std::string to_string(ocsp_wait w);
+
 /// OCSP stapling as seen over several connections (nginx fetches staples lazily per worker,
 /// so the first connections may carry none: test_probe_ocsp "stapling
 /// from a local OCSP responder"). Only full handshakes count: resumed ones carry no
@@ -34,6 +45,7 @@ struct ocsp_result {
   bool first_connection_stapled = false;
   double waited_ms = 0;  ///< from the first to the last connection asked
   ocsp_status status = ocsp_status::skipped;
+  ocsp_wait wait = ocsp_wait::none;  ///< whether the verdict waited for a staple
   /// The staple's verdict (tls::check_ocsp_staple); null without a staple.
   std::optional<tls::staple_verdict> staple_status;
   std::optional<std::string> staple_reason;  ///< one phrase: what is wrong with it, or "good, ..."

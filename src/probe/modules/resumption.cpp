@@ -15,6 +15,14 @@ std::string percent(double rate) {
   return buf;
 }
 
+// "resumed, full, resumed, full".
+std::string pattern(const std::vector<bool>& outcomes) {
+  std::string out;
+  for (bool resumed : outcomes)
+    out += (out.empty() ? "" : ", ") + std::string(resumed ? "resumed" : "full");
+  return out;
+}
+
 std::string count_of(const run_result& r) {
   return std::to_string(r.resumed) + " of " + std::to_string(r.attempts) + " attempts resumed";
 }
@@ -25,8 +33,15 @@ class resumption final : public measurement {
 
   void on_connection(target_state&, module_state*, run_state* run,
                      const connection& c) const override {
-    if (run == nullptr || c.role != connection_role::attempt) return;
+    if (run == nullptr) return;
     auto& res = run->res;
+    if (c.role == connection_role::chain) {
+      if (!c.handshake_ok || c.error) return;
+      res.chain_outcomes.push_back(c.reused);
+      if (c.reused) ++res.chain_resumed;
+      return;
+    }
+    if (c.role != connection_role::attempt) return;
     if (!c.handshake_ok || c.error) {
       ++res.failed_connections;
       res.last_attempt_error = c.error;
@@ -68,7 +83,7 @@ class resumption final : public measurement {
         out.push_back(label +
                       ": no session ticket arrived after the handshake: no resumption possible");
       else
-        out.push_back(label + ": the server gave no session to resume");
+        out.push_back(label + ": the server sent no session ID: nothing to resume with");
       return;
     }
     const bool saved = r.session_source == session_origin::sess_in;
@@ -93,9 +108,15 @@ class resumption final : public measurement {
     } else if (r.resumed == 0) {
       std::string why;
       if (by_id) {
-        why = r.session_id_issued
-                  ? "the server does not find its session IDs again (no shared session cache?)"
-                  : "the server sent no session ID: it keeps no session cache";
+        const int unclean = r.closes_eof + r.closes_reset;
+        const int closed = unclean + r.closes_close_notify;
+        if (unclean > 0)
+          why = "the server sends session IDs but never resumes them; it closed " +
+                std::to_string(unclean) + " of " + std::to_string(closed) +
+                " connections without close_notify, and an OpenSSL-based server drops the "
+                "session of a connection it ends that way";
+        else
+          why = "the server sends session IDs but never resumes them";
       } else if (r.stateful_tickets > 0 && r.stateless_tickets == 0) {
         char per[32];
         std::snprintf(per, sizeof per, "%.0f", r.tickets_per_connection);
@@ -112,6 +133,12 @@ class resumption final : public measurement {
       out.push_back(label + " resumption is partial: " + count_of(r) + " (" + percent(r.rate) +
                     ")" + source);
     }
+    if (!r.chain_outcomes.empty() && r.chain_resumed < static_cast<int>(r.chain_outcomes.size()))
+      out.push_back(label + ": a ticket issued on a resumed connection does not always resume: " +
+                    "offering the newest ticket each time gives " + pattern(r.chain_outcomes) +
+                    " (" + std::to_string(r.chain_outcomes.size() - r.chain_resumed) + " of " +
+                    std::to_string(r.chain_outcomes.size()) +
+                    " reconnects of a client that keeps its newest ticket are full handshakes)");
     if (r.single_use_pattern)
       out.push_back(
           label +
@@ -124,6 +151,9 @@ class resumption final : public measurement {
     s.out << "  " << run_label(r) << " [" << to_string(r.mode) << "]: " << r.resumed << "/"
           << r.attempts << " resumed";
     if (r.failed_connections) s.out << ", " << r.failed_connections << " failed";
+    if (!r.chain_outcomes.empty())
+      s.out << "; newest-ticket chain " << r.chain_resumed << "/" << r.chain_outcomes.size()
+            << " resumed";
     s.out << "; " << s.safe(r.negotiated_protocol) << " " << s.safe(r.cipher);
     if (!r.group.empty()) s.out << " " << s.safe(r.group);
     if (!r.alpn.empty()) s.out << " ALPN " << s.safe(r.alpn);
@@ -140,12 +170,18 @@ class resumption final : public measurement {
     for (const auto& [status, n] : r.http_statuses) statuses[std::to_string(status)] = n;
     p["http_statuses"] = statuses;
     p["single_use_pattern"] = r.single_use_pattern;
+    p["chain"] = {{"offers", r.chain_outcomes.size()},
+                  {"resumed", r.chain_resumed},
+                  {"outcomes", r.chain_outcomes}};
   }
 
   void declare_metrics(metric_set& m) const override {
     m.declare("ngxtls_probe_resumption_rate", "Resumed attempts / attempts (0..1)");
     m.declare("ngxtls_probe_resumption_attempts", "Resumption attempts that completed a handshake");
     m.declare("ngxtls_probe_resumption_resumed", "Attempts with SSL_session_reused() == 1");
+    m.declare("ngxtls_probe_chain_resumption_rate",
+              "Chain of newest tickets (the first received on a resumed connection): resumed / "
+              "offers (0..1)");
   }
 
   void run_metrics(const run_result& r, const std::string& l, metric_set& m) const override {
@@ -153,6 +189,9 @@ class resumption final : public measurement {
     m.add("ngxtls_probe_resumption_rate", l, r.rate);
     m.add("ngxtls_probe_resumption_attempts", l, r.attempts);
     m.add("ngxtls_probe_resumption_resumed", l, r.resumed);
+    if (!r.chain_outcomes.empty())
+      m.add("ngxtls_probe_chain_resumption_rate", l,
+            static_cast<double>(r.chain_resumed) / static_cast<double>(r.chain_outcomes.size()));
   }
 };
 

@@ -21,6 +21,11 @@ struct resumption_part {
   /// --no-http, or when no response began with a status line). nginx answers a TLS 1.2 session
   /// resumed under another server name with 421 Misdirected Request.
   std::map<int, int> http_statuses;
+  /// The chain (same_session ticket runs): connections one after another, each offering the
+  /// newest ticket of the one before, the first a ticket received on a resumed attempt; per
+  /// connection in order: resumed or not. Empty when no resumed attempt brought a ticket.
+  std::vector<bool> chain_outcomes;
+  int chain_resumed = 0;            ///< of chain_outcomes, how many resumed
   bool single_use_pattern = false;  ///< same_session mode: exactly one attempt resumed out of
                                     ///< >= 3 (tickets look single-use, RFC 8446 section 8.1)
 };

@@ -15,6 +15,9 @@ namespace {
 // hold the sealed session.
 constexpr std::size_t stateful_ticket_max_bytes = 48;
 
+// Attempts needed before a resumption rate may overrule the key names.
+constexpr int min_attempts_for_contradiction = 4;
+
 // Per run: how often each stateless ticket's first 16 bytes were seen.
 struct tickets_state final : module_state {
   std::vector<std::map<std::string, int>> prefix_counts;  // by run index
@@ -43,7 +46,9 @@ class tickets final : public measurement {
 
   void on_connection(target_state& t, module_state* state, run_state* run,
                      const connection& c) const override {
-    if (run == nullptr || !c.handshake_ok) return;
+    // The run's own connections only: follow-ups (chain, strict client, early data) have
+    // modules of their own, and tickets_per_connection divides by the run's connections.
+    if (run == nullptr || !c.handshake_ok || is_follow_up(c.role)) return;
     auto& counts = static_cast<tickets_state*>(state)->prefix_counts[index_of(t, *run)];
     auto& res = run->res;
     int with_ticket = 0;
@@ -94,6 +99,22 @@ class tickets final : public measurement {
         else
           res.opaque_tickets += n;
       }
+    // N key names predict about 1/N resumption: a rate far above it (past halfway to 100%)
+    // says the repeating prefixes are not key names (stunnel with ticketKeySecret leaves those
+    // bytes unset), so no key-domain claim is made. The resumption module's finish_run, which
+    // computes the rate, runs first (registry order).
+    const std::size_t names = res.ticket_key_names.size();
+    const double expected = names > 0 ? 1.0 / static_cast<double>(names) : 1.0;
+    if (names >= 2 && res.attempts >= min_attempts_for_contradiction &&
+        res.rate > (1.0 + expected) / 2.0) {
+      for (const auto& [name, n] : res.ticket_key_names) res.opaque_tickets += n;
+      res.opaque_reason = std::to_string(names) + " different ticket prefixes repeat, but " +
+                          std::to_string(res.resumed) + " of " + std::to_string(res.attempts) +
+                          " attempts resumed (" + std::to_string(names) +
+                          " ticket keys would give about 1/" + std::to_string(names) +
+                          "): the first 16 bytes are not key names";
+      res.ticket_key_names.clear();
+    }
     res.tickets_per_connection =
         res.connections > 0 ? static_cast<double>(res.tickets) / res.connections : 0.0;
   }
@@ -108,7 +129,10 @@ class tickets final : public measurement {
       out.push_back(label + ": connections reach " + std::to_string(names) +
                     " different ticket keys; expect about 1/" + std::to_string(names) +
                     " resumption");
-    if (names == 0 && r.stateless_tickets >= 2 && r.opaque_tickets == r.stateless_tickets)
+    if (r.opaque_reason)
+      out.push_back(label + ": tickets are opaque: " + *r.opaque_reason +
+                    "; no claim about ticket keys");
+    else if (names == 0 && r.stateless_tickets >= 2 && r.opaque_tickets == r.stateless_tickets)
       out.push_back(
           label +
           ": tickets are opaque (no key name repeats across tickets): no claim about ticket keys");
@@ -121,12 +145,17 @@ class tickets final : public measurement {
     s.out << "    tickets: " << r.tickets << " (" << per << " per connection, "
           << r.stateless_tickets << " stateless, " << r.stateful_tickets << " stateful, "
           << r.ticket_min_bytes << "-" << r.ticket_max_bytes << " bytes)";
-    if (r.lifetime_hint_s) s.out << ", lifetime hint " << *r.lifetime_hint_s << " s";
+    if (r.lifetime_hint_s && *r.lifetime_hint_s == 0)
+      s.out << (r.protocol == tls_protocol::tls1_2 ? ", lifetime hint unspecified (0)"
+                                                   : ", lifetime 0 s (discard at once)");
+    else if (r.lifetime_hint_s)
+      s.out << ", lifetime hint " << *r.lifetime_hint_s << " s";
     if (r.max_early_data) s.out << ", max early data " << r.max_early_data << " bytes";
     s.out << "\n";
     for (const auto& [name, n] : r.ticket_key_names)
       s.out << "    ticket key " << s.safe(name) << ": " << n << " tickets\n";
     if (r.opaque_tickets) s.out << "    opaque tickets: " << r.opaque_tickets << "\n";
+    if (r.opaque_reason) s.out << "    (" << s.safe(*r.opaque_reason) << ")\n";
   }
 
   void run_json(const run_result& r, nlohmann::json& p) const override {
@@ -138,8 +167,14 @@ class tickets final : public measurement {
     p["stateful_tickets"] = r.stateful_tickets;
     p["stateless_tickets"] = r.stateless_tickets;
     p["ticket_size_bytes"] = {{"min", r.ticket_min_bytes}, {"max", r.ticket_max_bytes}};
-    p["lifetime_hint_s"] =
-        r.lifetime_hint_s ? nlohmann::json(*r.lifetime_hint_s) : nlohmann::json(nullptr);
+    // TLS 1.2: 0 is "unspecified" (RFC 5077 3.3), not a lifetime.
+    const bool unspecified =
+        r.protocol == tls_protocol::tls1_2 && r.lifetime_hint_s && *r.lifetime_hint_s == 0;
+    p["lifetime_hint_s"] = r.lifetime_hint_s && !unspecified ? nlohmann::json(*r.lifetime_hint_s)
+                                                             : nlohmann::json(nullptr);
+    p["lifetime_hint_unspecified"] = unspecified;
+    p["opaque_reason"] =
+        r.opaque_reason ? nlohmann::json(*r.opaque_reason) : nlohmann::json(nullptr);
     p["tickets_per_connection"] = r.tickets_per_connection;
     p["max_tickets_per_connection"] = r.max_tickets_per_connection;
     p["max_early_data"] = r.max_early_data;

@@ -23,8 +23,14 @@ struct tickets_part {
                                                 ///< prefixes that repeat across tickets; equals the
                                                 ///< ssl_session_ticket_key file's first 16 bytes
                                                 ///< (test_probe_keys "key rotation")
-  int opaque_tickets = 0;  ///< stateless tickets whose first 16 bytes never repeat
-  std::optional<std::uint32_t> lifetime_hint_s;  ///< ticket lifetime hint, seconds (last seen)
+  int opaque_tickets = 0;  ///< stateless tickets whose first 16 bytes never repeat, or all of
+                           ///< them when the resumption results contradict the key names
+  /// Why the tickets are reported opaque although prefixes repeat (the resumption rate is far
+  /// above 1/N for N "key names"); null otherwise.
+  std::optional<std::string> opaque_reason;
+  /// Ticket lifetime hint, seconds (last seen). 0 means "unspecified" in TLS 1.2 (RFC 5077
+  /// section 3.3) and "discard at once" in TLS 1.3 (RFC 8446 section 4.6.1).
+  std::optional<std::uint32_t> lifetime_hint_s;
   double tickets_per_connection = 0;  ///< tickets / connections that completed a handshake
   int max_tickets_per_connection = 0;
   std::uint32_t max_early_data = 0;  ///< max_early_data of the tickets (bytes; 0 = no 0-RTT)

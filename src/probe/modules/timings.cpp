@@ -105,7 +105,7 @@ class timings final : public measurement {
   // sample (its handshake stands, its run step does not).
   void on_connection(target_state& t, module_state* state, run_state* run,
                      const connection& c) const override {
-    if (run == nullptr || !c.handshake_ok) return;
+    if (run == nullptr || !c.handshake_ok || is_follow_up(c.role)) return;
     if (c.error && c.role != connection_role::sample) return;
     auto& st = *static_cast<timings_state*>(state);
     const auto i = static_cast<std::size_t>(run - t.runs.data());
