@@ -1,6 +1,7 @@
 // ecdh-curve-unknown: ssl_ecdh_curve names a group the OpenSSL does not know.
 
 #include <set>
+#include <unordered_map>
 
 #include "rules/common.hpp"
 #include "tls/ciphers.hpp"
@@ -44,11 +45,20 @@ to OpenSSL); OpenSSL SSL_CTX_set1_groups_list(3).
 void check(const engine::context& ctx, engine::finding_list& out) {
   const auto& m = ctx.model();
   std::set<const config::directive*> seen;
+  // One libssl verdict per distinct list: a context made per server was most of lint's time
+  // on a config whose every site sets the same curves.
+  std::unordered_map<std::string, std::optional<std::string>> verdicts;
   for (const auto& s : m.servers) {
     if (!s.has_ssl) continue;
     const auto* st = s.get("ssl_ecdh_curve");
     if (!st || !st->where() || st->first() == "auto" || !seen.insert(st->where()).second) continue;
-    auto bad = tls::rejected_curves(std::string(st->first()));
+    std::string list(st->first());
+    auto known = verdicts.find(list);
+    if (known == verdicts.end()) {
+      auto verdict = tls::rejected_curves(list);
+      known = verdicts.emplace(std::move(list), std::move(verdict)).first;
+    }
+    const std::optional<std::string>& bad = known->second;
     if (!bad) continue;
     // The linked libssl can only judge names for its own version: when the assumed OpenSSL is
     // newer (e.g. X25519MLKEM768 from 3.5), an unknown name here is not a verdict.

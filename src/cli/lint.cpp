@@ -173,8 +173,14 @@ int run_lint(const lint_args& a) {
         if (found[k].edits.empty() || result.unfixed.count(k)) left.push_back(std::move(found[k]));
       found = std::move(left);
     }
-    rep.findings.insert(rep.findings.end(), std::make_move_iterator(found.begin()),
-                        std::make_move_iterator(found.end()));
+    if (rep.findings.empty()) {
+      rep.findings = std::move(found);
+    } else {
+      rep.findings.insert(rep.findings.end(), std::make_move_iterator(found.begin()),
+                          std::make_move_iterator(found.end()));
+    }
+    // Moved-from records still hold their full size: one copy of the findings at a time.
+    std::vector<engine::finding>().swap(found);
   }
   if (a.fix) {
     if (a.fix_mode != "write") write_output(a.output, diff);

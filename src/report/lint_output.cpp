@@ -53,28 +53,57 @@ nlohmann::json location_json(const source_location& l) {
 
 void merge_identical(std::vector<engine::finding>& findings) {
   // Evidence locations differ between servers (each its own `ssl_protocols` line): the cause
-  // is the values, not where each was written.
-  auto key = [](const engine::finding& f) {
-    std::string k = f.rule;
-    for (const std::string* part : {&f.message, &f.fix}) (k += '\0') += *part;
-    k += '\0' + to_string(f.level);
-    for (const auto& e : f.facts) (((k += '\0') += e.name) += '\1') += e.value + '\1' + e.origin;
-    return k;
+  // is the values, not where each was written. Findings are compared field by field under a
+  // hash of those fields and compacted in place: a key string per finding and a second
+  // vector of records were most of the report's memory on a config with many findings.
+  auto hash_of = [](const engine::finding& f) {
+    std::size_t h = std::hash<std::string>{}(f.rule);
+    auto mix = [&h](std::size_t v) { h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2); };
+    mix(std::hash<std::string>{}(f.message));
+    mix(std::hash<std::string>{}(f.fix));
+    mix(static_cast<std::size_t>(f.level));
+    for (const auto& e : f.facts) {
+      mix(std::hash<std::string>{}(e.name));
+      mix(std::hash<std::string>{}(e.value));
+      mix(std::hash<std::string>{}(e.origin));
+    }
+    return h;
   };
-  std::unordered_map<std::string, std::size_t> first;  // key -> index in kept
-  std::vector<engine::finding> kept;
-  kept.reserve(findings.size());
-  for (auto& f : findings) {
-    auto [it, fresh] = first.emplace(key(f), kept.size());
-    if (fresh) {
-      kept.push_back(std::move(f));
+  auto same = [](const engine::finding& a, const engine::finding& b) {
+    if (a.rule != b.rule || a.message != b.message || a.fix != b.fix || a.level != b.level ||
+        a.facts.size() != b.facts.size())
+      return false;
+    for (std::size_t i = 0; i < a.facts.size(); ++i) {
+      const auto& x = a.facts[i];
+      const auto& y = b.facts[i];
+      if (x.name != y.name || x.value != y.value || x.origin != y.origin) return false;
+    }
+    return true;
+  };
+  std::unordered_multimap<std::size_t, std::size_t> first;  // hash -> index of a kept one
+  first.reserve(findings.size());
+  std::size_t kept = 0;  // findings[0, kept) are the first of each cause
+  for (std::size_t i = 0; i < findings.size(); ++i) {
+    engine::finding& f = findings[i];
+    const std::size_t h = hash_of(f);
+    std::size_t into = kept;
+    for (auto [it, end] = first.equal_range(h); it != end; ++it)
+      if (same(findings[it->second], f)) {
+        into = it->second;
+        break;
+      }
+    if (into == kept) {
+      first.emplace(h, kept);
+      if (i != kept) findings[kept] = std::move(f);
+      ++kept;
       continue;
     }
-    auto& into = kept[it->second].also_at;
-    into.push_back(f.location);
-    into.insert(into.end(), f.also_at.begin(), f.also_at.end());
+    auto& at = findings[into].also_at;
+    at.push_back(std::move(f.location));
+    at.insert(at.end(), std::make_move_iterator(f.also_at.begin()),
+              std::make_move_iterator(f.also_at.end()));
   }
-  findings = std::move(kept);
+  findings.erase(findings.begin() + static_cast<std::ptrdiff_t>(kept), findings.end());
 }
 
 std::string notice_line(const lint_report& r) {

@@ -33,8 +33,10 @@ report::lint_report numbered(std::size_t n) {
 
 }  // namespace
 
-TEST_CASE("write_in_order keeps item order across threads and batches of 4096") {
-  for (std::size_t n : {0u, 1u, 63u, 64u, 4095u, 4096u, 4097u, 10001u}) {
+TEST_CASE("write_in_order keeps item order across threads and batches") {
+  constexpr std::size_t b = report::write_batch_items;
+  for (std::size_t n : {std::size_t{0}, std::size_t{1}, std::size_t{63}, std::size_t{64}, b - 1, b,
+                        b + 1, 20 * b + 17}) {
     std::ostringstream out;
     report::write_in_order(n, out, [](std::size_t i) { return std::to_string(i) + ","; });
     std::string expected;
