@@ -194,6 +194,10 @@ int run_lint(const lint_args& a) {
   rep.project_root = project_root(a.project_root);
   {
     report::place_index places;
+    for (const auto& f : rep.findings) {
+      places.want(f.location);
+      for (const auto& at : f.also_at) places.want(at);
+    }
     for (const auto& c : run.configs) places.add(*c);
     rep.fingerprints = report::fingerprints(rep.findings, places, rep.project_root);
   }

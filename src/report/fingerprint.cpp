@@ -38,8 +38,15 @@ std::string block_label(const config::directive& d) {
 
 }  // namespace
 
+void place_index::want(const source_location& loc) {
+  wanted_[loc.file].insert(loc.line);
+}
+
 void place_index::add(const config::config& cfg) {
   for (const auto& file : cfg.files) {
+    const auto w = wanted_.find(file.path);
+    if (w == wanted_.end()) continue;
+    const auto& wanted_lines = w->second;
     auto& lines = files_[file.path];
     if (!lines.empty()) continue;
     // Iterative walk: a deeply nested config must not exhaust the stack.
@@ -56,7 +63,8 @@ void place_index::add(const config::config& cfg) {
         continue;
       }
       const config::directive& d = *top.it++;
-      lines[d.line].push_back({d.column, top.path + directive_text(d)});
+      if (wanted_lines.count(d.line))
+        lines[d.line].push_back({d.column, top.path + directive_text(d)});
       if (d.has_block && !d.block.empty()) {
         std::string path = top.path + block_label(d) + " > ";
         stack.push_back({d.block.begin(), d.block.end(), std::move(path)});

@@ -5,6 +5,7 @@
 
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "base/error.hpp"
@@ -23,8 +24,12 @@ inline constexpr const char* fingerprint_key = "ngxtlsPlace/v1";
 /// so a place keeps its text while lines move.
 class place_index {
  public:
-  /// Indexes every directive of every file of `cfg` (each file's own tree, not the expanded
-  /// one, so a file included twice has one place per directive).
+  /// Marks the line of `loc` as one whose place will be asked for: add() keeps the places of
+  /// marked lines only (a place is a string per directive; all of a large config's would
+  /// cost more memory than the config itself).
+  void want(const source_location& loc);
+  /// Indexes the directives on the marked lines of every file of `cfg` (each file's own tree,
+  /// not the expanded one, so a file included twice has one place per directive).
   void add(const config::config& cfg);
   /// The place of the directive at `loc`: the directive starting on loc.line at the greatest
   /// column not after loc.column (a finding may point at an argument); "" when no directive
@@ -38,6 +43,8 @@ class place_index {
   };
   /// file path -> line -> directives starting there, by column.
   std::unordered_map<std::string, std::unordered_map<std::uint32_t, std::vector<entry>>> files_;
+  /// file path -> the lines want() marked.
+  std::unordered_map<std::string, std::unordered_set<std::uint32_t>> wanted_;
 };
 
 /// The path code scanning knows `file` by: relative to `project_root` with '/' separators
