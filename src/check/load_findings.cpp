@@ -65,7 +65,8 @@ void load_resumption_findings(const std::vector<check::checked_finding>& checked
     std::string where = f.rule + (f.server.empty() ? "" : " at " + f.server) + " (" + r.target +
                         (r.sni.empty() ? "" : ", SNI " + r.sni) + ")";
     if (r.load->interrupted) {
-      notes.push_back("load: " + where + ": interrupted (" + (interrupt_cause ? interrupt_cause() : std::string("Ctrl-C")) +
+      notes.push_back("load: " + where + ": interrupted (" +
+                      (interrupt_cause ? interrupt_cause() : std::string("Ctrl-C")) +
                       "), the figures are partial");
       if (r.load->prices.empty()) continue;
     }
