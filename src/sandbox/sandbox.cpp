@@ -16,6 +16,7 @@
 #include <random>
 #include <thread>
 
+#include "config/values.hpp"
 #include "sandbox/sandbox_plan.hpp"
 
 namespace fs = std::filesystem;
@@ -95,29 +96,7 @@ std::string default_sandbox_base() {
 }
 
 std::string quote_token(const std::string& arg) {
-  std::string out = "\"";
-  for (char c : arg) {
-    switch (c) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      case '\r':
-        out += "\\r";
-        break;
-      default:
-        out += c;
-    }
-  }
-  return out + "\"";
+  return config::quote_token(arg);
 }
 
 sandbox::sandbox(const model::model& m, const sandbox_options& o) {
