@@ -83,6 +83,57 @@ int exit_code_of(const report::lint_report& rep, const std::string& fail_on) {
   return exit_ok;
 }
 
+// lint's pipeline hooks: refuse a --fix=write into a dump and an output over a config file,
+// and with `progress` a count on stderr.
+engine::lint_hooks hooks_of(const lint_args& a, bool fix_write, bool progress) {
+  engine::lint_hooks hooks = lint_hooks();
+  hooks.after_load = [fix_write, output = a.output](const engine::lint_run& run) {
+    // A dump's files are the dumped host's (and its text may not be what is at those paths
+    // here): writing fixes to them would replace files on this machine with the dump's text.
+    if (fix_write)
+      for (std::size_t i = 0; i < run.configs.size(); ++i)
+        if (run.configs[i]->from_dump)
+          throw usage_error("lint: --fix=write cannot write into an nginx -T dump (" +
+                            run.inputs[i] +
+                            "): its files are the dumped host's; use --fix to print a diff");
+    std::vector<const config::config*> read{run.baseline_config.get()};
+    for (const auto& c : run.configs) read.push_back(c.get());
+    refuse_output_over_config(output, read);
+  };
+  // A count on stderr while many inputs are read and linted, only on a terminal: redrawn in
+  // place, erased at the end (run_lint).
+  if (progress)
+    hooks.progress = [](const char* step, std::size_t done, std::size_t total) {
+      std::cerr << "\r\x1b[Kngxtls: " << step << ' ' << done << '/' << total << " inputs"
+                << std::flush;
+    };
+  return hooks;
+}
+
+// The fingerprint of every place of every finding, and --baseline-report's suppression of
+// the places a previous report holds.
+void mark_known_places(report::lint_report& rep, const engine::lint_run& run, const lint_args& a) {
+  rep.project_root = project_root(a.project_root);
+  {
+    report::place_index places;
+    for (const auto& f : rep.findings) {
+      places.want(f.location);
+      for (const auto& at : f.also_at) places.want(at);
+    }
+    for (const auto& c : run.configs) places.add(*c);
+    rep.fingerprints = report::fingerprints(rep.findings, places, rep.project_root);
+  }
+  if (!a.baseline_report.empty()) {
+    const auto known = report::read_baseline_report(a.baseline_report);
+    rep.baseline_report = a.baseline_report;
+    rep.baseline_suppressed = report::apply_baseline(rep, known);
+    say_on_stderr(std::to_string(rep.baseline_suppressed) +
+                  (rep.baseline_suppressed == 1 ? " finding" : " findings") +
+                  " suppressed by --baseline-report " + a.baseline_report +
+                  " (already in that report)");
+  }
+}
+
 int run_lint(const lint_args& a) {
   // The diff (or the files written) is --fix's output; a --format that would be ignored is a
   // mistake in the command line, not a report in another format.
@@ -97,28 +148,8 @@ int run_lint(const lint_args& a) {
     throw usage_error(
         "lint: --fix=write cannot write a fix back to stdin (-): use --fix to print a diff");
   req.notice_older_version = !a.fix;
-  engine::lint_hooks hooks = lint_hooks();
-  hooks.after_load = [&](const engine::lint_run& run) {
-    // A dump's files are the dumped host's (and its text may not be what is at those paths
-    // here): writing fixes to them would replace files on this machine with the dump's text.
-    if (fix_write)
-      for (std::size_t i = 0; i < run.configs.size(); ++i)
-        if (run.configs[i]->from_dump)
-          throw usage_error("lint: --fix=write cannot write into an nginx -T dump (" +
-                            run.inputs[i] +
-                            "): its files are the dumped host's; use --fix to print a diff");
-    std::vector<const config::config*> read{run.baseline_config.get()};
-    for (const auto& c : run.configs) read.push_back(c.get());
-    refuse_output_over_config(a.output, read);
-  };
-  // A count on stderr while many inputs are read and linted, only on a terminal: redrawn in
-  // place, erased at the end.
   const bool progress = is_tty(2) && a.paths.size() > 1;
-  if (progress)
-    hooks.progress = [](const char* step, std::size_t done, std::size_t total) {
-      std::cerr << "\r\x1b[Kngxtls: " << step << ' ' << done << '/' << total << " inputs"
-                << std::flush;
-    };
+  engine::lint_hooks hooks = hooks_of(a, fix_write, progress);
   struct erase_progress {
     bool on;
     ~erase_progress() {
@@ -191,25 +222,7 @@ int run_lint(const lint_args& a) {
 
   // One cause repeated in many servers is reported once, with every place.
   report::merge_identical(rep.findings);
-  rep.project_root = project_root(a.project_root);
-  {
-    report::place_index places;
-    for (const auto& f : rep.findings) {
-      places.want(f.location);
-      for (const auto& at : f.also_at) places.want(at);
-    }
-    for (const auto& c : run.configs) places.add(*c);
-    rep.fingerprints = report::fingerprints(rep.findings, places, rep.project_root);
-  }
-  if (!a.baseline_report.empty()) {
-    const auto known = report::read_baseline_report(a.baseline_report);
-    rep.baseline_report = a.baseline_report;
-    rep.baseline_suppressed = report::apply_baseline(rep, known);
-    say_on_stderr(std::to_string(rep.baseline_suppressed) +
-                  (rep.baseline_suppressed == 1 ? " finding" : " findings") +
-                  " suppressed by --baseline-report " + a.baseline_report +
-                  " (already in that report)");
-  }
+  mark_known_places(rep, run, a);
   if (a.fix && a.fix_mode != "write") {
     // stdout holds the diff; the remaining findings are not printed over it.
   } else {
