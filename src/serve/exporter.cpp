@@ -226,6 +226,13 @@ http_answer exporter::probe(const probe_request& req) {
   target.host = canonical_host(target.host);
   target.connect_host = dial_self ? target.host : canonical_host(target.connect_host);
   if (!target.sni.empty()) target.sni = canonical_host(target.sni);
+  // A name with an empty label ("localhost..") is no host name; canonical_host drops one
+  // trailing dot, and the allow list must not match a name that is then dialled as another.
+  for (const std::string* h : {&target.host, &target.connect_host, &target.sni})
+    if (!h->empty() && h->find(':') == std::string::npos &&
+        (h->front() == '.' || h->back() == '.' || h->find("..") != std::string::npos))
+      return reject(reject_reason::bad_target, 400,
+                    "\"" + *h + "\" is not a host name: it has an empty label");
   if (!allowed(cfg->allow, target.host, target.port))
     return reject(reject_reason::not_allowed, 403,
                   "target \"" + req.target + "\" is not in the allow list of " +

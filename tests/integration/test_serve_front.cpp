@@ -506,6 +506,16 @@ TEST_CASE(
   auto bad_sni = get({{"target", "127.0.0.1:" + p}, {"sni", "10.0.0.1"}});
   REQUIRE(bad_sni);
   CHECK(bad_sni->status == 400);
+  // An empty label: the allow list would match "backend.example.test" while the dial went to
+  // "backend.example.test." (canonical_host drops one trailing dot).
+  for (const char* name : {"backend.example.test..", "backend..example.test"}) {
+    auto empty_label = get({{"target", std::string(name) + ":" + p}, {"module", "fast"}});
+    REQUIRE(empty_label);
+    CAPTURE(name);
+    CHECK(empty_label->status == 400);
+    CHECK((empty_label->body.find("has an empty label") != std::string::npos ||
+           empty_label->body.find("malformed target") != std::string::npos));
+  }
 
   auto debug = get({{"target", "127.0.0.1:" + p},
                     {"module", "fast"},
