@@ -515,7 +515,7 @@ TEST_CASE(".ngxtls.toml is read bounded: deep nesting, long dotted keys, size, F
   CAPTURE(r.err);
   CHECK(r.exit_code == 2);
   // The scan let it through to the parser, which read the quoted key as one key.
-  CHECK(
-      r.err.find(":5:71: unknown rule \"a.b.c.d.e.f.g.h.i.j.k.l.m.n.o.p.q.r.s.t.u.v.w.x.y.z.a.b.c."
-                 "d.e.f.g\"") != std::string::npos);
+  CHECK(r.err.find(
+            ":5:71: unknown key \"severity.a.b.c.d.e.f.g.h.i.j.k.l.m.n.o.p.q.r.s.t.u.v.w.x.y.z."
+            "a.b.c.d.e.f.g\"") != std::string::npos);
 }

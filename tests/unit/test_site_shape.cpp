@@ -103,9 +103,11 @@ TEST_CASE("a file of mail directives and servers is read inside mail { }") {
                     "server_name mail.example.test;\nauth_http 127.0.0.1:9000/auth;\n"
                     "server {\n    listen 465 ssl;\n    protocol smtp;\n}\n");
   CHECK(named.implied == config::implied_context::mail);
-  // A mail directive inside a server only is not at the top level: read as http, as before.
+  // A mail-only directive inside a server block makes the file mail too (nginx has no
+  // `protocol` in http: read as http it would be an unknown directive).
   auto proto = site(tmp, "p.conf", "server {\n    listen 110;\n    protocol pop3;\n}\n");
-  CHECK(proto.implied == config::implied_context::http);
+  CHECK(proto.implied == config::implied_context::mail);
+  CHECK(proto.implied_reason.find("\"protocol\"") != std::string::npos);
   // In a folder of site files, a mail file goes into one shared mail { }.
   tmp.write("d/a.conf", "server { listen 443 ssl; }\n");
   tmp.write("d/m.conf", "imap_capabilities IMAP4rev1;\nserver { listen 993 ssl; }\n");

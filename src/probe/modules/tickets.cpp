@@ -101,11 +101,14 @@ class tickets final : public measurement {
       }
     // N key names predict about 1/N resumption: a rate far above it (past halfway to 100%)
     // says the repeating prefixes are not key names (stunnel with ticketKeySecret leaves those
-    // bytes unset), so no key-domain claim is made. The resumption module's finish_run, which
-    // computes the rate, runs first (registry order).
+    // bytes unset), so no key-domain claim is made. Two names at such a rate are real ones in a
+    // key rotation in progress (hosts at [CURRENT, NEW] and [NEW, CURRENT] accept each other's
+    // tickets, test_harden_nginx); a rotation never has more than two encrypting keys, so
+    // three or more cannot be one. The resumption module's finish_run, which computes the rate,
+    // runs first (registry order).
     const std::size_t names = res.ticket_key_names.size();
     const double expected = names > 0 ? 1.0 / static_cast<double>(names) : 1.0;
-    if (names >= 2 && res.attempts >= min_attempts_for_contradiction &&
+    if (names >= 3 && res.attempts >= min_attempts_for_contradiction &&
         res.rate > (1.0 + expected) / 2.0) {
       for (const auto& [name, n] : res.ticket_key_names) res.opaque_tickets += n;
       res.opaque_reason = std::to_string(names) + " different ticket prefixes repeat, but " +
@@ -125,7 +128,14 @@ class tickets final : public measurement {
       return;
     const std::string label = run_label(r);
     const std::size_t names = r.ticket_key_names.size();
-    if (names >= 2 && !r.single_use_pattern)
+    const bool both_accepted =
+        names == 2 && r.attempts >= min_attempts_for_contradiction && r.rate > 0.75;
+    if (both_accepted)
+      out.push_back(label + ": connections reach 2 different ticket keys, and " +
+                    std::to_string(r.resumed) + " of " + std::to_string(r.attempts) +
+                    " attempts resumed: every server accepts both keys (a key rotation in "
+                    "progress: the encrypting key differs between servers)");
+    else if (names >= 2 && !r.single_use_pattern)
       out.push_back(label + ": connections reach " + std::to_string(names) +
                     " different ticket keys; expect about 1/" + std::to_string(names) +
                     " resumption");
