@@ -32,13 +32,20 @@ constexpr int accepts_per_wakeup = 256;
 
 const char* reason_phrase(int status) {
   switch (status) {
-    case 400: return "Bad Request";
-    case 408: return "Request Timeout";
-    case 413: return "Content Too Large";
-    case 414: return "URI Too Long";
-    case 431: return "Request Header Fields Too Large";
-    case 505: return "HTTP Version Not Supported";
-    default: return "Service Unavailable";
+    case 400:
+      return "Bad Request";
+    case 408:
+      return "Request Timeout";
+    case 413:
+      return "Content Too Large";
+    case 414:
+      return "URI Too Long";
+    case 431:
+      return "Request Header Fields Too Large";
+    case 505:
+      return "HTTP Version Not Supported";
+    default:
+      return "Service Unavailable";
   }
 }
 
@@ -486,8 +493,9 @@ struct front::impl {
       } else if (c->waiting_for_head()) {
         if (now - c->waiting_since > header_timeout) {
           if (c->at == phase::head && !c->in.empty()) {
-            refuse(*c, 408, "the request head did not arrive within " +
-                                std::to_string(header_timeout.count()) + " ms");
+            refuse(*c, 408,
+                   "the request head did not arrive within " +
+                       std::to_string(header_timeout.count()) + " ms");
             pump(*c);
             if (c->dead) ended.push_back(c);
           } else {

@@ -19,8 +19,9 @@ bool token_char(unsigned char c) {
 }
 
 bool token(std::string_view s) {
-  return !s.empty() &&
-         std::all_of(s.begin(), s.end(), [](char c) { return token_char(static_cast<unsigned char>(c)); });
+  return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) {
+    return token_char(static_cast<unsigned char>(c));
+  });
 }
 
 // RFC 9110 section 5.5: field-content is HTAB, SP, VCHAR and obs-text; every other control
@@ -58,8 +59,7 @@ head_verdict check_request_line(std::string_view line, bool& http10) {
   const auto version = line.substr(sp2 + 1);
   if (!token(method)) return refuse(400, "a request method that is not a token");
   if (target.empty() ||
-      !std::all_of(target.begin(), target.end(),
-                   [](char c) { return c > 0x20 && c < 0x7f; }))
+      !std::all_of(target.begin(), target.end(), [](char c) { return c > 0x20 && c < 0x7f; }))
     return refuse(400, "a request target with a byte that is not visible ASCII");
   if (version.size() != 8 || version.substr(0, 5) != "HTTP/" || version[6] != '.' ||
       version[5] < '0' || version[5] > '9' || version[7] < '0' || version[7] > '9')
@@ -68,9 +68,8 @@ head_verdict check_request_line(std::string_view line, bool& http10) {
     return refuse(505, "only HTTP/1.0 and HTTP/1.1 are served");
   http10 = version == "HTTP/1.0";
   const auto query = target.find('?');
-  if (query != std::string_view::npos &&
-      std::count(target.begin() + static_cast<long>(query), target.end(), '&') >=
-          max_query_parameters)
+  if (query != std::string_view::npos && std::count(target.begin() + static_cast<long>(query),
+                                                    target.end(), '&') >= max_query_parameters)
     return refuse(414, "more than " + std::to_string(max_query_parameters) + " query parameters");
   head_verdict ok;
   ok.what = head_verdict::kind::accept;
@@ -156,7 +155,8 @@ head_verdict check_request_head(std::string_view buffered, std::size_t* scanned)
   if (content_lengths > 1) return refuse(400, "more than one Content-Length");
   if (transfer_encoding && content_lengths > 0)
     return refuse(400, "both Transfer-Encoding and Content-Length");
-  if (transfer_encoding || body) return refuse(413, "the exporter's endpoints take no request body");
+  if (transfer_encoding || body)
+    return refuse(413, "the exporter's endpoints take no request body");
   return verdict;
 }
 
@@ -201,8 +201,8 @@ std::size_t answer_tracker::feed(std::string_view bytes) {
       if (c == '\n' && head_.size() >= 4 && head_.compare(head_.size() - 4, 4, "\r\n\r\n") == 0)
         end_of_head();
     } else {
-      const auto n = static_cast<std::size_t>(
-          std::min<std::uint64_t>(body_left_, bytes.size() - used));
+      const auto n =
+          static_cast<std::size_t>(std::min<std::uint64_t>(body_left_, bytes.size() - used));
       used += n;
       body_left_ -= n;
       if (body_left_ == 0) state_ = state::done;

@@ -77,6 +77,7 @@ TEST_CASE("serve config: modules start from the prober's defaults and every key 
   auto path = d.write("serve.toml", R"(allow = ["*.example.com:443"]
 min_interval_seconds = 30
 max_probes_in_flight = 4
+http_header_timeout_ms = 2500
 
 [modules.tls13]
 protocols = ["TLSv1.3"]
@@ -90,6 +91,8 @@ connect = "127.0.0.1"
   CHECK(c.allow.size() == 1);
   CHECK(c.min_interval_seconds == 30);
   CHECK(c.max_probes_in_flight == 4);
+  CHECK(c.http_header_timeout_ms == 2500);
+  CHECK(default_serve_config().http_header_timeout_ms == 10000);
   REQUIRE(c.modules.count("default") == 1);
   REQUIRE(c.modules.count("tls13") == 1);
   const auto& m = c.modules.at("tls13");
@@ -110,6 +113,7 @@ connect = "127.0.0.1"
   for (const auto& b : std::vector<bad_case>{
            {"allow = [\"nope\"]\n", ":1:10: allow: \"nope\": an entry is HOST:PORTS"},
            {"x = 1\n", ":1:5: unknown key \"x\""},
+           {"http_header_timeout_ms = 50\n", ":1:26: \"http_header_timeout_ms\" must be"},
            {"[modules.a]\nattempts = -1\n", ":2:12: \"attempts\" must be a whole number from 0"},
            {"[modules.a]\nprotocols = [\"SSLv3\"]\n", "unknown protocol \"SSLv3\""},
            {"[modules.a]\ntimeout = 5\n", "unknown key \"timeout\" in [modules.a]"},
