@@ -111,6 +111,7 @@ struct front::impl {
   bool listening = false;
   std::unordered_map<int, connection*> by_fd;
   std::vector<connection*> conns;
+  std::vector<int> again;  // connections whose pump stopped while it could still go on (by fd)
   clock_type::time_point next_tick;
 
   impl(front& o, int l, SSL_CTX* t, add_connection a)
@@ -439,8 +440,14 @@ struct front::impl {
   }
 
   // Does everything the connection's sockets allow now, then asks for the events it waits for.
+  // A connection that could go on after 16 rounds is taken up again after the others' events,
+  // so that bytes already read (a pipelined request) never wait for an event that will not come.
   void pump(connection& c) {
-    for (int round = 0; round < 16 && !c.dead; ++round) {
+    for (int round = 0; !c.dead; ++round) {
+      if (round == 16) {
+        again.push_back(c.fd);
+        break;
+      }
       if (c.at == phase::draining) {
         drain(c);
         break;
@@ -517,7 +524,17 @@ struct front::impl {
     std::vector<epoll_event> events(256);
     next_tick = clock_type::now();
     while (!quit) {
-      const int n = ::epoll_wait(epoll_fd, events.data(), static_cast<int>(events.size()), tick_ms);
+      const int n = ::epoll_wait(epoll_fd, events.data(), static_cast<int>(events.size()),
+                                 again.empty() ? tick_ms : 0);
+      std::vector<int> resume;
+      resume.swap(again);
+      for (const int fd : resume) {
+        const auto it = by_fd.find(fd);
+        if (it == by_fd.end() || it->second->fd != fd) continue;
+        connection* c = it->second;
+        pump(*c);
+        if (c->dead) destroy(c);
+      }
       for (int i = 0; i < n && !quit; ++i) {
         const int fd = events[static_cast<std::size_t>(i)].data.fd;
         const auto what = events[static_cast<std::size_t>(i)].events;
