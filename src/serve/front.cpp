@@ -319,7 +319,10 @@ struct front::impl {
       refuse(c, 503, "the exporter cannot take more connections now");
       return true;
     }
-    c.to_backend.append(c.in, 0, v.length);
+    if (v.rewritten)
+      c.to_backend.append(*v.rewritten);
+    else
+      c.to_backend.append(c.in, 0, v.length);
     c.in.erase(0, v.length);
     c.scanned = 0;
     c.answer.start(v.head_method);

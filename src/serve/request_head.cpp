@@ -147,8 +147,13 @@ head_verdict check_request_head(std::string_view buffered, std::size_t* scanned)
       body = body || value.find_first_not_of('0') != std::string_view::npos;
     } else if (equals_nocase(name, "transfer-encoding")) {
       transfer_encoding = true;
+    } else if (equals_nocase(name, "expect")) {
+      if (!verdict.rewritten) verdict.rewritten = std::string(buffered.substr(0, at));
+      continue;
     }
+    if (verdict.rewritten) verdict.rewritten->append(head.substr(at, line_end + 2 - at));
   }
+  if (verdict.rewritten) verdict.rewritten->append("\r\n");
   if (hosts > 1) return refuse(400, "more than one Host header field");
   if (hosts == 0 && !http10) return refuse(400, "no Host header field (HTTP/1.1 needs one)");
   if (authorizations > 1) return refuse(400, "more than one Authorization header field");

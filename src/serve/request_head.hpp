@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -33,8 +34,12 @@ struct head_verdict {
   kind what = kind::incomplete;
   std::size_t length = 0;    ///< accept: bytes of the head, its closing empty line included
   bool head_method = false;  ///< accept: a HEAD request (its answer has no body)
-  int status = 0;            ///< refuse: 400, 405, 413, 414, 431 or 505
-  std::string reason;        ///< refuse: one line for the answer's body
+  /// accept: the head to hand on when it is not the `length` bytes received: the same head
+  /// without its `Expect` fields (no request has a body to wait for, and libmicrohttpd would
+  /// send an interim 100 Continue before the answer)
+  std::optional<std::string> rewritten;
+  int status = 0;      ///< refuse: 400, 413, 414, 431 or 505
+  std::string reason;  ///< refuse: one line for the answer's body
 };
 
 /// Reads `buffered`, the bytes received after the previous request's head (leading empty

@@ -740,6 +740,12 @@ TEST_CASE(
   // HTTP/1.0 needs no Host.
   bool closed = false;
   CHECK(one_answer(exchange(srv.port, "GET /-/healthy HTTP/1.0\r\n\r\n", &closed)) == 200);
+  // No request has a body, so an Expect field has nothing to wait for: one answer, no interim
+  // 100 Continue before it.
+  CHECK(one_answer(exchange(srv.port,
+                            "GET /-/healthy HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\n"
+                            "Connection: close\r\n\r\n",
+                            &closed)) == 200);
 }
 
 TEST_CASE(
