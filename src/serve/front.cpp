@@ -495,9 +495,11 @@ struct front::impl {
     const auto header_timeout = std::chrono::milliseconds(owner.header_timeout_ms.load());
     const auto idle_timeout = std::chrono::milliseconds(owner.idle_timeout_ms.load());
     int busy = 0;
+    bool evictable = false;
     std::vector<connection*> ended;
     for (auto* c : conns) {
       if (c->at == phase::request || c->out_pending()) ++busy;
+      evictable = evictable || c->waiting_for_head();
       if (c->at == phase::draining) {
         if (now > c->drain_until) ended.push_back(c);
       } else if (c->waiting_for_head()) {
@@ -520,7 +522,10 @@ struct front::impl {
     }
     for (auto* c : ended) destroy(c);
     answering = busy;
-    if (accepting && !quit && conns.size() < max_http_connections) set_listening(true);
+    // Accepting resumes when a slot is free or some connection could give way: a kept-alive
+    // connection waiting for its next request is one, without being closed.
+    if (accepting && !quit && (conns.size() < max_http_connections || evictable))
+      set_listening(true);
   }
 
   void loop() {

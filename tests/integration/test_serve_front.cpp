@@ -21,6 +21,7 @@
 #include <chrono>
 #include <fstream>
 #include <future>
+#include <map>
 #include <thread>
 
 #include "probe_util.hpp"
@@ -157,6 +158,8 @@ struct silent_listener {
 
 const std::string fast_module = "[modules.fast]\nattempts = 2\nocsp = false\n";
 
+int one_answer(const std::string& text, bool head_request = false);
+
 }  // namespace
 
 TEST_CASE("serve front: a chunked request body is refused before it is read") {
@@ -285,6 +288,46 @@ TEST_CASE(
   }
   dripping = false;
   drip.join();
+}
+
+TEST_CASE(
+    "serve front: when all 512 connections are being answered a new one waits unserved until a "
+    "slot frees") {
+  silent_listener target;
+  temp_dir d;
+  serve_process srv(d, "allow = [\"127.0.0.1:*\"]\n[modules.slow]\ntimeout_ms = 60000\n");
+  // 512 scrapes of a target that never answers, each with a 3 s scrape timeout: all 512
+  // connections are waiting for their answer (one shared probe), none for a request head.
+  const std::string scrape = "GET /probe?target=127.0.0.1:" + std::to_string(target.port) +
+                             "&module=slow HTTP/1.1\r\nHost: x\r\n"
+                             "X-Prometheus-Scrape-Timeout-Seconds: 3\r\n\r\n";
+  std::vector<std::unique_ptr<raw_client>> busy;
+  const auto t0 = clock_type::now();
+  for (int i = 0; i < 512; ++i) {
+    busy.push_back(std::make_unique<raw_client>(srv.port));
+    REQUIRE(busy.back()->fd >= 0);
+    REQUIRE(busy.back()->send_all(scrape));
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  raw_client extra(srv.port);
+  REQUIRE(extra.fd >= 0);  // the kernel's backlog takes it
+  REQUIRE(extra.send_all("GET /-/healthy HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"));
+  const double waited_from_ms = ms_since(t0);
+  CAPTURE(waited_from_ms);
+  REQUIRE(waited_from_ms < 1500);
+  // Nothing can give way before the scrapes are answered (about 2.5 s after they came).
+  CHECK(extra.read_all(static_cast<int>(2000 - waited_from_ms)).empty());
+  bool closed = false;
+  const auto got = extra.read_all(5000, &closed);
+  CHECK(one_answer(got) == 200);
+  CHECK(ms_since(t0) < 6000);
+  // Each scrape got its answer: the probe's result (200), or 503 for those that waited for a
+  // worker thread past their deadline (http_threads is 32).
+  std::map<int, int> statuses;
+  for (auto& c : busy) ++statuses[one_answer(c->read_all(500))];
+  CAPTURE(statuses[200]);
+  CAPTURE(statuses[503]);
+  CHECK(statuses[200] + statuses[503] == 512);
 }
 
 TEST_CASE(
@@ -630,7 +673,7 @@ namespace {
 // The status of `text` when it is exactly one well-formed answer: one status line, one block of
 // header fields with exactly one Content-Length, that many body bytes and nothing after them.
 // 0 otherwise (a second header block, a missing or repeated length, trailing bytes).
-int one_answer(const std::string& text, bool head_request = false) {
+int one_answer(const std::string& text, bool head_request) {
   const auto end = text.find("\r\n\r\n");
   if (text.rfind("HTTP/1.1 ", 0) != 0 || end == std::string::npos) return 0;
   int lengths = 0;
