@@ -158,12 +158,17 @@ struct front::impl {
     if (accepting && !quit) set_listening(true);
   }
 
-  // Takes the slot of the connection that has waited longest for a request head.
+  // Takes the slot of a connection that is only being drained after its last answer, else of
+  // the one that has waited longest for a request head.
   bool evict_one() {
     connection* oldest = nullptr;
     for (auto* c : conns)
-      if (c->waiting_for_head() && (!oldest || c->waiting_since < oldest->waiting_since))
+      if (c->at == phase::draining) {
         oldest = c;
+        break;
+      } else if (c->waiting_for_head() && (!oldest || c->waiting_since < oldest->waiting_since)) {
+        oldest = c;
+      }
     if (!oldest) return false;
     destroy(oldest);
     return true;
@@ -499,7 +504,7 @@ struct front::impl {
     std::vector<connection*> ended;
     for (auto* c : conns) {
       if (c->at == phase::request || c->out_pending()) ++busy;
-      evictable = evictable || c->waiting_for_head();
+      evictable = evictable || c->waiting_for_head() || c->at == phase::draining;
       if (c->at == phase::draining) {
         if (now > c->drain_until) ended.push_back(c);
       } else if (c->waiting_for_head()) {

@@ -15,15 +15,16 @@ using SSL_CTX = struct ssl_ctx_st;
 
 namespace ngxtls::serve {
 
-/// Client connections held at once. When all are taken, a new connection takes the slot of the
-/// connection that has waited longest for its request head to complete (an idle keep-alive
-/// connection, a client that sends nothing or drips); when none is waiting so, new connections
-/// wait in the listen backlog until a slot frees.
+/// Client connections held at once. When all are taken, a new connection takes the slot of one
+/// that is being drained after its last answer, else of the connection that has waited longest
+/// for its request head to complete (an idle keep-alive connection, a client that sends nothing
+/// or drips); when none is either, new connections wait in the listen backlog until a slot
+/// frees.
 inline constexpr unsigned max_http_connections = 512;
 
 /// Bytes of an answer buffered for a client that does not read it, per connection: the front
 /// stops reading libmicrohttpd's side until the client takes them.
-inline constexpr std::size_t max_buffered_answer_bytes = 256 * 1024;
+inline constexpr std::size_t max_buffered_answer_bytes = 64 * 1024;
 
 /// How long a refused or timed-out connection is drained (its further bytes read and dropped)
 /// after the answer, so that the answer is not lost to a reset, ms.
