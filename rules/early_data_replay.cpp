@@ -27,9 +27,12 @@ them) that has a content handler of its own is judged on its own:
   nginx takes that list from the enclosing level (location, server, `http`) only when a level
   sets none of its own: one `proxy_set_header Host $host;` in a location drops the server's
   `Early-Data` header there, and `include fastcgi_params;` in a PHP location drops a
-  server-level `fastcgi_param HTTP_EARLY_DATA`. A `proxy_set_header` does nothing for a
-  `fastcgi_pass`, and `add_header` sets a header of the response to the client: the backend
-  never sees it.
+  server-level `fastcgi_param HTTP_EARLY_DATA`. An include whose file is not there (a site
+  file linted without its nginx.conf) and whose name is that of the module (`fastcgi_params`,
+  `fastcgi.conf`, `snippets/fastcgi-php.conf`, `uwsgi_params`, `scgi_params`, `proxy_params`)
+  counts as such a list without the mark: the stock files pass none. A `proxy_set_header` does
+  nothing for a `fastcgi_pass`, and `add_header` sets a header of the response to the client:
+  the backend never sees it.
 - code run by nginx (`content_by_lua*`, `js_content`, `perl`): handled when the code, as the
   config holds it, names `ssl_early_data`.
 - any of them: handled when an `if` on early data whose block returns (`if ($ssl_early_data) {
@@ -191,6 +194,38 @@ bool runs_code(std::string_view name) {
          name == "content_by_lua_file" || name == "js_content" || name == "perl";
 }
 
+// The `include` directives directly in `block` whose files were not read (a site file linted
+// without its conf prefix: config::missing_includes), as the file's own tree holds them.
+std::vector<const config::directive*> unread_includes(const config::config& cfg,
+                                                      const config::directive& block) {
+  std::vector<const config::directive*> out;
+  if (cfg.missing_includes.empty() || block.file >= cfg.files.size()) return out;
+  const config::directive* twin = nullptr;
+  walk(cfg.files[block.file].parsed, [&](const config::directive& d) {
+    if (!twin && d.has_block && d.offset == block.offset) twin = &d;
+  });
+  if (!twin) return out;
+  for (const auto& d : twin->block) {
+    if (d.has_block || d.name.view() != "include") continue;
+    const source_location at = cfg.where(d);
+    for (const auto& m : cfg.missing_includes)
+      if (m.include == at) out.push_back(&d);
+  }
+  return out;
+}
+
+// True when an unread `include` most likely sets a list of kind `k`: nginx's and Debian's
+// stock files (fastcgi_params, fastcgi.conf, snippets/fastcgi-php.conf, uwsgi_params,
+// scgi_params, proxy_params) are named after their module, and none passes $ssl_early_data.
+bool sets_list(const config::directive& include, std::size_t k) {
+  if (include.args.empty()) return false;
+  const std::string_view path = include.args[0].value();
+  const std::string_view param = k_upstreams[k].param;
+  const std::string_view module = param.substr(0, param.find('_'));
+  return path.substr(path.rfind('/') == std::string_view::npos ? 0 : path.rfind('/') + 1)
+             .find(module) != std::string_view::npos;
+}
+
 // The header/param arrays in effect at one level (http, server, location, `if`, limit_except),
 // per upstream kind.
 struct param_arrays {
@@ -203,23 +238,24 @@ struct param_arrays {
 };
 
 param_arrays arrays_at(const param_arrays& parent, config::list<config::directive> children,
-                       const std::vector<std::string>& vars) {
+                       const std::vector<std::string>& vars,
+                       const std::vector<const config::directive*>& unread = {}) {
   param_arrays here = parent;
   for (std::size_t k = 0; k < k_upstreams.size(); ++k) {
-    bool own = false;
+    const config::directive* first = nullptr;
     const config::directive* early = nullptr;
     for (const auto& d : children) {
       if (d.has_block || d.name.view() != k_upstreams[k].param) continue;
-      own = true;
+      if (!first) first = &d;
       if (!early && uses_early(d, vars)) early = &d;
     }
-    if (!own) continue;
+    // An unread include named after the module sets this level's list: counted as one
+    // without the early-data mark (the stock files have none).
+    for (const auto* inc : unread)
+      if (!first && sets_list(*inc, k)) first = inc;
+    if (!first) continue;
     here.early[k] = early;
-    for (const auto& d : children)
-      if (!d.has_block && d.name.view() == k_upstreams[k].param) {
-        here.list[k] = &d;
-        break;
-      }
+    here.list[k] = first;
     here.dropped[k] = early ? nullptr : (parent.early[k] ? parent.early[k] : parent.dropped[k]);
   }
   return here;
@@ -285,15 +321,16 @@ bool code_reads_early(const config::directive& d) {
 // limit_except blocks in them. A location's `if` that refuses early data covers that
 // location's own requests (and its `if` blocks), not its nested locations: nginx runs the
 // rewrite directives of the location a request ends in only.
-void collect_sites(const param_arrays& parent, config::list<config::directive> children,
-                   const config::directive* location, const config::directive* refusal,
-                   const std::vector<std::string>& vars, std::vector<app_site>& out) {
+void collect_sites(const config::config& cfg, const param_arrays& parent,
+                   config::list<config::directive> children, const config::directive* location,
+                   const config::directive* refusal, const std::vector<std::string>& vars,
+                   std::vector<app_site>& out) {
   for (const auto& d : children) {
     if (!d.has_block) continue;
     const std::string_view name = d.name.view();
     const bool is_location = name == "location";
     if (!is_location && (location == nullptr || (name != "if" && name != "limit_except"))) continue;
-    const param_arrays here = arrays_at(parent, d.block, vars);
+    const param_arrays here = arrays_at(parent, d.block, vars, unread_includes(cfg, d));
     const config::directive* loc = is_location ? &d : location;
     const config::directive* refused = is_location ? refusal_in(d.block, vars) : refusal;
     if (auto [handler, kind] = handler_of(d.block); handler) {
@@ -307,7 +344,7 @@ void collect_sites(const param_arrays& parent, config::list<config::directive> c
         site.handled_by = handler;
       out.push_back(site);
     }
-    collect_sites(here, d.block, loc, refused, vars, out);
+    collect_sites(cfg, here, d.block, loc, refused, vars, out);
   }
 }
 
@@ -411,7 +448,12 @@ engine::finding unhandled_warning(const engine::context& ctx, const model::serve
     const app_site& u = unhandled[i];
     list += (i ? ", " : "") + site_name(u) + " (" + line_of(ctx, *u.block, file) + ", " +
             std::string(u.handler->name.view());
-    if (u.dropped)
+    if (u.dropped && u.list && u.list->name.view() == "include")
+      list += "; its `" + one_line(*u.list) + "` (not read here) sets a " +
+              std::string(k_upstreams[u.kind].param) +
+              " list of its own, which replaces the early-data one of " +
+              line_of(ctx, *u.dropped, file);
+    else if (u.dropped)
       list += "; its own " + std::string(k_upstreams[u.kind].param) +
               " replaces the early-data one of " + line_of(ctx, *u.dropped, file);
     list += ")";
@@ -443,6 +485,9 @@ engine::finding unhandled_warning(const engine::context& ctx, const model::serve
       if (k == k_code) {
         f.fix += "if ($ssl_early_data) { return 425; }  # in " + site_name(u) +
                  ", or have its code read $ssl_early_data and answer 425\n";
+      } else if (u.list && u.list->name.view() == "include") {
+        f.fix += std::string(k_upstreams[k].fix) + "  # after `" + one_line(*u.list) + "` in " +
+                 site_name(u) + " (" + line_of(ctx, *u.list, file) + ")\n";
       } else if (u.list) {
         f.fix += std::string(k_upstreams[k].fix) + "  # beside the " +
                  std::string(k_upstreams[k].param) + " lines " + site_name(u) + " takes (" +
@@ -486,10 +531,12 @@ void check(const engine::context& ctx, engine::finding_list& out) {
       continue;
     }
     param_arrays http;
-    if (const auto* block = enclosing_block(m, s)) http = arrays_at(http, block->block, *vars);
-    const param_arrays server = arrays_at(http, s.where->block, *vars);
+    if (const auto* block = enclosing_block(m, s))
+      http = arrays_at(http, block->block, *vars, unread_includes(*m.cfg, *block));
+    const param_arrays server =
+        arrays_at(http, s.where->block, *vars, unread_includes(*m.cfg, *s.where));
     std::vector<app_site> sites;
-    collect_sites(server, s.where->block, nullptr, nullptr, *vars, sites);
+    collect_sites(*m.cfg, server, s.where->block, nullptr, nullptr, *vars, sites);
     if (sites.empty()) {
       out.push_back(static_note(ctx, s));
       continue;
