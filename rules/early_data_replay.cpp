@@ -476,28 +476,38 @@ engine::finding unhandled_warning(const engine::context& ctx, const model::serve
     f.facts.push_back({"not told of early data", site_name(u) + " -> " + one_line(*u.handler),
                        "location", ctx.where(u.block)});
   // One fix line per kind of handler and place: beside the header/param list a site takes
-  // (a level's own list replaces every one from outside), or, where no level has such a list,
-  // once in the server block.
+  // (a level's own list replaces every one from outside; sites that take one list, such as
+  // one fastcgi_params file included in each, share a line), or, where no level has such a
+  // list, once in the server block.
   for (std::size_t k = 0; k <= k_upstreams.size(); ++k) {
-    std::string listless;
+    std::vector<std::pair<std::string, std::string>> places;  // where the line goes, for whom
     for (const auto& u : unhandled) {
       if (u.kind != k) continue;
+      std::string place;
+      if (k == k_code)
+        place = "in " + site_name(u) + ", or have its code read $ssl_early_data and answer 425";
+      else if (u.list && u.list->name.view() == "include")
+        place = "after `" + one_line(*u.list) + "` (" + line_of(ctx, *u.list, file) + ") in";
+      else if (u.list)
+        place = "beside the " + std::string(k_upstreams[k].param) + " lines at " +
+                line_of(ctx, *u.list, file) + ", taken by";
+      else
+        place = "in the server block, for";
+      auto it = std::find_if(places.begin(), places.end(),
+                             [&](const auto& p) { return p.first == place; });
       if (k == k_code) {
-        f.fix += "if ($ssl_early_data) { return 425; }  # in " + site_name(u) +
-                 ", or have its code read $ssl_early_data and answer 425\n";
-      } else if (u.list && u.list->name.view() == "include") {
-        f.fix += std::string(k_upstreams[k].fix) + "  # after `" + one_line(*u.list) + "` in " +
-                 site_name(u) + " (" + line_of(ctx, *u.list, file) + ")\n";
-      } else if (u.list) {
-        f.fix += std::string(k_upstreams[k].fix) + "  # beside the " +
-                 std::string(k_upstreams[k].param) + " lines " + site_name(u) + " takes (" +
-                 line_of(ctx, *u.list, file) + ")\n";
-      } else {
-        listless += (listless.empty() ? "" : ", ") + site_name(u);
+        if (it == places.end()) places.emplace_back(place, "");
+        continue;
       }
+      if (it == places.end())
+        places.emplace_back(place, site_name(u));
+      else
+        it->second += ", " + site_name(u);
     }
-    if (!listless.empty())
-      f.fix += std::string(k_upstreams[k].fix) + "  # in the server block, for " + listless + "\n";
+    const std::string line =
+        k == k_code ? "if ($ssl_early_data) { return 425; }" : std::string(k_upstreams[k].fix);
+    for (const auto& [place, whom] : places)
+      f.fix += line + "  # " + place + (whom.empty() ? "" : " " + whom) + "\n";
   }
   f.fix += "# or turn 0-RTT off: ssl_early_data off;";
   f.server = server_label(ctx, s);
