@@ -385,21 +385,26 @@ engine::finding handled_note(const engine::context& ctx, const model::server& s,
                              const std::vector<const config::directive*>& handlers,
                              const std::vector<std::string>& vars) {
   bool refuse = false, pass = false;
-  std::string code = "425";
+  std::vector<std::string> codes;  // the statuses the refusing `if`s answer, once each
   const std::string file = ctx.where(anchor_of(s, "ssl_early_data")).file;
   std::string text = "ssl_early_data on: handled";
   for (std::size_t i = 0; i < handlers.size(); ++i) {
     const auto* r = refusal_return(*handlers[i], vars);
     (r ? refuse : pass) = true;
-    if (r) code = std::string(r->args[0].value());
+    if (r && std::find(codes.begin(), codes.end(), r->args[0].value()) == codes.end())
+      codes.emplace_back(r->args[0].value());
     text += std::string(i == 0 ? "" : " and") + " at " + line_of(ctx, *handlers[i], file) + " by " +
             handler_text(*handlers[i], vars);
   }
+  std::string answers;
+  for (const auto& c : codes) answers += (answers.empty() ? "" : " or ") + c;
+  const bool too_early = std::find(codes.begin(), codes.end(), "425") != codes.end();
   const std::string refusal_tail =
-      code == "425" ? "nginx answers 425 Too Early itself"
-                    : "nginx answers " + code +
-                          " itself (a client retries after the handshake only on 425 Too Early, "
-                          "RFC 8470)";
+      answers == "425" ? "nginx answers 425 Too Early itself"
+                       : "nginx answers " + answers + " itself" +
+                             (too_early ? ""
+                                        : " (a client retries after the handshake only on 425 "
+                                          "Too Early, RFC 8470)");
   if (refuse && !pass)
     text += ": " + refusal_tail;
   else if (pass && !refuse)
@@ -413,9 +418,12 @@ engine::finding handled_note(const engine::context& ctx, const model::server& s,
   auto f = ctx.make(id, engine::severity::note, text, anchor_of(s, "ssl_early_data"));
   f.facts.push_back(setting_evidence(ctx, s, "ssl_early_data"));
   for (const auto* h : handlers)
-    f.facts.push_back({"handled by", one_line(*h),
-                       refusal_return(*h, vars) ? "nginx (" + code + ")" : "application",
-                       ctx.where(h)});
+    f.facts.push_back(
+        {"handled by", one_line(*h),
+         refusal_return(*h, vars)
+             ? "nginx (" + std::string(refusal_return(*h, vars)->args[0].value()) + ")"
+             : "application",
+         ctx.where(h)});
   f.server = server_label(ctx, s);
   // The sandbox answers with its own response, not the handler's, and the probe sends early
   // data only to the sandbox: no probe can see the handler at work.
@@ -465,9 +473,9 @@ engine::finding unhandled_warning(const engine::context& ctx, const model::serve
       id, engine::severity::warning,
       "ssl_early_data on but $ssl_early_data never reaches the application from " +
           (one ? list : std::to_string(unhandled.size()) + " locations: " + list) +
-          (one ? ": a replayed 0-RTT request runs again there and the backend cannot answer "
-                 "425 Too Early"
-               : ": replayed 0-RTT requests run again there and the backends cannot answer "
+          (one ? ": a replayed 0-RTT request runs again there and the application cannot "
+                 "answer 425 Too Early"
+               : ": replayed 0-RTT requests run again there and the applications cannot answer "
                  "425 Too Early"),
       anchor_of(s, "ssl_early_data"));
   f.facts.push_back(setting_evidence(ctx, s, "ssl_early_data"));
@@ -536,8 +544,11 @@ void check(const engine::context& ctx, engine::finding_list& out) {
     if (!vars) vars = early_data_variables(*m.cfg);
     // A server-level `if` runs in the server rewrite phase, before a location is chosen: it
     // covers every request of the server.
-    if (const auto* refusal = refusal_in(s.where->block, *vars)) {
-      out.push_back(handled_note(ctx, s, {refusal}, *vars));
+    std::vector<const config::directive*> refusals;
+    for (const auto& d : s.where->block)
+      if (refusal_return(d, *vars)) refusals.push_back(&d);
+    if (!refusals.empty()) {
+      out.push_back(handled_note(ctx, s, refusals, *vars));
       continue;
     }
     param_arrays http;
