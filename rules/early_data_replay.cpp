@@ -94,15 +94,15 @@ configuration, not seen by the probe.
 docs/nginx-facts.md#early-data-replay (nginx 1.22.1, 1.26.3, 1.30.6: the same ticket's early
 data accepted again, also from two connections at once and with tickets off and a shared cache;
 what reaches a backend, measured by tests/integration/test_nginx_versions.cpp "early data
-upstream: a location's own proxy_set_header drops the server's Early-Data header and add_header
-never reaches the backend": a location's own `proxy_set_header` list drops the server's
-`Early-Data` header, a nested location without one inherits it, `add_header` never reaches the
-backend, a location's `if` on a map of `$ssl_early_data` answers its own early requests 425 and
-not those of a location nested in it, a server-level one answers every location's); nginx's
-source for the same list rule in fastcgi_param, uwsgi_param, scgi_param and grpc_set_header
-(their merge_loc_conf: `params_source` / `headers_source` taken from the parent only when
-unset); RFC 8470 (Early-Data header, 425 Too Early); nginx docs ngx_http_ssl_module
-`ssl_early_data`.
+upstream: a location's own proxy_set_header or fastcgi_param list drops the server's early-data
+line and add_header never reaches the backend": a location's own `proxy_set_header` or
+`fastcgi_param` list drops the server's early-data line, a nested location without one
+inherits it, `proxy_set_header` does nothing for a `fastcgi_pass`, `add_header` never reaches
+the backend, a location's `if` on a map of `$ssl_early_data` answers its own early requests 425
+and not those of a location nested in it, a server-level one answers every location's); nginx's
+source for the same list rule in uwsgi_param, scgi_param and grpc_set_header (their
+merge_loc_conf: `params_source` / `headers_source` taken from the parent only when unset);
+RFC 8470 (Early-Data header, 425 Too Early); nginx docs ngx_http_ssl_module `ssl_early_data`.
 )";
 
 // True when `text` refers to variable `var` (given without `$`): `$var` or `${var}`, and not

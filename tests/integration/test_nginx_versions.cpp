@@ -20,6 +20,7 @@
 #include "probe_util.hpp"
 #include "support/nginx_run.hpp"
 #include "support/nginx_versions.hpp"
+#include "support/server_process.hpp"
 
 using namespace ngxtls;
 using namespace ngxtls::test;
@@ -930,6 +931,64 @@ std::pair<int, int> early_status(int port) {
           ed.at("replay").at("http_status").get<int>()};
 }
 
+/// A FastCGI responder (Python's standard library only): answers 230 when the request's params
+/// carry HTTP_EARLY_DATA=1 and 200 when not. Its port is its argument.
+constexpr const char* fastcgi_echo = R"(import socket, socketserver, struct, sys
+
+def records(sock):
+    buf = b""
+    while True:
+        while len(buf) < 8:
+            chunk = sock.recv(65536)
+            if not chunk:
+                return
+            buf += chunk
+        _, kind, rid, length, pad, _ = struct.unpack("!BBHHBB", buf[:8])
+        while len(buf) < 8 + length + pad:
+            chunk = sock.recv(65536)
+            if not chunk:
+                return
+            buf += chunk
+        yield kind, rid, buf[8:8 + length]
+        buf = buf[8 + length + pad:]
+
+def params(data):
+    out, i = {}, 0
+    def size():
+        nonlocal i
+        if data[i] & 0x80:
+            n = struct.unpack("!I", data[i:i + 4])[0] & 0x7FFFFFFF
+            i += 4
+        else:
+            n = data[i]
+            i += 1
+        return n
+    while i < len(data):
+        n, v = size(), size()
+        out[data[i:i + n].decode()] = data[i + n:i + n + v].decode()
+        i += n + v
+    return out
+
+def record(kind, rid, body):
+    return struct.pack("!BBHHBB", 1, kind, rid, len(body), 0, 0) + body
+
+class handler(socketserver.BaseRequestHandler):
+    def handle(self):
+        raw = b""
+        for kind, rid, body in records(self.request):
+            if kind == 4:
+                raw += body
+            elif kind == 5 and not body:
+                early = params(raw).get("HTTP_EARLY_DATA") == "1"
+                out = ("Status: %d\r\nContent-Type: text/plain\r\n\r\nok\n" % (230 if early else 200)).encode()
+                self.request.sendall(record(6, rid, out) + record(6, rid, b"") +
+                                     record(3, rid, b"\0" * 8))
+                return
+
+socketserver.TCPServer.allow_reuse_address = True
+socketserver.ThreadingTCPServer(("127.0.0.1", int(sys.argv[1])), handler).serve_forever()
+)";
+
 /// One server of early_data_upstream: its body and what its early request and the replay get.
 struct early_upstream_case {
   std::string name, body;
@@ -942,6 +1001,9 @@ void early_data_upstream(const nginx_version_entry& v) {
   const std::string up = "proxy_pass http://127.0.0.1:" + std::to_string(backend) + ";";
   const std::string pass = "proxy_set_header Early-Data $ssl_early_data;";
   const std::string refuse = "if ($too_early) { return 425; }";
+  const int fastcgi = free_port();
+  const std::string fc = "fastcgi_pass 127.0.0.1:" + std::to_string(fastcgi) + ";";
+  const std::string param = "fastcgi_param HTTP_EARLY_DATA $ssl_early_data;";
   const std::vector<early_upstream_case> cases{
       // The server's header reaches a location with no proxy_set_header of its own.
       {"inherited", pass + "\n  location / { " + up + " }", 230},
@@ -959,6 +1021,16 @@ void early_data_upstream(const nginx_version_entry& v) {
        pass + "\n  location / { " + refuse + " location = / { " + up + " } }", 230},
       // A server-level `if` runs before a location is chosen: every early request gets 425.
       {"server if", refuse + "\n  location / { proxy_set_header X-Other own; " + up + " }", 425},
+      // The same list rule for fastcgi_param: the server's param reaches a location without
+      // params of its own, not one with its own (as `include fastcgi_params;` gives it) ...
+      {"fastcgi inherited", param + "\n  location / { " + fc + " }", 230},
+      {"fastcgi own list",
+       param + "\n  location / { fastcgi_param QUERY_STRING $query_string; " + fc + " }", 200},
+      {"fastcgi own list with the param",
+       "location / { fastcgi_param QUERY_STRING $query_string; " + param + " " + fc + " }", 230},
+      // ... and a proxy_set_header does nothing for a fastcgi_pass.
+      {"fastcgi with a proxy header",
+       "proxy_set_header Early-Data $ssl_early_data;\n  location / { " + fc + " }", 200},
   };
   std::string http =
       "ssl_protocols TLSv1.2 TLSv1.3;\n"
@@ -971,6 +1043,10 @@ void early_data_upstream(const nginx_version_entry& v) {
     ports.push_back(free_port());
     http += early_case(ports.back(), k.a, c.body);
   }
+  const auto script = k.dir.path() / "fastcgi_echo.py";
+  std::ofstream(script) << fastcgi_echo;
+  server_process responder({"python3", script.string(), std::to_string(fastcgi)},
+                           (k.dir.path() / "fastcgi.log").string(), fastcgi);
   nginx_options o = on(v, backend);
   o.wait_ports.insert(o.wait_ports.end(), ports.begin(), ports.end());
   nginx_instance ngx(nginx_conf(1, http), o);
@@ -984,8 +1060,8 @@ void early_data_upstream(const nginx_version_entry& v) {
   }
 }
 NGINX_VERSION_CASES(
-    "early data upstream: a location's own proxy_set_header drops the server's Early-Data "
-    "header and add_header never reaches the backend",
+    "early data upstream: a location's own proxy_set_header or fastcgi_param list drops the "
+    "server's early-data line and add_header never reaches the backend",
     early_data_upstream)
 
 void early_data_off(const nginx_version_entry& v) {
