@@ -4,8 +4,10 @@
 #include <algorithm>
 #include <array>
 #include <cctype>
+#include <map>
 #include <optional>
 #include <set>
+#include <tuple>
 
 #include "rules/common.hpp"
 
@@ -194,24 +196,37 @@ bool runs_code(std::string_view name) {
          name == "content_by_lua_file" || name == "js_content" || name == "perl";
 }
 
-// The `include` directives directly in `block` whose files were not read (a site file linted
-// without its conf prefix: config::missing_includes), as the file's own tree holds them.
-std::vector<const config::directive*> unread_includes(const config::config& cfg,
-                                                      const config::directive& block) {
-  std::vector<const config::directive*> out;
-  if (cfg.missing_includes.empty() || block.file >= cfg.files.size()) return out;
-  const config::directive* twin = nullptr;
-  walk(cfg.files[block.file].parsed, [&](const config::directive& d) {
-    if (!twin && d.has_block && d.offset == block.offset) twin = &d;
-  });
-  if (!twin) return out;
-  for (const auto& d : twin->block) {
-    if (d.has_block || d.name.view() != "include") continue;
-    const source_location at = cfg.where(d);
-    for (const auto& m : cfg.missing_includes)
-      if (m.include == at) out.push_back(&d);
-  }
+// The `include` directives whose files were not read (a site file linted without its conf
+// prefix: config::missing_includes), by the block that holds them directly (file index and
+// byte offset, as the expanded tree's copy of that block has them). Built once per run.
+using unread_index =
+    std::map<std::pair<std::uint32_t, std::uint32_t>, std::vector<const config::directive*>>;
+
+unread_index unread_includes(const config::config& cfg) {
+  unread_index out;
+  if (cfg.missing_includes.empty()) return out;
+  std::set<std::tuple<std::string, std::uint32_t, std::uint32_t>> missing;
+  for (const auto& m : cfg.missing_includes)
+    missing.emplace(m.include.file, m.include.line, m.include.column);
+  for (const auto& file : cfg.files)
+    walk(file.parsed, [&](const config::directive& block) {
+      if (!block.has_block) return;
+      for (const auto& d : block.block) {
+        if (d.has_block || d.name.view() != "include") continue;
+        const source_location at = cfg.where(d);
+        if (missing.count({at.file, at.line, at.column}))
+          out[{block.file, block.offset}].push_back(&d);
+      }
+    });
   return out;
+}
+
+// The unread includes directly in `block` (a directive of the expanded tree).
+const std::vector<const config::directive*>& unread_in(const unread_index& index,
+                                                       const config::directive& block) {
+  static const std::vector<const config::directive*> none;
+  const auto it = index.find({block.file, block.offset});
+  return it == index.end() ? none : it->second;
 }
 
 // True when an unread `include` most likely sets a list of kind `k`: nginx's and Debian's
@@ -321,7 +336,7 @@ bool code_reads_early(const config::directive& d) {
 // limit_except blocks in them. A location's `if` that refuses early data covers that
 // location's own requests (and its `if` blocks), not its nested locations: nginx runs the
 // rewrite directives of the location a request ends in only.
-void collect_sites(const config::config& cfg, const param_arrays& parent,
+void collect_sites(const unread_index& unread, const param_arrays& parent,
                    config::list<config::directive> children, const config::directive* location,
                    const config::directive* refusal, const std::vector<std::string>& vars,
                    std::vector<app_site>& out) {
@@ -330,7 +345,7 @@ void collect_sites(const config::config& cfg, const param_arrays& parent,
     const std::string_view name = d.name.view();
     const bool is_location = name == "location";
     if (!is_location && (location == nullptr || (name != "if" && name != "limit_except"))) continue;
-    const param_arrays here = arrays_at(parent, d.block, vars, unread_includes(cfg, d));
+    const param_arrays here = arrays_at(parent, d.block, vars, unread_in(unread, d));
     const config::directive* loc = is_location ? &d : location;
     const config::directive* refused = is_location ? refusal_in(d.block, vars) : refusal;
     if (auto [handler, kind] = handler_of(d.block); handler) {
@@ -344,7 +359,7 @@ void collect_sites(const config::config& cfg, const param_arrays& parent,
         site.handled_by = handler;
       out.push_back(site);
     }
-    collect_sites(cfg, here, d.block, loc, refused, vars, out);
+    collect_sites(unread, here, d.block, loc, refused, vars, out);
   }
 }
 
@@ -526,6 +541,7 @@ void check(const engine::context& ctx, engine::finding_list& out) {
   const auto& m = ctx.model();
   std::set<const config::directive*> seen_servers;
   std::optional<std::vector<std::string>> vars;  // worked out for the first server with 0-RTT
+  std::optional<unread_index> unread;            // likewise
   for (const auto& s : m.servers) {
     if (!s.has_ssl || !model::is_on(s.get("ssl_early_data")) || !tls13_enabled(m, s)) continue;
     if (!seen_servers.insert(s.where).second) continue;
@@ -542,6 +558,7 @@ void check(const engine::context& ctx, engine::finding_list& out) {
       continue;
     }
     if (!vars) vars = early_data_variables(*m.cfg);
+    if (!unread) unread = unread_includes(*m.cfg);
     // A server-level `if` runs in the server rewrite phase, before a location is chosen: it
     // covers every request of the server.
     std::vector<const config::directive*> refusals;
@@ -553,11 +570,11 @@ void check(const engine::context& ctx, engine::finding_list& out) {
     }
     param_arrays http;
     if (const auto* block = enclosing_block(m, s))
-      http = arrays_at(http, block->block, *vars, unread_includes(*m.cfg, *block));
+      http = arrays_at(http, block->block, *vars, unread_in(*unread, *block));
     const param_arrays server =
-        arrays_at(http, s.where->block, *vars, unread_includes(*m.cfg, *s.where));
+        arrays_at(http, s.where->block, *vars, unread_in(*unread, *s.where));
     std::vector<app_site> sites;
-    collect_sites(*m.cfg, server, s.where->block, nullptr, nullptr, *vars, sites);
+    collect_sites(*unread, server, s.where->block, nullptr, nullptr, *vars, sites);
     if (sites.empty()) {
       out.push_back(static_note(ctx, s));
       continue;
