@@ -3,6 +3,8 @@
 
 #include <map>
 #include <set>
+#include <string_view>
+#include <tuple>
 
 #include "engine/fix.hpp"
 #include "rules/common.hpp"
@@ -182,16 +184,18 @@ void check_baseline(const engine::context& ctx, engine::finding_list& out) {
   if (!old) return;
   const auto& m = ctx.model();
   engine::context old_ctx(*old, ctx.options());
+  // The old config's ssl sockets by context, address and port (the last one of each).
+  std::map<std::tuple<model::context_kind, std::string_view, int>, const model::listen_socket*>
+      old_sockets;
+  for (const auto& cand : old->sockets)
+    if (cand.ssl) old_sockets[{cand.context, cand.address, cand.port}] = &cand;
   for (const auto& [di, sockets] : ssl_sockets_by_default(m)) {
     const model::server& d = m.servers[di];
     for (const auto* k : sockets) {
       // The same socket in the old config.
-      const model::listen_socket* ok = nullptr;
-      for (const auto& cand : old->sockets)
-        if (cand.ssl && cand.context == k->context && cand.address == k->address &&
-            cand.port == k->port)
-          ok = &cand;
-      if (!ok) continue;
+      const auto found = old_sockets.find({k->context, k->address, k->port});
+      if (found == old_sockets.end()) continue;
+      const model::listen_socket* ok = found->second;
       const model::server& od = old->servers[ok->default_server];
       const auto* old_keys = od.get("ssl_session_ticket_key");
       if (!old_keys || old_keys->values.empty() || old_keys->values.front().args.empty()) continue;

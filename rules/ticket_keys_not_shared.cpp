@@ -1,7 +1,9 @@
 // ticket-keys-not-shared: session tickets sealed with keys that no other instance holds
 // and that a reload throws away.
 
+#include <optional>
 #include <set>
+#include <unordered_map>
 
 #include "rules/common.hpp"
 
@@ -189,6 +191,32 @@ void check(const engine::context& ctx, engine::finding_list& out) {
   for (const auto& mem : fleet)
     if (mem.model == &m) self_label = mem.label;
   if (self_label.empty()) return;
+  // Per member, each name it serves -> the key domain of the first socket group (in default
+  // server order) that serves it and issues tickets: one pass over each member's servers.
+  struct member_domains {
+    std::string label;
+    std::unordered_map<std::string, std::string> by_name;
+  };
+  std::vector<member_domains> members_domains;
+  for (const auto& mem : fleet) {
+    member_domains md{mem.label, {}};
+    engine::context other(*mem.model, ctx.options());
+    for (const auto& [odi, osockets] : ssl_sockets_by_default(*mem.model)) {
+      const model::server& od = mem.model->servers[odi];
+      if (!model::is_on(od.get("ssl_session_tickets")) ||
+          !issues_tickets(*mem.model, odi, osockets))
+        continue;
+      std::optional<std::string> domain;  // made once per group, when a name needs it
+      for (const auto* k : osockets)
+        for (std::size_t si : k->servers)
+          for (const auto& n : mem.model->servers[si].names) {
+            if (md.by_name.count(n)) continue;
+            if (!domain) domain = key_domain(other, od, mem.label);
+            md.by_name.emplace(n, *domain);
+          }
+    }
+    members_domains.push_back(std::move(md));
+  }
   for (const auto& [di, sockets] : ssl_sockets_by_default(m)) {
     // Names this socket group serves.
     std::set<std::string> names;
@@ -201,22 +229,11 @@ void check(const engine::context& ctx, engine::finding_list& out) {
     for (const auto& name : names) {
       std::set<std::string> domains;
       std::vector<std::string> members;
-      for (const auto& mem : fleet) {
-        engine::context other(*mem.model, ctx.options());
-        for (const auto& [odi, osockets] : ssl_sockets_by_default(*mem.model)) {
-          bool serves = false;
-          for (const auto* k : osockets)
-            for (std::size_t si : k->servers)
-              for (const auto& n : mem.model->servers[si].names) serves = serves || n == name;
-          if (!serves) continue;
-          const model::server& od = mem.model->servers[odi];
-          if (!model::is_on(od.get("ssl_session_tickets")) ||
-              !issues_tickets(*mem.model, odi, osockets))
-            continue;
-          domains.insert(key_domain(other, od, mem.label));
-          members.push_back(mem.label);
-          break;
-        }
+      for (const auto& md : members_domains) {
+        const auto it = md.by_name.find(name);
+        if (it == md.by_name.end()) continue;
+        domains.insert(it->second);
+        members.push_back(md.label);
       }
       if (domains.size() < 2) continue;
       std::string list;
