@@ -77,6 +77,7 @@ int run_serve_command(const serve_args& a) {
   }
 
   std::atomic<bool> stopping{false};
+  bool auth_before = web && !web->basic_auth_users.empty();
   std::thread waiter([&] {
     for (;;) {
       int sig = 0;
@@ -89,11 +90,18 @@ int run_serve_command(const serve_args& a) {
           if (a.web_config) fresh_web = serve::load_web_config(*a.web_config);
           server.apply(fresh);
           core.reload(std::move(fresh));
+          const bool auth_now = fresh_web && !fresh_web->basic_auth_users.empty();
           server.set_users(fresh_web ? fresh_web->basic_auth_users
                                      : std::map<std::string, std::string>{});
           std::cerr << "ngxtls serve: configuration reloaded (every --config key applied, the "
                        "HTTP timeouts to open connections too; basic_auth_users applied)"
                     << std::endl;
+          // Dropping the last user turns authentication off: say so, it is rarely meant.
+          if (auth_before && !auth_now)
+            std::cerr << "ngxtls serve: warning: basic_auth_users is now empty: requests are no "
+                         "longer authenticated"
+                      << std::endl;
+          auth_before = auth_now;
           // The TLS settings are read once: the front's certificate is fixed at start.
           const auto tls_of = [](const std::optional<serve::web_config>& w) {
             return w ? std::make_tuple(w->cert_file, w->key_file, w->min_version)

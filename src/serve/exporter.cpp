@@ -324,10 +324,13 @@ http_answer exporter::probe(const probe_request& req) {
   mine.running = true;
   mine.used = clock_type::now();
   // One probe per target (whatever the module) and at most max_probes_in_flight at once.
-  const bool got =
-      changed_.wait_until(lock, deadline - std::chrono::milliseconds(min_probe_ms), [&] {
-        return running_targets_.count(target_key) == 0 && in_flight_ < cfg->max_probes_in_flight;
-      });
+  const auto latest_start = deadline - std::chrono::milliseconds(min_probe_ms);
+  // A request that waited for a worker may arrive here with its deadline nearly spent: then
+  // wait_until tests the predicate once and a probe would start with a few ms, reporting a
+  // healthy target as down.
+  const bool got = changed_.wait_until(lock, latest_start, [&] {
+    return running_targets_.count(target_key) == 0 && in_flight_ < cfg->max_probes_in_flight;
+  }) && clock_type::now() < latest_start;
   if (!got) {
     cache_[key].running = false;
     ++rejected_[reject_reason::busy];

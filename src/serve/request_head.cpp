@@ -82,6 +82,8 @@ head_verdict check_request_line(std::string_view line, bool& http10) {
 head_verdict check_request_head(std::string_view buffered, std::size_t* scanned) {
   // Find the end of the head, refusing a line that does not end in CRLF on the way.
   std::size_t from = scanned ? *scanned : 0;
+  const std::size_t scanned_before = from;
+  bool line_end_seen = false;
   std::size_t end = 0;
   for (std::size_t i = from; i < buffered.size(); ++i) {
     const char c = buffered[i];
@@ -89,6 +91,16 @@ head_verdict check_request_head(std::string_view buffered, std::size_t* scanned)
       return refuse(400, "a line that ends in a bare LF (lines end in CRLF)");
     if (i > 0 && buffered[i - 1] == '\r' && c != '\n')
       return refuse(400, "a bare CR (lines end in CRLF)");
+    // The request line is judged as soon as it is whole, so that a client speaking another
+    // protocol (HTTP/0.9, SSH, SMTP) hears 400 at once instead of waiting for an empty line.
+    if (c == '\n' && !line_end_seen) {
+      line_end_seen = true;
+      if (std::memchr(buffered.data(), '\n', scanned_before) == nullptr) {
+        bool http10 = false;
+        auto line = check_request_line(buffered.substr(0, i - 1), http10);
+        if (line.what == head_verdict::kind::refuse) return line;
+      }
+    }
     if (c == '\n' && i >= 3 && buffered.substr(i - 3, 4) == "\r\n\r\n") {
       end = i + 1;
       break;
@@ -147,7 +159,7 @@ head_verdict check_request_head(std::string_view buffered, std::size_t* scanned)
       body = body || value.find_first_not_of('0') != std::string_view::npos;
     } else if (equals_nocase(name, "transfer-encoding")) {
       transfer_encoding = true;
-    } else if (equals_nocase(name, "expect")) {
+    } else if (equals_nocase(name, "expect") || equals_nocase(name, "cookie")) {
       if (!verdict.rewritten) verdict.rewritten = std::string(buffered.substr(0, at));
       continue;
     }

@@ -36,7 +36,8 @@ struct head_verdict {
   bool head_method = false;  ///< accept: a HEAD request (its answer has no body)
   /// accept: the head to hand on when it is not the `length` bytes received: the same head
   /// without its `Expect` fields (no request has a body to wait for, and libmicrohttpd would
-  /// send an interim 100 Continue before the answer)
+  /// send an interim 100 Continue before the answer) and `Cookie` fields (no endpoint reads
+  /// them, and libmicrohttpd drops the connection unanswered when one holds ~800 cookies)
   std::optional<std::string> rewritten;
   int status = 0;      ///< refuse: 400, 413, 414, 431 or 505
   std::string reason;  ///< refuse: one line for the answer's body

@@ -945,3 +945,84 @@ TEST_CASE("serve front: a client that pipelines requests and never reads the ans
   REQUIRE(h);
   CHECK(h->status == 200);
 }
+
+TEST_CASE("serve front: a Cookie field of thousands of cookies gets its one answer") {
+  // libmicrohttpd splits a Cookie field into its own table and closed the connection without
+  // a word once ~800 cookies filled its connection memory; no endpoint reads cookies.
+  temp_dir d;
+  serve_process srv(d, "allow = []\n");
+  for (int cookies : {900, 3000}) {
+    CAPTURE(cookies);
+    std::string jar;
+    for (int i = 0; i < cookies; ++i) jar += (i ? "; c" : "c") + std::to_string(i) + "=v";
+    raw_client c(srv.port);
+    REQUIRE(c.fd >= 0);
+    REQUIRE(c.send_all("GET /-/healthy HTTP/1.1\r\nHost: x\r\nConnection: close\r\nCookie: " + jar +
+                       "\r\n\r\n"));
+    CHECK(one_answer(c.read_all(5000)) == 200);
+  }
+}
+
+TEST_CASE("serve front: a first line of another protocol is refused at once, not at a timeout") {
+  temp_dir d;
+  serve_process srv(d, "allow = []\nhttp_read_timeout_ms = 20000\n");
+  for (const char* line : {"GET /\r\n", "SSH-2.0-OpenSSH_9.0\r\n", "HELO x\r\n"}) {
+    CAPTURE(line);
+    raw_client c(srv.port);
+    REQUIRE(c.fd >= 0);
+    REQUIRE(c.send_all(line));
+    const auto t0 = clock_type::now();
+    bool closed = false;
+    const auto got = c.read_all(5000, &closed);
+    CHECK(one_answer(got) == 400);
+    CHECK(closed);
+    CHECK(ms_since(t0) < 2000);
+  }
+}
+
+TEST_CASE(
+    "serve front: a scrape that waited for a worker thread until too late gets 503, not a probe "
+    "with no time left") {
+  silent_listener a, b, c;
+  temp_dir d;
+  serve_process srv(d,
+                    "allow = [\"127.0.0.1:*\"]\nhttp_threads = 2\n"
+                    "[modules.slow]\ntimeout_ms = 60000\n");
+  // Two threads: two probes run to their 4 s deadline; the third scrape (2 s) comes once they
+  // hold both threads and gets one only after its own deadline.
+  std::vector<std::future<httplib::Result>> scrapes;
+  for (auto [port, timeout] : {std::pair{a.port, "4"}, {b.port, "4"}, {c.port, "2"}}) {
+    scrapes.push_back(std::async(std::launch::async, [&srv, port = port, timeout = timeout] {
+      return srv.probe("127.0.0.1:" + std::to_string(port), "slow", timeout);
+    }));
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  }
+  std::map<int, int> statuses;
+  for (auto& f : scrapes) {
+    auto r = f.get();
+    REQUIRE(r);
+    ++statuses[r->status];
+  }
+  CHECK(statuses[200] == 2);
+  CHECK(statuses[503] == 1);
+  CHECK(probes_run(srv, "slow") == 2);
+}
+
+TEST_CASE("serve front: a reload that empties basic_auth_users says authentication is off") {
+  temp_dir d;
+  auto web =
+      d.write("web.yml", "basic_auth_users:\n  prometheus: '" + bcrypt_hash("right", 4) + "'\n");
+  serve_process srv(d, "allow = []\n", {"--web.config.file", web.string()});
+  CHECK(srv.client().Get("/metrics")->status == 401);
+  d.write("web.yml", "basic_auth_users: {}\n");
+  ::kill(srv.proc->pid(), SIGHUP);
+  bool reloaded = false;
+  for (int i = 0; i < 100 && !reloaded; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    reloaded = srv.log_has("configuration reloaded");
+  }
+  REQUIRE(reloaded);
+  CHECK(srv.client().Get("/metrics")->status == 200);
+  CHECK(
+      srv.log_has("warning: basic_auth_users is now empty: requests are no longer authenticated"));
+}
