@@ -125,14 +125,14 @@ TEST_CASE(
   temp_dir dir;
   auto pki = tls::make_pki((dir.path() / "pki").string(), {});
   const auto conf =
-      dir.write("nginx.conf", "events {}\nhttp {\n  server {\n    listen 443 ssl;\n"
-                              "    server_name localhost;\n    ssl_protocols TLSv1.2 TLSv1.3;\n"
-                              "    ssl_certificate " +
-                                  pki.chain + ";\n    ssl_certificate_key " + pki.leaf_key +
-                                  ";\n  }\n}\n");
-  const std::vector<std::string> argv = {ngxtls_binary(), "check",     conf.string(), "--sandbox",
-                                         "-n",            "2",         "--tls1.3",    "--no-ocsp",
-                                         "--format",      "json",      "--fail-on",   "never"};
+      dir.write("nginx.conf",
+                "events {}\nhttp {\n  server {\n    listen 443 ssl;\n"
+                "    server_name localhost;\n    ssl_protocols TLSv1.2 TLSv1.3;\n"
+                "    ssl_certificate " +
+                    pki.chain + ";\n    ssl_certificate_key " + pki.leaf_key + ";\n  }\n}\n");
+  const std::vector<std::string> argv = {
+      ngxtls_binary(), "check",     conf.string(), "--sandbox", "-n",        "2",
+      "--tls1.3",      "--no-ocsp", "--format",    "json",      "--fail-on", "never"};
   auto piped = run(argv, "", 180);
   INFO(piped.err);
   REQUIRE(piped.exit_code == 0);
@@ -145,11 +145,11 @@ TEST_CASE(
   for (const auto& d : t.drawn) shown += d + "\n";
   INFO(shown);
   for (const char* step :
-       {"ngxtls: check: linting " /* the config's path follows */, "check: writing the sandbox config",
-        "check: nginx -t of the sandbox config", "check: nginx -t of the whole config",
-        "check: starting nginx", "check: probing 1 target (localhost)",
-        "check: offering sessions across server names", "check: judging the findings",
-        "check: stopping nginx"})
+       {"ngxtls: check: linting " /* the config's path follows */,
+        "check: writing the sandbox config", "check: nginx -t of the sandbox config",
+        "check: nginx -t of the whole config", "check: starting nginx",
+        "check: probing 1 target (localhost)", "check: offering sessions across server names",
+        "check: judging the findings", "check: stopping nginx"})
     CHECK(has(t.drawn, step));
   CHECK(t.ends_erased);
   CHECK(t.rest == piped.err);
