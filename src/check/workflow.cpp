@@ -36,6 +36,11 @@ struct session {
   judge_options jo;
 };
 
+// Tells the command line the step the check is at.
+void step(const session& s, const std::string& what) {
+  if (s.hooks.step) s.hooks.step(what);
+}
+
 // Before any thread exists (the namespace is per thread; later threads inherit it): ngxtls,
 // the sandbox nginx and the prober then share a loopback-only network, and nothing the config
 // names can reach another host. NGXTLS_SANDBOX_NO_NETNS=1 skips it (tests of the path taken
@@ -87,6 +92,7 @@ void start_sandbox(session& s, const std::string& nginx_bin, bool isolated,
   so.instances = s.req.instances;
   so.network_isolated = isolated;
   so.no_namespace_reason = why_not;
+  so.on_step = s.hooks.step;
   try {
     s.sb = std::make_unique<sandbox::sandbox>(
         s.swap ? *s.out.lint.baseline_model : *s.out.lint.models.front(), so);
@@ -143,10 +149,25 @@ void probe_across_reload(session& s) {
 }
 
 void probe_targets(session& s) {
+  if (s.hooks.step && !s.targets.empty()) {
+    // The names being probed, and how many are done (targets are probed in parallel).
+    std::string names;
+    for (std::size_t i = 0; i < s.targets.size() && i < 3; ++i)
+      names += (i ? ", " : "") + (s.targets[i].sni.empty() ? "(no SNI)" : s.targets[i].sni);
+    if (s.targets.size() > 3) names += ", ...";
+    const std::string what = "probing " + std::to_string(s.targets.size()) +
+                             (s.targets.size() == 1 ? " target" : " targets") + " (" + names + ")";
+    s.hooks.step(what);
+    s.po.on_progress = [&s, what](const probe::progress& p) {
+      s.hooks.step(what + ": " + std::to_string(p.targets_done) + " done, " +
+                   std::to_string(p.done) + "/" + std::to_string(p.planned) + " connections");
+    };
+  }
   if (s.sb && (s.req.reload || s.swap))
     probe_across_reload(s);
   else if (!s.targets.empty())
     s.out.probes = probe::run_probe(s.targets, s.po);
+  s.po.on_progress = nullptr;
 }
 
 // A private directory for session files: the sandbox's run directory, else a new one removed
@@ -313,12 +334,14 @@ void sandbox_evidence(session& s) {
 }
 
 void judge_findings(session& s) {
+  step(s, "offering sessions across server names");
   s.jo.crossings = cross_names(s);
   s.jo.several_endpoints = s.req.sandbox ? s.req.instances > 1 : s.dial_count > 1;
   s.jo.session_from_file = s.req.probe.sess_in.has_value() || s.swap;
   s.jo.reload = s.req.reload || s.swap;
   if (s.sb) sandbox_evidence(s);
   auto& findings = s.out.lint.findings.front();
+  step(s, "judging the findings");
   s.out.checked = judge(findings, s.out.probes, s.jo);
   engine::context ctx(*s.out.lint.models.front(), s.out.lint.options);
   // What only the probe sees (a staple clients must reject): findings of their own, after the
@@ -332,10 +355,13 @@ void judge_findings(session& s) {
 // --load: what each finding about resumption costs in handshakes per second.
 void price_under_load(session& s) {
   if (!s.req.load || !s.sb) return;
+  step(s, "pricing the resumption findings under load");
   probe::load_options lo;
   lo.duration_s = s.req.load_duration_s;
   lo.timeout_ms = s.req.probe.timeout_ms;
   lo.stop = s.req.stop;
+  if (s.hooks.step)
+    lo.on_tick = [&s](const probe::load_tick& t) { s.hooks.step("load: " + probe::tick_text(t)); };
   load_resumption_findings(s.out.checked, s.targets, s.out.probes, s.jo.port_map, lo, s.out.notes,
                            s.hooks.say, s.hooks.interrupt_cause);
 }
@@ -492,6 +518,7 @@ check_run run(const check_request& req, const check_hooks& hooks) {
   auto [isolated, why_not] =
       req.sandbox ? isolate_network() : std::pair<bool, std::string>{false, ""};
   const std::string nginx_bin = req.sandbox ? sandbox_nginx(req.nginx) : "nginx";
+  step(s, "linting " + req.lint.paths.front());
   lint_config(s, nginx_bin);
   s.swap = req.sandbox && s.out.lint.baseline_model;
   if (hooks.before_probes) hooks.before_probes();
@@ -505,7 +532,10 @@ check_run run(const check_request& req, const check_hooks& hooks) {
   match_ticket_keys(s);
   note_what_was_not_tested(s);
   s.out.interrupted = req.stop && req.load && req.sandbox && req.stop->load();
-  if (s.sb) s.sb->stop();  // every nginx gone and the run directory removed before the report
+  if (s.sb) {
+    step(s, "stopping nginx");
+    s.sb->stop();  // every nginx gone and the run directory removed before the report
+  }
   return std::move(s.out);
 }
 

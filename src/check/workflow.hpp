@@ -74,6 +74,10 @@ struct check_hooks {
   std::function<void()> before_probes;
   /// Progress lines for stderr (a load starting); the text is not yet safe for a terminal.
   std::function<void(const std::string&)> say;
+  /// The step the check is at ("linting CONFIG", the sandbox's steps, "probing 3 server names:
+  /// 1 done", "judging the findings", ...), each time it changes, for a progress line that is
+  /// redrawn in place; the text is not yet safe for a terminal (null: none).
+  std::function<void(const std::string&)> step;
   /// What stopped an interrupted run ("Ctrl-C", "SIGTERM"), for the report's notes; null:
   /// "Ctrl-C".
   std::function<std::string()> interrupt_cause;

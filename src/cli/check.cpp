@@ -157,9 +157,25 @@ int run_check(const check_args& a) {
   hooks.before_probes = [&] {
     if (req.stop) guard.emplace();
   };
-  hooks.say = [](const std::string& line) { say_on_stderr(line); };
+  // On a terminal, the step the check is at, redrawn in place (at most 4 times a second while
+  // it counts) and erased before any other stderr line and at the end.
+  status_line live;
+  hooks.say = [&live](const std::string& line) {
+    live.clear();
+    say_on_stderr(line);
+  };
+  // A new step is drawn at once; a step's own count ("...: 2 done", "...: 3 s left") at most
+  // every 200 ms.
+  std::string shown_step;
+  if (live.on())
+    hooks.step = [&live, &shown_step](const std::string& what) {
+      const std::string step = what.substr(0, what.rfind(": "));
+      live.show("check: " + what, step == shown_step ? 200 : 0);
+      shown_step = step;
+    };
   hooks.interrupt_cause = [] { return std::string(interrupt_guard::cause()); };
   check::check_run run = check::run(req, hooks);
+  live.clear();
   const report::check_report rep = report_of(run);
   report::output_context ctx;
   ctx.color = use_color(a.color, 1, !a.output.empty() && a.output != "-");

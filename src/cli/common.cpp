@@ -7,6 +7,7 @@
 #include <CLI/CLI.hpp>
 #include <cctype>
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -324,6 +325,29 @@ void replace_config_file(const std::string& path, const std::string& text) {
 
 bool is_tty(int fd) {
   return isatty(fd) == 1;
+}
+
+status_line::status_line() : on_(is_tty(2)) {}
+
+status_line::~status_line() {
+  clear();
+}
+
+void status_line::show(const std::string& text, int min_interval_ms) {
+  if (!on_) return;
+  const long long now = std::chrono::duration_cast<std::chrono::milliseconds>(
+                            std::chrono::steady_clock::now().time_since_epoch())
+                            .count();
+  if (drawn_ && last_ms_ >= 0 && now - last_ms_ < min_interval_ms) return;
+  last_ms_ = now;
+  std::cerr << "\r\x1b[Kngxtls: " << report::terminal_safe(text) << std::flush;
+  drawn_ = true;
+}
+
+void status_line::clear() {
+  if (!drawn_) return;
+  std::cerr << "\r\x1b[K" << std::flush;
+  drawn_ = false;
 }
 
 void add_color_option(CLI::App* sub, std::string& mode) {

@@ -92,4 +92,27 @@ bool use_color(const std::string& mode, int fd, bool to_file);
 /// True when stdout (fd 1) / stderr (fd 2) is a terminal.
 bool is_tty(int fd);
 
+/// One line of progress on stderr ("ngxtls: " and the text), redrawn in place and erased at
+/// the end, only when stderr is a terminal: elsewhere nothing is written, so piped or logged
+/// stderr stays as it is without progress.
+class status_line {
+ public:
+  status_line();
+  ~status_line();
+  status_line(const status_line&) = delete;
+  status_line& operator=(const status_line&) = delete;
+  /// True when stderr is a terminal.
+  bool on() const { return on_; }
+  /// Draws `text` (made safe for the terminal), unless the line was drawn less than
+  /// `min_interval_ms` ago.
+  void show(const std::string& text, int min_interval_ms = 0);
+  /// Erases the line, when drawn: before other stderr output, and at the end.
+  void clear();
+
+ private:
+  bool on_ = false;
+  bool drawn_ = false;
+  long long last_ms_ = -1;  // steady clock, when last drawn
+};
+
 }  // namespace ngxtls::cli

@@ -3,8 +3,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <cmath>
 #include <cstring>
 #include <fstream>
 #include <iostream>
@@ -92,31 +94,35 @@ void run_load_phase(const probe_args& a, const probe::target& t, probe::target_r
     std::cerr << "), " << o.concurrency << " connections in flight, " << rate_text(o.max_rate)
               << (o.request ? ", one HEAD / per connection" : "") << "; Ctrl-C or SIGTERM stops\n";
   };
-  o.on_phase = [](const std::string& name) { std::cerr << "ngxtls: load: " << name << "\n"; };
+  // On a terminal, the running phase's countdown and rate under its line, redrawn at most 4
+  // times a second and erased before the next line and at the end.
+  status_line live;
+  o.on_phase = [&live](const std::string& name) {
+    live.clear();
+    std::cerr << "ngxtls: load: " << name << "\n";
+  };
+  if (live.on())
+    o.on_tick = [&live](const probe::load_tick& t) {
+      live.show("load: " + probe::tick_text(t), probe::load_tick_ms - 50);
+    };
   r.load = probe::run_load(t, r, o);
 }
 
-// A one-line progress bar on stderr, redrawn at most every 100 ms; only when stderr is a TTY.
+// A one-line progress bar on stderr, redrawn at most every 100 ms (and when all planned
+// connections are done); only when stderr is a TTY.
 class progress_bar {
  public:
   void update(const probe::progress& p) {
-    auto now = std::chrono::steady_clock::now();
-    if (now - last_ < std::chrono::milliseconds(100) && p.done < p.planned) return;
-    last_ = now;
-    int width = 30;
-    int filled = p.planned > 0 ? std::min(width, p.done * width / p.planned) : 0;
-    std::cerr << "\r[" << std::string(filled, '=') << std::string(width - filled, ' ') << "] "
-              << p.done << "/" << p.planned << " connections, " << p.targets_done << "/"
-              << p.targets << " targets" << std::flush;
-    drawn_ = true;
-  }
-  ~progress_bar() {
-    if (drawn_) std::cerr << "\r\033[K" << std::flush;
+    const int width = 30;
+    const int filled = p.planned > 0 ? std::min(width, p.done * width / p.planned) : 0;
+    line_.show("[" + std::string(filled, '=') + std::string(width - filled, ' ') + "] " +
+                   std::to_string(p.done) + "/" + std::to_string(p.planned) + " connections, " +
+                   std::to_string(p.targets_done) + "/" + std::to_string(p.targets) + " targets",
+               p.done < p.planned ? 100 : 0);
   }
 
  private:
-  std::chrono::steady_clock::time_point last_{};
-  bool drawn_ = false;
+  status_line line_;
 };
 
 // One target a line: 16 MiB is some 300,000 names.

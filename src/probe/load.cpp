@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <memory>
 #include <mutex>
 #include <thread>
@@ -274,7 +275,8 @@ struct phase_run {
   connection_limits limits;
   time_point start, end;
   const std::atomic<bool>* stop = nullptr;
-  clock_type::duration stopped_after{};  // no completion this long, with failures: stopped
+  clock_type::duration stopped_after{};   // no completion this long, with failures: stopped
+  mutable std::atomic<int> completed{0};  // handshakes counted so far, over every thread
   mutable answering server;
   mutable launch_pacer pacer;
 };
@@ -295,6 +297,7 @@ void record(const phase_run& p, const connection& c, tally& t) {
   p.server.failures_since_ok.store(0);
   if (now > p.end) return;  // finished after the phase
   ++t.ok;
+  p.completed.fetch_add(1, std::memory_order_relaxed);
   if (c.reused) ++t.resumed;
   if (c.connected_at) t.connect_ms.push_back(ms_between(c.started, *c.connected_at));
   if (c.connected_at && c.handshake_at)
@@ -371,6 +374,38 @@ void event_loop(const phase_run& p, int slots, tally& out) {
   }
 }
 
+}  // namespace
+
+std::string tick_text(const load_tick& t) {
+  char buf[160];
+  const double left_s = std::max(0.0, t.duration_s - t.elapsed_s);
+  std::snprintf(buf, sizeof buf, ": %.0f s left, %.0f handshakes/s (%d so far)", std::ceil(left_s),
+                t.elapsed_s > 0 ? t.connections / t.elapsed_s : 0.0, t.connections);
+  return t.phase + buf;
+}
+
+namespace {
+
+// Tells o.on_tick how the phase stands every load_tick_ms until its threads are done (looking
+// every 50 ms, so that the end is not waited for).
+void tick_while_running(const phase_run& p, const std::atomic<int>& running,
+                        const std::string& label, const load_options& o) {
+  auto next = p.start;
+  while (running.load() > 0) {
+    const auto now = clock_type::now();
+    if (now >= next) {
+      next = now + std::chrono::milliseconds(load_tick_ms);
+      load_tick t;
+      t.phase = label;
+      t.elapsed_s = std::chrono::duration<double>(std::min(now, p.end) - p.start).count();
+      t.duration_s = o.duration_s;
+      t.connections = p.completed.load(std::memory_order_relaxed);
+      o.on_tick(t);
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+}
+
 double cpu_seconds() {
   rusage u{};
   ::getrusage(RUSAGE_SELF, &u);
@@ -413,12 +448,16 @@ load_phase_result run_phase(const endpoint& e, const phase_spec& s, SSL_SESSION*
   int n = std::max(1, std::min(threads, o.concurrency));
   std::vector<tally> tallies(static_cast<std::size_t>(n));
   {
+    std::atomic<int> running{n};
     std::vector<std::jthread> pool;
     for (int i = 0; i < n; ++i) {
       int slots = o.concurrency / n + (i < o.concurrency % n ? 1 : 0);
-      pool.emplace_back(
-          [&p, &tallies, i, slots] { event_loop(p, slots, tallies[static_cast<std::size_t>(i)]); });
+      pool.emplace_back([&p, &tallies, &running, i, slots] {
+        event_loop(p, slots, tallies[static_cast<std::size_t>(i)]);
+        running.fetch_sub(1);
+      });
     }
+    if (o.on_tick) tick_while_running(p, running, phase_label(s.kind, s.key), o);
   }
   auto done = clock_type::now();
   double wall_s = std::chrono::duration<double>(done - p.start).count();

@@ -17,6 +17,21 @@ namespace ngxtls::probe {
 /// Longest phase a load may ask for, s.
 inline constexpr int max_load_duration_s = 120;
 
+/// How a running load phase stands, for a progress line.
+struct load_tick {
+  std::string phase;     ///< its report name (phase_label)
+  double elapsed_s = 0;  ///< since it started, s
+  int duration_s = 0;    ///< its planned length, s
+  int connections = 0;   ///< handshakes completed in it so far
+};
+
+/// "NAME: 3 s left, 812 handshakes/s (2436 so far)": the countdown (whole seconds, rounded up)
+/// and the phase's rate so far, for a progress line.
+std::string tick_text(const load_tick& t);
+
+/// Interval between two load_options::on_tick calls, ms.
+inline constexpr int load_tick_ms = 250;
+
 /// How to load an endpoint.
 struct load_options {
   int duration_s = 10;             ///< --duration: per phase, 1..max_load_duration_s
@@ -33,6 +48,9 @@ struct load_options {
   std::function<void(const std::vector<std::string>&)> on_plan;
   /// Told the name of each phase as it starts (may be empty).
   std::function<void(const std::string&)> on_phase;
+  /// Told how the running phase stands, about every load_tick_ms while it runs, on the thread
+  /// that called run_load (may be empty: then nothing is counted for it).
+  std::function<void(const load_tick&)> on_tick;
 };
 
 /// A phase ends early when no connection completed for this long while connections failed

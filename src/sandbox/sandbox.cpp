@@ -112,6 +112,7 @@ sandbox::sandbox(const model::model& m, const sandbox_options& o) {
   max_workers_ = o.max_workers;
   timeout_ms_ = o.start_timeout_ms;
   network_isolated_ = o.network_isolated;
+  on_step_ = o.on_step;
   ident_ = choose_sandbox_identity();
   make_run_directory(o);
   try {
@@ -186,7 +187,10 @@ void sandbox::start(const model::model& m) {
   // same moment): then start again on new ports, at most eight times.
   for (int attempt = 1;; ++attempt) {
     generate(m);
-    if (attempt == 1) test_whole_config(m);
+    if (attempt == 1) {
+      step("nginx -t of the whole config");
+      test_whole_config(m);
+    }
     if (sockets_.empty()) {
       notes_.push_back({"", "no TLS server to start: the config has no listen socket with ssl"});
       return;
@@ -204,6 +208,8 @@ void sandbox::start(const model::model& m) {
       if (fd >= 0) ::close(fd);
     }
     hand_over();
+    step("starting nginx" +
+         (instances_ > 1 ? " (" + std::to_string(instances_) + " masters)" : std::string()));
     keeper_ = std::make_unique<keeper>(argvs, logs, run_dir_, setup());
     bool timed_out = false;
     const std::string failure = wait_until_serving(timed_out);
@@ -294,10 +300,12 @@ void sandbox::generate(const model::model& m) {
   ssl_added_ports_.clear();
   untested_.clear();
   generation_plan plan;
+  step("writing the sandbox config");
   assign_ports(m, plan);
   plan_servers(m, plan);
   plan_workers_and_modules(m, plan);
   plan_listens(m, plan);
+  step("nginx -t of the sandbox config");
   test_with_blame(m, plan);
   record_served(m, plan);
 }
@@ -370,6 +378,7 @@ void sandbox::reload_into(const model::model& next) {
     if (n.text.rfind("baseline: ", 0) != 0) n.text = "baseline: " + n.text;
   generate(next);
   // The config being deployed is `next`: nginx's verdict is on it, not on the baseline.
+  step("nginx -t of the whole config");
   test_whole_config(next);
   reload();
 }
@@ -381,6 +390,7 @@ void sandbox::reload() {
     std::vector<pid_t> old;
   };
   std::vector<gen> gens;
+  step("reloading nginx");
   for (pid_t mp : keeper_->masters()) gens.push_back({mp, child_pids(mp)});
   for (const auto& g : gens) ::kill(g.master, SIGHUP);
   const auto deadline = clock_type::now() + std::chrono::milliseconds(timeout_ms_);

@@ -3,6 +3,7 @@
 // before the config is deployed. nginx itself decides what the config means; ngxtls only moves
 // listen sockets to free 127.0.0.1 ports and stands in for files CI does not have.
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -38,6 +39,9 @@ struct sandbox_options {
   bool network_isolated = false;
   /// Why there is no namespace (for the report's notes) when network_isolated is false.
   std::string no_namespace_reason;
+  /// Told each step as it starts ("writing the sandbox config", "nginx -t ...", "starting
+  /// nginx", ...), for a progress line (may be empty).
+  std::function<void(const std::string& step)> on_step;
 };
 
 /// One TLS listen socket of the linted config, as the sandbox serves it.
@@ -301,6 +305,10 @@ class sandbox {
   std::map<std::string, int> ports_by_name_;  ///< "http *:443" -> sandbox port
   sandbox_identity ident_;
   bool network_isolated_ = false;
+  std::function<void(const std::string&)> on_step_;  // sandbox_options::on_step
+  void step(const std::string& what) const {
+    if (on_step_) on_step_(what);
+  }
   int worker_connections_ = 512;
   rlim_t nofile_ = 0;  ///< RLIMIT_NOFILE for nginx
   std::unique_ptr<keeper> keeper_;

@@ -350,3 +350,86 @@ TEST_CASE(
   CHECK(doc2["probe"]["targets"][0]["ocsp"]["staple_status"] == "other_certificate");
   CHECK(finding(doc2, "ocsp-staple-invalid") == nullptr);
 }
+
+namespace {
+
+/// The value of the probe evidence named `name` of finding `f`, or "" when absent.
+std::string evidence_value(const json& f, const std::string& name) {
+  for (const auto& e : f["probe_evidence"])
+    if (e["name"] == name) return e["value"].get<std::string>();
+  return "";
+}
+
+}  // namespace
+
+TEST_CASE(
+    "return 444 in a TLS server: tls-return-444 confirmed live by the close without close_notify "
+    "and the strict client, refuted where the endpoint answers") {
+  material m;
+  const int port = test::free_port();
+  // A shared cache: every run (TLS 1.3 ticket, TLS 1.2 ticket, TLS 1.2 session ID) resumes for
+  // the prober, so the strict client's 0 stands beside the prober's 8 per run.
+  const std::string cache = "  ssl_session_cache shared:S:1m;\n";
+  test::nginx_options o;
+  o.wait_ports = {port};
+  test::nginx_instance nginx(test::nginx_conf(1, server_block(m, port, cache + "  return 444;\n")),
+                             o);
+  const std::string endpoint = "127.0.0.1:" + std::to_string(port);
+  // Independently of the prober: openssl s_client sees the connection end with no alert.
+  const std::string head = "HEAD / HTTP/1.1\r\nHost: example.com\r\nConnection: close\r\n\r\n";
+  auto saw_close_notify = [&](int at) {
+    auto r = test::run({"openssl", "s_client", "-connect", "127.0.0.1:" + std::to_string(at),
+                        "-servername", "example.com", "-tls1_3", "-msg", "-ign_eof"},
+                       head, 20);
+    return r.out.find("Alert [length 0002], warning close_notify") != std::string::npos;
+  };
+  REQUIRE_FALSE(saw_close_notify(port));
+  int rc = 0;
+  auto doc = check(nginx.conf_path().string(), {endpoint}, rc);
+  const json* f = finding(doc, "tls-return-444", "note");
+  REQUIRE(f);
+  CHECK((*f)["verdict"] == "confirmed");
+  // Every connection the probe read to its end, counted from the probe's own record of them:
+  // none ended with close_notify.
+  int ended = 0;
+  const auto& runs = doc["probe"]["targets"][0]["protocols"];
+  REQUIRE(runs.size() == 3);
+  for (const auto& run : runs) {
+    CHECK(run["server_close"]["close_notify"] == 0);
+    ended += run["server_close"]["eof"].get<int>() + run["server_close"]["reset"].get<int>();
+    CHECK(run["resumed"] == 8);
+    CHECK(run["strict_client"]["attempts"] == 8);
+    CHECK(run["strict_client"]["resumed"] == 0);
+  }
+  // At least the first handshake and the 8 attempts of each of the 3 runs.
+  CHECK(ended >= 3 * 9);
+  CHECK(evidence_value(*f, "closed without close_notify") ==
+        std::to_string(ended) + "/" + std::to_string(ended) + " connections");
+  CHECK(evidence_value(*f, "strict client resumed") == "0/24 (prober: 24/24)");
+  CHECK((*f)["verdict_reason"] ==
+        "connections end without close_notify, and clients that read to EOF resume 0/24");
+
+  // The config under review returns 444; the endpoint deployed answers 200, with close_notify.
+  const int answering = test::free_port();
+  o.wait_ports = {answering};
+  test::nginx_instance deployed(test::nginx_conf(1, server_block(m, answering, cache)), o);
+  REQUIRE(saw_close_notify(answering));
+  const auto reviewed = m.dir.write(
+      "reviewed.conf", test::nginx_conf(1, server_block(m, answering, cache + "  return 444;\n")));
+  auto clean = check(reviewed.string(), {"127.0.0.1:" + std::to_string(answering)}, rc);
+  const json* g = finding(clean, "tls-return-444", "note");
+  REQUIRE(g);
+  CHECK((*g)["verdict"] == "refuted");
+  CHECK((*g)["verdict_reason"] == "every connection ended with close_notify");
+  int clean_ended = 0;
+  for (const auto& run : clean["probe"]["targets"][0]["protocols"]) {
+    CHECK(run["server_close"]["eof"] == 0);
+    CHECK(run["server_close"]["reset"] == 0);
+    clean_ended += run["server_close"]["close_notify"].get<int>();
+    CHECK(run["strict_client"]["resumed"] == 8);
+  }
+  CHECK(clean_ended >= 3 * 9);
+  CHECK(evidence_value(*g, "closed without close_notify") ==
+        "0/" + std::to_string(clean_ended) + " connections");
+  CHECK(evidence_value(*g, "strict client resumed") == "24/24 (prober: 24/24)");
+}

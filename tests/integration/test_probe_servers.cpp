@@ -2,6 +2,10 @@
 // SSLServerSocket server, each with its resumption measured and reported right.
 #include <doctest/doctest.h>
 
+#include <memory>
+#include <optional>
+#include <sstream>
+
 #include "probe_util.hpp"
 #include "support/server_process.hpp"
 
@@ -57,6 +61,7 @@ public class TlsServer {
     kmf.init(ks, pw);
     SSLContext ctx = SSLContext.getInstance("TLS");
     ctx.init(kmf.getKeyManagers(), null, null);
+    if (a.length > 2) ctx.getServerSessionContext().setSessionTimeout(Integer.parseInt(a[2]));
     SSLServerSocket ss = (SSLServerSocket) ctx.getServerSocketFactory()
         .createServerSocket(port, 64, InetAddress.getByName("127.0.0.1"));
     ss.setEnabledProtocols(new String[] {"TLSv1.3", "TLSv1.2"});
@@ -159,19 +164,41 @@ TEST_CASE(
   CHECK(second.out.find("\nReused,") == std::string::npos);
 }
 
+namespace {
+
+/// The JDK server above, compiled into `dir` with a PKCS#12 keystore of a fresh PKI; `start`
+/// runs it on a free loopback port, with `session_timeout_s` for its server session context
+/// (SSLSessionContext.setSessionTimeout) when given.
+struct jdk_server {
+  explicit jdk_server(temp_dir& d) : dir(d) {
+    auto pki = tls::make_pki((dir.path() / "pki").string(), {});
+    p12 = (dir.path() / "server.p12").string();
+    auto pk = run({"openssl", "pkcs12", "-export", "-in", pki.chain, "-inkey", pki.leaf_key, "-out",
+                   p12, "-passout", "pass:changeit", "-name", "server"});
+    REQUIRE(pk.exit_code == 0);
+    auto src = dir.write("TlsServer.java", java_server);
+    auto jc = run({"javac", "-d", dir.path().string(), src.string()}, "", 120);
+    REQUIRE_MESSAGE(jc.exit_code == 0, jc.err);
+  }
+  std::unique_ptr<server_process> start(int port, std::optional<int> session_timeout_s = {}) {
+    std::vector<std::string> argv{
+        "java", "-cp", dir.path().string(), "TlsServer", std::to_string(port), p12};
+    if (session_timeout_s) argv.push_back(std::to_string(*session_timeout_s));
+    return std::make_unique<server_process>(
+        argv, (dir.path() / ("java-" + std::to_string(port) + ".log")).string(), port, 30000);
+  }
+  temp_dir& dir;
+  std::string p12;
+};
+
+}  // namespace
+
 TEST_CASE("JDK SSLServerSocket: resumption measured, opaque tickets make no key-domain claim") {
   temp_dir dir;
-  auto pki = tls::make_pki((dir.path() / "pki").string(), {});
-  std::string p12 = (dir.path() / "server.p12").string();
-  auto pk = run({"openssl", "pkcs12", "-export", "-in", pki.chain, "-inkey", pki.leaf_key, "-out",
-                 p12, "-passout", "pass:changeit", "-name", "server"});
-  REQUIRE(pk.exit_code == 0);
-  auto src = dir.write("TlsServer.java", java_server);
-  auto jc = run({"javac", "-d", dir.path().string(), src.string()}, "", 120);
-  REQUIRE_MESSAGE(jc.exit_code == 0, jc.err);
+  jdk_server jdk(dir);
   int port = free_port();
-  server_process srv({"java", "-cp", dir.path().string(), "TlsServer", std::to_string(port), p12},
-                     (dir.path() / "java.log").string(), port, 30000);
+  auto srv_ptr = jdk.start(port);
+  auto& srv = *srv_ptr;
   // One connection at a time: the server drops a session when the connection that made it is
   // freed, which with attempts in flight can come after the next attempt's handshake.
   auto o = quick(10);
@@ -195,6 +222,61 @@ TEST_CASE("JDK SSLServerSocket: resumption measured, opaque tickets make no key-
   CHECK(t13.opaque_tickets == t13.stateless_tickets);
   auto v = report_verdicts_for_test(r);
   CHECK(v.find("different ticket keys") == std::string::npos);
+}
+
+namespace {
+
+/// The lifetime hint of the first TLS 1.2 NewSessionTicket on the wire, read from `openssl
+/// s_client -msg` (the message's first hex line: type, 3 length bytes, then the 4-byte hint).
+std::optional<std::uint32_t> tls12_lifetime_hint_on_wire(int port) {
+  auto r = run({"openssl", "s_client", "-connect", "127.0.0.1:" + std::to_string(port), "-tls1_2",
+                "-msg", "-ign_eof"},
+               "HEAD / HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n", 20);
+  const auto at = r.out.find("<<< TLS 1.2, Handshake [length ");
+  const auto nst = r.out.find("], NewSessionTicket\n", at);
+  if (at == std::string::npos || nst == std::string::npos) return std::nullopt;
+  std::istringstream hex(r.out.substr(nst + 20, 64));
+  std::vector<unsigned> bytes;
+  for (std::string b; bytes.size() < 8 && hex >> b;) bytes.push_back(std::stoul(b, nullptr, 16));
+  if (bytes.size() < 8 || bytes[0] != 4) return std::nullopt;
+  return (bytes[4] << 24) | (bytes[5] << 16) | (bytes[6] << 8) | bytes[7];
+}
+
+}  // namespace
+
+TEST_CASE(
+    "JDK with session timeout 0 sends TLS 1.2 tickets with lifetime hint 0: JSON says "
+    "unspecified, not 0 s") {
+  temp_dir dir;
+  jdk_server jdk(dir);
+  const int zero_port = free_port(), day_port = free_port();
+  auto zero = jdk.start(zero_port, 0);
+  auto day = jdk.start(day_port, 86400);
+  // What goes on the wire, independently of the prober.
+  REQUIRE(tls12_lifetime_hint_on_wire(zero_port) == std::optional<std::uint32_t>(0));
+  REQUIRE(tls12_lifetime_hint_on_wire(day_port) == std::optional<std::uint32_t>(86400));
+  auto tls12_ticket_run = [](int port) {
+    auto j = ngxtls_json({"probe", "127.0.0.1:" + std::to_string(port), "--sni", "localhost",
+                          "--tls1.2", "-n", "4", "-c", "1", "--no-ocsp"});
+    for (const auto& run : j.at("targets").at(0).at("protocols"))
+      if (run.at("mechanism") == "ticket") return run;
+    FAIL("no TLS 1.2 ticket run: " << j.dump());
+    return nlohmann::json();
+  };
+  const auto unspecified = tls12_ticket_run(zero_port);
+  INFO(unspecified.dump());
+  CHECK(unspecified.at("tickets").get<int>() > 0);
+  CHECK(unspecified.at("lifetime_hint_unspecified") == true);
+  CHECK(unspecified.at("lifetime_hint_s").is_null());
+  const auto daylong = tls12_ticket_run(day_port);
+  CHECK(daylong.at("lifetime_hint_unspecified") == false);
+  CHECK(daylong.at("lifetime_hint_s") == 86400);
+  // The text report says it in words.
+  auto text = run({ngxtls_binary(), "probe", "127.0.0.1:" + std::to_string(zero_port), "--sni",
+                   "localhost", "--tls1.2", "-n", "2", "-c", "1", "--no-ocsp"},
+                  "", 60);
+  CHECK(text.out.find(", lifetime hint unspecified (0)") != std::string::npos);
+  CHECK(text.out.find("lifetime hint 0 s") == std::string::npos);
 }
 
 namespace {
@@ -276,6 +358,8 @@ TEST_CASE(
   CHECK(t13.ticket_key_names.empty());
   CHECK(t13.opaque_tickets == t13.stateless_tickets);
   REQUIRE(t13.opaque_reason);
+  // Three or more prefixes repeat (two would be read as a key rotation in progress).
+  CHECK(std::stoi(*t13.opaque_reason) >= 3);
   CHECK(t13.opaque_reason->find("40 of 40 attempts resumed") != std::string::npos);
   auto v = report_verdicts_for_test(r);
   CHECK(v.find("different ticket keys") == std::string::npos);

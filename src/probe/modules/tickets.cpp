@@ -100,12 +100,13 @@ class tickets final : public measurement {
           res.opaque_tickets += n;
       }
     // N key names predict about 1/N resumption: a rate far above it (past halfway to 100%)
-    // says the repeating prefixes are not key names (stunnel with ticketKeySecret leaves those
-    // bytes unset), so no key-domain claim is made. Two names at such a rate are real ones in a
-    // key rotation in progress (hosts at [CURRENT, NEW] and [NEW, CURRENT] accept each other's
-    // tickets, test_harden_nginx); a rotation never has more than two encrypting keys, so
-    // three or more cannot be one. The resumption module's finish_run, which computes the rate,
-    // runs first (registry order).
+    // contradicts N key domains, so no key-domain claim is made. Two names at such a rate are
+    // real ones in a key rotation in progress (hosts at [CURRENT, NEW] and [NEW, CURRENT] accept
+    // each other's tickets, test_harden_nginx). Three or more are either no key names at all
+    // (stunnel with ticketKeySecret leaves those bytes unset) or servers that each encrypt with
+    // their own key and decrypt every other (three nginx masters with rotated key lists,
+    // test_probe_keys); the tickets alone cannot tell which, so the reason names both. The
+    // resumption module's finish_run, which computes the rate, runs first (registry order).
     const std::size_t names = res.ticket_key_names.size();
     const double expected = names > 0 ? 1.0 / static_cast<double>(names) : 1.0;
     if (names >= 3 && res.attempts >= min_attempts_for_contradiction &&
@@ -115,7 +116,8 @@ class tickets final : public measurement {
                           std::to_string(res.resumed) + " of " + std::to_string(res.attempts) +
                           " attempts resumed (" + std::to_string(names) +
                           " ticket keys would give about 1/" + std::to_string(names) +
-                          "): the first 16 bytes are not key names";
+                          "): either the first 16 bytes are not key names, or every server "
+                          "accepts every key";
       res.ticket_key_names.clear();
     }
     res.tickets_per_connection =
