@@ -161,7 +161,6 @@ const std::vector<std::string_view>* default_text(std::string_view d, const vers
   return nullptr;
 }
 
-
 std::optional<std::vector<std::string>> nginx_default(const std::string& d, const version& v) {
   const auto* text = default_text(d, v);
   if (!text) return std::nullopt;

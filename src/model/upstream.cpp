@@ -98,8 +98,8 @@ backend_reach reach_of_address(std::string_view address) {
   const host_port hp = split_address(address);
   if (hp.unix_socket) return backend_reach::unix_socket;
   if (hp.host.empty() || hp.host.find('$') != std::string::npos) return backend_reach::unknown;
-  if (is_ipv4(hp.host)) return hp.host.rfind("127.", 0) == 0 ? backend_reach::loopback
-                                                             : backend_reach::network;
+  if (is_ipv4(hp.host))
+    return hp.host.rfind("127.", 0) == 0 ? backend_reach::loopback : backend_reach::network;
   if (is_ipv6(hp.host)) {
     in6_addr a{};
     inet_pton(AF_INET6, hp.host.c_str(), &a);
@@ -129,12 +129,15 @@ std::string tls_upstream::ssl_name() const {
   return host;
 }
 
+bool keeps_upstream_connections_by_default(const version& v) {
+  return !(v < version{1, 30, 0});
+}
+
 const std::vector<std::string_view>& upstream_setting_names() {
   static const std::vector<std::string_view> names{
-      "ssl_session_reuse",       "ssl_protocols",       "ssl_ciphers",
-      "ssl_server_name",         "ssl_name",            "ssl_verify",
-      "ssl_verify_depth",        "ssl_trusted_certificate", "ssl_certificate",
-      "ssl_certificate_key",     "ssl_conf_command",    "ssl_password_file",
+      "ssl_session_reuse", "ssl_protocols",       "ssl_ciphers",      "ssl_server_name",
+      "ssl_name",          "ssl_verify",          "ssl_verify_depth", "ssl_trusted_certificate",
+      "ssl_certificate",   "ssl_certificate_key", "ssl_conf_command", "ssl_password_file",
       "ssl_crl",
   };
   return names;
@@ -147,13 +150,14 @@ namespace {
 const std::vector<std::string_view>* upstream_default(std::string_view suffix, const version& v,
                                                       upstream_module module, bool stream) {
   static const std::vector<std::string_view> on{"on"}, off{"off"}, one{"1"}, ciphers{"DEFAULT"},
-      http10{"1.0"};
+      http10{"1.0"}, http11{"1.1"};
   if (suffix == "ssl_session_reuse") return &on;
   if (suffix == "ssl_server_name" || suffix == "ssl_verify") return &off;
   if (suffix == "ssl_verify_depth") return &one;
   if (suffix == "ssl_ciphers") return &ciphers;
   if (suffix == "ssl_protocols") return default_text("ssl_protocols", v);
-  if (suffix == "http_version" && module == upstream_module::proxy && !stream) return &http10;
+  if (suffix == "http_version" && module == upstream_module::proxy && !stream)
+    return keeps_upstream_connections_by_default(v) ? &http11 : &http10;
   if (suffix == "ssl" && stream) return &off;
   return nullptr;
 }
@@ -193,22 +197,33 @@ std::optional<std::string_view> set_literal(const level_chain& chain, std::strin
   return std::nullopt;
 }
 
-/// `target` with a leading `$var` (or `${var}`) replaced by set_literal's value.
+/// `target` with each `$var` (or `${var}`) that a literal `set` gives replaced by that literal;
+/// other variables stay as written.
 std::string substitute_set(const level_chain& chain, std::string_view target) {
-  if (target.empty() || target.front() != '$') return std::string(target);
-  std::size_t start = 1, end = 1;
-  if (target.size() > 1 && target[1] == '{') {
-    start = 2;
-    end = target.find('}', 2);
-    if (end == std::string_view::npos) return std::string(target);
-  } else {
-    while (end < target.size() &&
-           (std::isalnum(static_cast<unsigned char>(target[end])) || target[end] == '_'))
-      ++end;
+  std::string out;
+  for (std::size_t i = 0; i < target.size();) {
+    if (target[i] != '$') {
+      out += target[i++];
+      continue;
+    }
+    std::size_t start = i + 1, end = start;
+    const bool braced = start < target.size() && target[start] == '{';
+    if (braced) {
+      start += 1;
+      end = target.find('}', start);
+      if (end == std::string_view::npos) end = target.size();
+    } else {
+      while (end < target.size() &&
+             (std::isalnum(static_cast<unsigned char>(target[end])) || target[end] == '_'))
+        ++end;
+    }
+    const std::size_t next = std::min(target.size(), end + (braced ? 1 : 0));
+    const auto value =
+        end > start ? set_literal(chain, target.substr(start, end - start)) : std::nullopt;
+    out += value ? std::string(*value) : std::string(target.substr(i, next - i));
+    i = std::max(next, i + 1);
   }
-  const auto value = set_literal(chain, target.substr(start, end - start));
-  if (!value) return std::string(target);
-  return std::string(*value) + std::string(target.substr(end + (start == 2 ? 1 : 0)));
+  return out;
 }
 
 upstream_block read_block(const config::directive& d, context_kind ctx) {
@@ -226,17 +241,15 @@ upstream_block read_block(const config::directive& d, context_kind ctx) {
       any_unknown = any_unknown || r == backend_reach::unknown;
     } else if (c.name == "keepalive" && !c.args.empty()) {
       const auto v = c.args[0].value();
-      if (!v.empty() && v.size() < 9 && std::all_of(v.begin(), v.end(), [](unsigned char x) {
-            return std::isdigit(x);
-          })) {
+      if (!v.empty() && v.size() < 9 &&
+          std::all_of(v.begin(), v.end(), [](unsigned char x) { return std::isdigit(x); })) {
         b.keepalive = std::stoi(std::string(v));
         b.keepalive_where = &c;
       }
     } else if (c.name == "keepalive_requests" && !c.args.empty()) {
       const auto v = c.args[0].value();
-      if (!v.empty() && v.size() < 12 && std::all_of(v.begin(), v.end(), [](unsigned char x) {
-            return std::isdigit(x);
-          }))
+      if (!v.empty() && v.size() < 12 &&
+          std::all_of(v.begin(), v.end(), [](unsigned char x) { return std::isdigit(x); }))
         b.keepalive_requests = std::stoll(std::string(v));
     } else if (c.name == "keepalive_timeout" && !c.args.empty()) {
       b.keepalive_timeout_ms = config::parse_time_ms(c.args[0].value());
@@ -244,15 +257,14 @@ upstream_block read_block(const config::directive& d, context_kind ctx) {
       b.zone_where = &c;
     }
   }
-  b.reach = any_network ? backend_reach::network
-            : any_unknown || b.servers.empty()
-                ? backend_reach::unknown
-                : std::all_of(b.servers.begin(), b.servers.end(),
-                              [](const std::string& s) {
-                                return reach_of_address(s) == backend_reach::unix_socket;
-                              })
-                    ? backend_reach::unix_socket
-                    : backend_reach::loopback;
+  b.reach = any_network                        ? backend_reach::network
+            : any_unknown || b.servers.empty() ? backend_reach::unknown
+            : std::all_of(b.servers.begin(), b.servers.end(),
+                          [](const std::string& s) {
+                            return reach_of_address(s) == backend_reach::unix_socket;
+                          })
+                ? backend_reach::unix_socket
+                : backend_reach::loopback;
   return b;
 }
 
@@ -269,9 +281,9 @@ struct builder {
 
   void fill(tls_upstream& u, const level_chain& chain, bool stream) {
     for (std::string_view n : upstream_setting_names())
-      u.settings.emplace_back(std::string(n),
-                              resolve(chain, u.directive(n),
-                                      upstream_default(n, m.versions.nginx, u.module, stream)));
+      u.settings.emplace_back(
+          std::string(n),
+          resolve(chain, u.directive(n), upstream_default(n, m.versions.nginx, u.module, stream)));
     if (stream) return;
     if (u.module == upstream_module::proxy) {
       for (std::string_view n : {"http_version", "set_header"})
@@ -279,7 +291,8 @@ struct builder {
             std::string(n),
             resolve(chain, u.directive(n), upstream_default(n, m.versions.nginx, u.module, false)));
       u.http_version = std::string(u.get("http_version")->first());
-      u.connection_header = "close";
+      // Before 1.30 nginx adds `Connection: close`; 1.30 adds none, whatever the HTTP version.
+      u.connection_header = keeps_upstream_connections_by_default(m.versions.nginx) ? "" : "close";
       for (const auto* d : u.get("set_header")->occurrences)
         if (!d->args.empty() && iequals(d->args[0].value(), "connection")) {
           u.connection_where = d;
@@ -335,12 +348,14 @@ struct builder {
     if (!starts_with_nocase(u.resolved_target, scheme)) return;
     std::string_view rest(u.resolved_target);
     rest.remove_prefix(scheme.size());
-    // proxy_pass https://unix:/path:/uri; others end the address at the URI's '/'.
+    // proxy_pass https://unix:/path:/uri; others end the address at the URI's '/', or at a
+    // variable after a literal host (`https://pool$request_uri` names upstream pool).
     std::string_view address = rest;
     if (rest.starts_with("unix:")) {
       address = rest.substr(0, rest.find(':', 5));
-    } else if (const auto slash = rest.find('/'); slash != std::string_view::npos) {
-      address = rest.substr(0, slash);
+    } else {
+      const auto end = rest.find_first_of(rest.starts_with("$") ? "/" : "/$");
+      if (end != std::string_view::npos) address = rest.substr(0, end);
     }
     locate(u, address);
     fill(u, chain, false);
@@ -373,9 +388,9 @@ struct builder {
       u.target = std::string(d.args[0].value());
       u.has_variables = u.target.find('$') != std::string::npos;
       u.resolved_target = substitute_set(chain, u.target);
-      u.settings.emplace_back("ssl", resolve(chain, "proxy_ssl", upstream_default(
-                                                                     "ssl", m.versions.nginx,
-                                                                     u.module, true)));
+      u.settings.emplace_back(
+          "ssl",
+          resolve(chain, "proxy_ssl", upstream_default("ssl", m.versions.nginx, u.module, true)));
       if (u.get("ssl")->first() != "on") continue;
       locate(u, u.resolved_target);
       fill(u, chain, true);

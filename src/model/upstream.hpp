@@ -92,14 +92,14 @@ struct upstream_setting {
 /// server's proxy_pass with `proxy_ssl on`.
 struct tls_upstream {
   context_kind context{};
-  std::size_t server = 0;                        ///< index into model::servers
-  const config::directive* pass = nullptr;       ///< the *_pass directive
+  std::size_t server = 0;                   ///< index into model::servers
+  const config::directive* pass = nullptr;  ///< the *_pass directive
   /// The innermost `location` holding the pass (an `if` or `limit_except` is inside it); null in
   /// stream.
   const config::directive* location = nullptr;
   upstream_module module = upstream_module::proxy;
   std::string target;  ///< as written
-  /// The target with a leading `$var` replaced by the literal of a `set $var ...` in the
+  /// The target with each `$var` replaced by the literal of a `set $var ...` in the
   /// location's chain (the common way to make nginx resolve a name per request), else `target`.
   std::string resolved_target;
   /// The target holds a variable: nginx works it out per request.
@@ -120,11 +120,12 @@ struct tls_upstream {
   /// The full directive name of `suffix` for this module ("proxy_ssl_verify").
   std::string directive(std::string_view suffix) const;
 
-  /// HTTP version of the upstream request: proxy_http_version's value ("1.0" by default), "2"
+  /// HTTP version of the upstream request: proxy_http_version's value (default "1.0", "1.1" from
+  /// 1.30), "2"
   /// for grpc, "" for uwsgi (its protocol has no keep-alive) and stream.
   std::string http_version;
-  /// The Connection header sent upstream (proxy only): "close" unless the effective
-  /// proxy_set_header list sets Connection; "" when set empty (not sent).
+  /// The Connection header sent upstream (proxy only): the effective proxy_set_header list's
+  /// Connection, else nginx's: "close" before 1.30, none ("") from 1.30. "" means not sent.
   std::string connection_header;
   /// The proxy_set_header Connection directive, null when nginx's `close` applies.
   const config::directive* connection_where = nullptr;
@@ -133,6 +134,13 @@ struct tls_upstream {
   /// The name nginx would send as SNI and verify: proxy_ssl_name's value, else the host.
   std::string ssl_name() const;
 };
+
+struct version;
+/// True when nginx `v` keeps upstream connections without being told (measured on 1.30.6, not on
+/// 1.26.3: docs/nginx-facts.md#upstream-tls): proxy_http_version defaults to 1.1, no
+/// `Connection: close` is added, and an upstream block without `keepalive` keeps idle
+/// connections. The 1.29.x mainline that introduced it is not measured here; 1.30.0 is assumed.
+bool keeps_upstream_connections_by_default(const version& v);
 
 /// The upstream directives the model resolves, without the module prefix.
 const std::vector<std::string_view>& upstream_setting_names();

@@ -15,6 +15,7 @@
 #include <set>
 #include <sstream>
 
+#include "config/values.hpp"
 #include "support/nginx_instance.hpp"
 #include "support/nginx_run.hpp"
 #include "support/nginx_versions.hpp"
@@ -59,11 +60,11 @@ void on_version(const char* slot, void (*fn)(const nginx_version_entry&)) {
 
 /// One upstream request as the backend logged it.
 struct upstream_request {
-  std::string connection;  ///< $connection: the TLS connection's serial number
-  std::string protocol;    ///< $ssl_protocol
-  bool resumed = false;    ///< $ssl_session_reused == "r"
-  std::string sni;         ///< $ssl_server_name ("" when none came)
-  std::string http;        ///< $server_protocol
+  std::string connection;         ///< $connection: the TLS connection's serial number
+  std::string protocol;           ///< $ssl_protocol
+  bool resumed = false;           ///< $ssl_session_reused == "r"
+  std::string sni;                ///< $ssl_server_name ("" when none came)
+  std::string http;               ///< $server_protocol
   std::string connection_header;  ///< $http_connection ("" when absent)
 };
 
@@ -101,8 +102,8 @@ std::string field(std::string s) {
 
 struct upstream_setup {
   int workers = 1;
-  std::string http_extra;      ///< http{} level (upstream blocks, log formats are added)
-  std::string location;        ///< the front location's body (proxy_pass ...)
+  std::string http_extra;  ///< http{} level (upstream blocks, log formats are added)
+  std::string location;    ///< the front location's body (proxy_pass ...)
   bool front_reuseport = false;
   /// Client requests: `clients` connections of `per_client` requests each.
   int clients = 1;
@@ -125,8 +126,7 @@ upstream_run measure(const nginx_version_entry& v, const upstream_setup& s) {
       "log_format up '$connection $ssl_protocol $ssl_session_reused \"$ssl_server_name\" "
       "$server_protocol \"$http_connection\"';\n"
       "log_format fr '$pid';\n" +
-      subst(s.http_extra) +
-      "\nserver {\n  listen 127.0.0.1:" + std::to_string(backend) +
+      subst(s.http_extra) + "\nserver {\n  listen 127.0.0.1:" + std::to_string(backend) +
       " ssl;\n  server_name backend.test;\n  ssl_certificate " + pki.chain +
       ";\n  ssl_certificate_key " + pki.leaf_key +
       ";\n  ssl_protocols TLSv1.2 TLSv1.3;\n  ssl_session_cache shared:B:1m;\n"
@@ -187,11 +187,14 @@ void defaults(const nginx_version_entry& v) {
   // Offered protocols: 1.22.1's default proxy_ssl_protocols stop at TLS 1.2; TLS 1.3 from 1.23.4.
   for (const auto& q : r.requests) {
     CHECK(q.protocol == by_version<std::string>(v, "TLSv1.2", "TLSv1.3", "TLSv1.3"));
-    CHECK(q.http == "HTTP/1.0");           // proxy_http_version 1.0
-    CHECK(q.connection_header == "close");  // nginx's own Connection: close
-    CHECK(q.sni.empty());                   // proxy_ssl_server_name off: no SNI
+    // proxy_http_version 1.0 with nginx's own Connection: close; 1.30 sends HTTP/1.1 and no
+    // Connection header.
+    CHECK(q.http == by_version<std::string>(v, "HTTP/1.0", "HTTP/1.0", "HTTP/1.1"));
+    CHECK(q.connection_header == by_version<std::string>(v, "close", "close", ""));
+    CHECK(q.sni.empty());  // proxy_ssl_server_name off: no SNI
   }
-  // A new TLS connection for every request; the session of the last one is offered and resumed.
+  // A new TLS connection for every request (no upstream block: no connection is kept, 1.30
+  // too); the session of the last one is offered and resumed.
   CHECK(r.connections() == 10);
   CHECK(r.full_handshakes() == 1);
   CHECK(r.resumed_handshakes() == 9);
@@ -252,10 +255,9 @@ void keepalive_defaults(const nginx_version_entry& v) {
   s.http_extra = "upstream b { server 127.0.0.1:@B@; keepalive 4; }";
   s.location = "proxy_pass https://b;";
   const auto r = measure(v, s);
-  // keepalive alone keeps nothing: HTTP/1.0 with Connection: close ends every connection.
-  CHECK(r.connections() == 10);
-  CHECK(r.requests.front().http == "HTTP/1.0");
-  CHECK(r.requests.front().connection_header == "close");
+  // keepalive alone keeps nothing before 1.30: HTTP/1.0 with Connection: close ends every
+  // connection. 1.30's defaults (HTTP/1.1, no Connection header) keep it.
+  CHECK(r.connections() == by_version<std::size_t>(v, 10, 10, 1));
 }
 NGINX_VERSION_CASES(
     "upstream keepalive with nginx's default HTTP/1.0 and Connection close: a connection per "
@@ -267,11 +269,36 @@ void keepalive_http10_cleared(const nginx_version_entry& v) {
   s.http_extra = "upstream b { server 127.0.0.1:@B@; keepalive 4; }";
   s.location = "proxy_pass https://b;\nproxy_set_header Connection \"\";";
   const auto r = measure(v, s);
-  // HTTP/1.0 without Connection: the backend closes after each response.
-  CHECK(r.connections() == 10);
-  CHECK(r.requests.front().http == "HTTP/1.0");
+  // HTTP/1.0 without Connection: the backend closes after each response (1.30: HTTP/1.1).
+  CHECK(r.connections() == by_version<std::size_t>(v, 10, 10, 1));
   CHECK(r.requests.front().connection_header.empty());
 }
+
+void block_without_keepalive(const nginx_version_entry& v) {
+  upstream_setup s;
+  s.http_extra = "upstream b { server 127.0.0.1:@B@; }";
+  s.location = "proxy_pass https://b;\nproxy_http_version 1.1;\nproxy_set_header Connection \"\";";
+  const auto r = measure(v, s);
+  // Without `keepalive` nothing is kept before 1.30; 1.30 keeps idle connections by default.
+  CHECK(r.connections() == by_version<std::size_t>(v, 10, 10, 1));
+}
+NGINX_VERSION_CASES(
+    "an upstream block without keepalive, HTTP/1.1 and Connection cleared: connections kept "
+    "only by 1.30",
+    block_without_keepalive)
+
+void http10_explicit(const nginx_version_entry& v) {
+  upstream_setup s;
+  s.http_extra = "upstream b { server 127.0.0.1:@B@; keepalive 4; }";
+  s.location = "proxy_pass https://b;\nproxy_http_version 1.0;";
+  const auto r = measure(v, s);
+  // HTTP/1.0 ends every connection; 1.30 sends no Connection header even then.
+  CHECK(r.requests.front().http == "HTTP/1.0");
+  CHECK(r.requests.front().connection_header == by_version<std::string>(v, "close", "close", ""));
+  CHECK(r.connections() == 10);
+}
+NGINX_VERSION_CASES("proxy_http_version 1.0 with keepalive: a connection per request",
+                    http10_explicit)
 NGINX_VERSION_CASES(
     "upstream keepalive with Connection cleared but HTTP/1.0: a connection per request",
     keepalive_http10_cleared)
@@ -279,8 +306,7 @@ NGINX_VERSION_CASES(
 void keepalive_done_right(const nginx_version_entry& v) {
   upstream_setup s;
   s.http_extra = "upstream b { server 127.0.0.1:@B@; keepalive 4; }";
-  s.location =
-      "proxy_pass https://b;\nproxy_http_version 1.1;\nproxy_set_header Connection \"\";";
+  s.location = "proxy_pass https://b;\nproxy_http_version 1.1;\nproxy_set_header Connection \"\";";
   const auto r = measure(v, s);
   CHECK(r.connections() == 1);
   CHECK(r.full_handshakes() == 1);
@@ -296,8 +322,8 @@ void keepalive_without_connection_cleared(const nginx_version_entry& v) {
   s.http_extra = "upstream b { server 127.0.0.1:@B@; keepalive 4; }";
   s.location = "proxy_pass https://b;\nproxy_http_version 1.1;";
   const auto r = measure(v, s);
-  CHECK(r.connections() == 10);
-  CHECK(r.requests.front().connection_header == "close");
+  CHECK(r.connections() == by_version<std::size_t>(v, 10, 10, 1));
+  CHECK(r.requests.front().connection_header == by_version<std::string>(v, "close", "close", ""));
 }
 NGINX_VERSION_CASES(
     "upstream keepalive with HTTP/1.1 and nginx's Connection close: a connection per request",
@@ -325,17 +351,20 @@ void sessions_by_worker(const nginx_version_entry& v, bool zone, const std::stri
   upstream_setup s;
   s.workers = 2;
   s.front_reuseport = true;  // the kernel spreads the 20 client connections over both workers
-  s.http_extra = std::string("upstream b { ") + (zone ? "zone b 64k; " : "") +
-                 "server 127.0.0.1:@B@; }";
+  s.http_extra =
+      std::string("upstream b { ") + (zone ? "zone b 64k; " : "") + "server 127.0.0.1:@B@; }";
   s.location = "proxy_pass https://b;\nproxy_ssl_protocols " + protocol + ";";
   s.clients = 20;
   s.per_client = 1;
   const auto r = measure(v, s);
   REQUIRE(r.front_workers.size() == 2);
-  CHECK(r.connections() == 20);
+  // 1.30 keeps the connections by default: one per worker, each a handshake.
+  CHECK(r.connections() == by_version<std::size_t>(v, 20, 20, 2));
   // Without a zone each worker keeps the peer's session in its own memory: one full handshake
   // per worker. With a zone the peer and its session are shared: one full handshake in all.
   CHECK(r.full_handshakes() == (zone ? 1 : r.front_workers.size()));
+  // The first handshake of each worker: with a zone the second worker resumes the first's.
+  CHECK(r.resumed_handshakes() == r.connections() - r.full_handshakes());
 }
 void tls12_per_worker(const nginx_version_entry& v) {
   sessions_by_worker(v, false, "TLSv1.2");
@@ -368,11 +397,9 @@ std::pair<int, std::string> nginx_t(const nginx_version_entry& v, const std::str
   std::string emerg;
   std::istringstream lines(r.err);
   for (std::string line; std::getline(lines, line);)
-    if (line.find("[emerg]") != std::string::npos && emerg.empty()) {
-      emerg = line.substr(line.find("[emerg]") + 8);
-      // The file and line are the temporary config's.
-      if (const auto in = emerg.rfind(" in "); in != std::string::npos) emerg.resize(in);
-    }
+    if (const auto l = config::parse_nginx_log_line(line);
+        l && l->level == "emerg" && emerg.empty())
+      emerg = l->message;
   std::cout << "  nginx -t exit " << r.exit_code << ": " << emerg << std::endl;
   return {r.exit_code, emerg};
 }
@@ -398,33 +425,45 @@ void config_errors(const nginx_version_entry& v) {
   // A target with variables may be https: nginx checks it.
   CHECK(nginx_t(v, tls_location("proxy_ssl_verify on;", "$scheme://b")).first == 1);
   CHECK(nginx_t(v, tls_location("proxy_ssl_certificate " + pki.chain + ";")) ==
-        std::pair<int, std::string>{1, "no \"proxy_ssl_certificate_key\" is defined for "
-                                       "certificate \"" +
-                                           pki.chain + "\""});
-  const auto cert_missing = nginx_t(v, tls_location("proxy_ssl_certificate " + missing +
-                                                    ";\n  proxy_ssl_certificate_key " +
-                                                    pki.leaf_key + ";"));
+        std::pair<int, std::string>{1,
+                                    "no \"proxy_ssl_certificate_key\" is defined for "
+                                    "certificate \"" +
+                                        pki.chain + "\""});
+  const auto cert_missing =
+      nginx_t(v, tls_location("proxy_ssl_certificate " + missing +
+                              ";\n  proxy_ssl_certificate_key " + pki.leaf_key + ";"));
   CHECK(cert_missing.first == 1);
   CHECK(cert_missing.second.find("cannot load certificate \"" + missing + "\"") == 0);
-  const auto key_missing = nginx_t(v, tls_location("proxy_ssl_certificate " + pki.chain +
-                                                   ";\n  proxy_ssl_certificate_key " + missing +
-                                                   ";"));
+  const auto key_missing =
+      nginx_t(v, tls_location("proxy_ssl_certificate " + pki.chain +
+                              ";\n  proxy_ssl_certificate_key " + missing + ";"));
   CHECK(key_missing.first == 1);
   CHECK(key_missing.second.find("cannot load certificate key \"" + missing + "\"") == 0);
-  const auto trusted_missing =
-      nginx_t(v, tls_location("proxy_ssl_verify on;\n  proxy_ssl_trusted_certificate " +
-                              missing + ";"));
+  // A client key that is not the certificate's: OpenSSL's words through nginx.
+  auto other = tls::make_pki((dir.path() / "other").string(), {});
+  const auto mismatch =
+      nginx_t(v, tls_location("proxy_ssl_certificate " + pki.chain +
+                              ";\n  proxy_ssl_certificate_key " + other.leaf_key + ";"));
+  CHECK(mismatch.first == 1);
+  CHECK(mismatch.second.find("key values mismatch") != std::string::npos);
+  const auto trusted_missing = nginx_t(
+      v, tls_location("proxy_ssl_verify on;\n  proxy_ssl_trusted_certificate " + missing + ";"));
   CHECK(trusted_missing.first == 1);
-  CHECK(trusted_missing.second.find(missing) != std::string::npos);
+  CHECK(trusted_missing.second.find(
+            by_version<std::string>(v, "SSL_CTX_load_verify_locations(\"" + missing + "\") failed",
+                                    "SSL_CTX_load_verify_locations(\"" + missing + "\") failed",
+                                    "cannot load certificate \"" + missing + "\"")) == 0);
   CHECK(nginx_t(v, tls_location("proxy_ssl_verify on;\n  proxy_ssl_trusted_certificate " +
                                 pki.issuer + ";"))
             .first == 0);
   // grpc and uwsgi say the same in their own names.
-  CHECK(nginx_t(v, "upstream b { server 127.0.0.1:9; }\nserver {\n listen 127.0.0.1:9;\n "
-                   "location / { grpc_pass grpcs://b; grpc_ssl_verify on; }\n}\n") ==
+  CHECK(nginx_t(v,
+                "upstream b { server 127.0.0.1:9; }\nserver {\n listen 127.0.0.1:9;\n "
+                "location / { grpc_pass grpcs://b; grpc_ssl_verify on; }\n}\n") ==
         std::pair<int, std::string>{1, "no grpc_ssl_trusted_certificate for grpc_ssl_verify"});
-  CHECK(nginx_t(v, "upstream b { server 127.0.0.1:9; }\nserver {\n listen 127.0.0.1:9;\n "
-                   "location / { uwsgi_pass suwsgi://b; uwsgi_ssl_verify on; }\n}\n") ==
+  CHECK(nginx_t(v,
+                "upstream b { server 127.0.0.1:9; }\nserver {\n listen 127.0.0.1:9;\n "
+                "location / { uwsgi_pass suwsgi://b; uwsgi_ssl_verify on; }\n}\n") ==
         std::pair<int, std::string>{1, "no uwsgi_ssl_trusted_certificate for uwsgi_ssl_verify"});
 }
 NGINX_VERSION_CASES("nginx -t: the upstream TLS config errors in nginx's words", config_errors)

@@ -94,7 +94,7 @@ http {
   REQUIRE(u.size() == 4);
   // location /a: its own protocols, the server's SNI, http's verify and conf commands.
   CHECK(strings(u[0].get("ssl_protocols")) == std::vector<std::string>{"TLSv1.3"});
-  CHECK(u[0].get("ssl_protocols")->where()->line == 10);
+  CHECK(u[0].get("ssl_protocols")->where()->line == 11);
   CHECK(u[0].get("ssl_protocols")->level->name == "location");
   CHECK(u[0].get("ssl_server_name")->first() == "on");
   CHECK(u[0].get("ssl_server_name")->level->name == "server");
@@ -104,7 +104,7 @@ http {
   CHECK(u[1].host == "b.internal");
   CHECK(strings(u[1].get("ssl_protocols")) == std::vector<std::string>{"TLSv1.3"});
   REQUIRE(u[1].get("ssl_conf_command")->occurrences.size() == 1);
-  CHECK(u[1].get("ssl_conf_command")->where()->line == 13);
+  CHECK(u[1].get("ssl_conf_command")->where()->line == 14);
   // `if` in a location inherits the location and sets its own.
   CHECK(u[2].host == "c.internal");
   CHECK(u[2].get("ssl_verify")->first() == "off");
@@ -121,8 +121,7 @@ TEST_CASE("nginx's defaults of the upstream TLS settings, by version") {
   auto old = build(conf, "1.22.1");
   REQUIRE(old->m.tls_upstreams.size() == 1);
   const auto& u = old->m.tls_upstreams[0];
-  CHECK(strings(u.get("ssl_protocols")) ==
-        std::vector<std::string>{"TLSv1", "TLSv1.1", "TLSv1.2"});
+  CHECK(strings(u.get("ssl_protocols")) == std::vector<std::string>{"TLSv1", "TLSv1.1", "TLSv1.2"});
   CHECK(u.get("ssl_protocols")->is_default());
   CHECK(u.get("ssl_session_reuse")->first() == "on");
   CHECK(u.get("ssl_verify")->first() == "off");
@@ -222,8 +221,9 @@ http {
   CHECK(u[6].reach == model::backend_reach::network);
 }
 
-TEST_CASE("variables in the target: per request, a literal set is followed, a variable host is "
-          "unknown") {
+TEST_CASE(
+    "variables in the target: per request, a literal set is followed, a variable host is "
+    "unknown") {
   auto b = build(R"(
 http {
   upstream pool { server 10.0.0.9:443; }
