@@ -123,11 +123,6 @@ bool same_value(const model::setting* a, const model::setting* b) {
   return true;
 }
 
-std::optional<std::int64_t> parse_time_s(std::string_view text) {
-  // nginx's own reading, the one time parser of the tree (config/values.hpp).
-  return config::parse_time_s(text);
-}
-
 const config::directive* anchor_of(const model::server& s, std::string_view name) {
   if (const auto* st = s.get(name); st && st->where()) return st->where();
   return default_anchor(s);

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "config/values.hpp"
 #include "engine/engine.hpp"
 #include "engine/file_facts.hpp"
 
@@ -78,9 +79,9 @@ bool protocols_from_default_servers(const model::model& m, std::size_t server);
 /// True when both settings hold the same arguments (all occurrences), or both are unset.
 bool same_value(const model::setting* a, const model::setting* b);
 
-/// An nginx time ("5m", "1h30m", "86400", "1d") in seconds, as ngx_parse_time(…, 1) reads
-/// it (units y M w d h m s; no unit = seconds); nullopt when malformed.
-std::optional<std::int64_t> parse_time_s(std::string_view text);
+/// An nginx time ("5m", "1h30m", "86400", "1d") in seconds: the one time parser of the tree,
+/// nginx's own reading (config/values.hpp).
+using config::parse_time_s;
 
 /// Where a finding about `name` in `s` points: the directive that set it (server, or the
 /// inherited http/stream one), else the server's first `listen ... ssl`: a default has no directive

@@ -1,6 +1,7 @@
 #pragma once
 // Typed errors shared by every layer. Only src/cli turns them into messages and exit codes.
 
+#include <compare>
 #include <cstdint>
 #include <stdexcept>
 #include <string>
@@ -17,6 +18,12 @@ struct source_location {
 
   /// The same file, line and column.
   bool operator==(const source_location&) const = default;
+  /// Ordered by file, then line, then column (the order of a report).
+  auto operator<=>(const source_location&) const = default;
+  /// The same file and line, whatever the column: nginx's messages name a line, not a column.
+  bool same_line(const source_location& other) const {
+    return file == other.file && line == other.line;
+  }
 };
 
 /// "file:line:col" (or "file:line", or "file" when line/column are 0).

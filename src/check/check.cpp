@@ -186,9 +186,7 @@ std::vector<checked_finding> judge(const std::vector<engine::finding>& findings,
     const std::pair<source_location, std::string>* rejected = nullptr;
     // Only an error predicts that nginx refuses the directive; notes at the same place do not.
     for (const auto& r : options.rejected)
-      if (f.level == engine::severity::error && !f.location.file.empty() &&
-          r.first.file == f.location.file && r.first.line == f.location.line &&
-          r.first.column == f.location.column)
+      if (f.level == engine::severity::error && !f.location.file.empty() && r.first == f.location)
         rejected = &r;
     auto untested = f.server.empty() ? options.untested.end() : options.untested.find(f.server);
     if (rejected) {

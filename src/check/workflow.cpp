@@ -22,10 +22,6 @@ namespace ngxtls::check {
 
 namespace {
 
-bool same_line(const source_location& a, const source_location& b) {
-  return a.file == b.file && a.line == b.line;
-}
-
 // One check's state between its steps.
 struct session {
   const check_request& req;
@@ -308,7 +304,7 @@ void sandbox_evidence(session& s) {
     s.jo.rejected.push_back({whole.where, whole.message});
   for (const auto& w : whole.warnings) {
     bool seen = false;
-    for (const auto& o : sb.warnings()) seen = seen || same_line(o.where, w.where);
+    for (const auto& o : sb.warnings()) seen = seen || o.where.same_line(w.where);
     if (seen) continue;
     s.jo.warnings.push_back({w.where, w.port, w.message});
     sum.notes.push_back({"", warning_note("nginx -t (whole config)", w)});
@@ -374,8 +370,8 @@ void match_ticket_keys(session& s) {
 void unpredicted_rejections(session& s) {
   auto confirmed_at = [&](const source_location& w, bool column) {
     for (const auto& c : s.out.checked)
-      if (c.result == verdict::confirmed && same_line(c.finding.location, w) &&
-          (!column || c.finding.location.column == w.column))
+      if (c.result == verdict::confirmed &&
+          (column ? c.finding.location == w : c.finding.location.same_line(w)))
         return true;
     return false;
   };
@@ -396,7 +392,7 @@ void unpredicted_rejections(session& s) {
   // the end of the enclosing block, not at the directive: the sandbox's own test, which blames
   // each directive, has the same message and already reports it.
   for (const auto& r : s.sb->rejections())
-    predicted = predicted || same_line(r.where, whole.where) || r.message == whole.message;
+    predicted = predicted || r.where.same_line(whole.where) || r.message == whole.message;
   if (predicted) return;
   s.out.unpredicted = true;
   s.out.errors.insert(

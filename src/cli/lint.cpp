@@ -134,6 +134,32 @@ void mark_known_places(report::lint_report& rep, const engine::lint_run& run, co
   }
 }
 
+// --fix on one config's findings: its diff added to `diff`, its files written back with
+// --fix=write; the findings left without a fix stay in `found`. The number of findings fixed.
+std::size_t fix_findings(const config::config& cfg, std::vector<engine::finding>& found,
+                         const lint_args& a, std::string& diff) {
+  // The diff is the output; findings without a mechanical fix still decide the exit code.
+  auto result = engine::apply_fixes(cfg, found);
+  diff += result.diff;
+  for (const auto& c : result.conflicts)
+    std::cerr << "ngxtls: not fixed (overlaps another fix): " << report::terminal_safe(c) << '\n';
+  for (const auto& c : result.refused)
+    std::cerr << "ngxtls: not fixed: " << report::terminal_safe(c) << '\n';
+  if (a.fix_mode == "write") {
+    for (const auto& [path, text] : result.files) {
+      if (path == "<stdin>" || cfg.files.empty())
+        throw usage_error("--fix=write needs files, not stdin");
+      replace_config_file(path, text);
+    }
+  }
+  // Findings whose fix was applied are done; those left unfixed stay in the report.
+  std::vector<engine::finding> left;
+  for (std::size_t k = 0; k < found.size(); ++k)
+    if (found[k].edits.empty() || result.unfixed.count(k)) left.push_back(std::move(found[k]));
+  found = std::move(left);
+  return result.applied;
+}
+
 int run_lint(const lint_args& a) {
   // The diff (or the files written) is --fix's output; a --format that would be ignored is a
   // mistake in the command line, not a report in another format.
@@ -181,29 +207,7 @@ int run_lint(const lint_args& a) {
   std::size_t fixed = 0;
   for (std::size_t i = 0; i < run.configs.size(); ++i) {
     std::vector<engine::finding>& found = run.findings[i];
-    if (a.fix) {
-      // The diff is the output; findings without a mechanical fix still decide the exit code.
-      auto result = engine::apply_fixes(*run.configs[i], found);
-      diff += result.diff;
-      fixed += result.applied;
-      for (const auto& c : result.conflicts)
-        std::cerr << "ngxtls: not fixed (overlaps another fix): " << report::terminal_safe(c)
-                  << '\n';
-      for (const auto& c : result.refused)
-        std::cerr << "ngxtls: not fixed: " << report::terminal_safe(c) << '\n';
-      if (a.fix_mode == "write") {
-        for (const auto& [path, text] : result.files) {
-          if (path == "<stdin>" || run.configs[i]->files.empty())
-            throw usage_error("--fix=write needs files, not stdin");
-          replace_config_file(path, text);
-        }
-      }
-      // Findings whose fix was applied are done; those left unfixed stay in the report.
-      std::vector<engine::finding> left;
-      for (std::size_t k = 0; k < found.size(); ++k)
-        if (found[k].edits.empty() || result.unfixed.count(k)) left.push_back(std::move(found[k]));
-      found = std::move(left);
-    }
+    if (a.fix) fixed += fix_findings(*run.configs[i], found, a, diff);
     if (rep.findings.empty()) {
       rep.findings = std::move(found);
     } else {
@@ -223,9 +227,8 @@ int run_lint(const lint_args& a) {
   // One cause repeated in many servers is reported once, with every place.
   report::merge_identical(rep.findings);
   mark_known_places(rep, run, a);
-  if (a.fix && a.fix_mode != "write") {
-    // stdout holds the diff; the remaining findings are not printed over it.
-  } else {
+  // With --fix (not =write) stdout holds the diff; the remaining findings are not printed over it.
+  if (!a.fix || a.fix_mode == "write") {
     report::output_context ctx;
     ctx.color = use_color(a.color, 1, !a.output.empty() && a.output != "-");
     ctx.working_dir = rep.project_root;

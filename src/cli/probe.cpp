@@ -171,9 +171,9 @@ std::vector<std::string> target_texts(const probe_args& a) {
   return texts;
 }
 
-int run_probe_command(const probe_args& a) {
-  std::vector<std::string> texts = target_texts(a);
-  if (a.sess_out && texts.size() != 1)
+// The bounds of the command line's counts and the flags that only make sense together.
+void check_probe_args(const probe_args& a, std::size_t target_count) {
+  if (a.sess_out && target_count != 1)
     throw usage_error("probe: --sess-out needs exactly one target");
   if (a.attempts < 0 || a.per_target < 1 || a.parallel < 1 || a.timeout_ms < 1 ||
       a.total_timeout_ms < 1)
@@ -185,16 +185,18 @@ int run_probe_command(const probe_args& a) {
   if (load_settings && !a.load)
     throw usage_error("probe: --duration, --max-rate and --request need --load");
   if (a.load) {
-    if (texts.size() != 1) throw usage_error("probe: --load needs exactly one target");
+    if (target_count != 1) throw usage_error("probe: --load needs exactly one target");
     if (a.duration_s < 1 || a.duration_s > probe::max_load_duration_s)
       throw usage_error("probe: --duration must be 1.." +
                         std::to_string(probe::max_load_duration_s) + " s");
     if (a.max_rate && !(*a.max_rate > 0 && *a.max_rate <= 1e6))
       throw usage_error("probe: --max-rate must be > 0 and <= 1000000 connections/s");
   }
-  std::vector<probe::target> targets;
-  for (const auto& t : texts) targets.push_back(probe::parse_target(t, a.sni, a.connect));
+}
 
+// The probe's options from the command line (without progress and interruption, which the
+// command owns).
+probe::probe_options options_of(const probe_args& a) {
   probe::probe_options o;
   o.attempts = a.attempts;
   o.per_target = a.per_target;
@@ -213,6 +215,16 @@ int run_probe_command(const probe_args& a) {
   o.ocsp = !a.no_ocsp;
   o.sess_in = a.sess_in;
   o.sess_out = a.sess_out;
+  return o;
+}
+
+int run_probe_command(const probe_args& a) {
+  std::vector<std::string> texts = target_texts(a);
+  check_probe_args(a, texts.size());
+  std::vector<probe::target> targets;
+  for (const auto& t : texts) targets.push_back(probe::parse_target(t, a.sni, a.connect));
+
+  probe::probe_options o = options_of(a);
   std::unique_ptr<progress_bar> bar;
   if (::isatty(STDERR_FILENO)) {
     bar = std::make_unique<progress_bar>();

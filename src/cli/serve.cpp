@@ -91,11 +91,10 @@ int run_serve_command(const serve_args& a) {
           core.reload(std::move(fresh));
           server.set_users(fresh_web ? fresh_web->basic_auth_users
                                      : std::map<std::string, std::string>{});
-          std::cerr << "ngxtls serve: configuration reloaded (every --config key applied; "
-                       "http_read_timeout_ms holds for connections accepted from now on; "
-                       "basic_auth_users applied)"
+          std::cerr << "ngxtls serve: configuration reloaded (every --config key applied, the "
+                       "HTTP timeouts to open connections too; basic_auth_users applied)"
                     << std::endl;
-          // The TLS settings are read once: the daemon's certificate is fixed at start.
+          // The TLS settings are read once: the front's certificate is fixed at start.
           const auto tls_of = [](const std::optional<serve::web_config>& w) {
             return w ? std::make_tuple(w->cert_file, w->key_file, w->min_version)
                      : std::make_tuple(std::optional<std::string>(), std::optional<std::string>(),

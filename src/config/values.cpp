@@ -242,20 +242,26 @@ bool server_name_matches(std::string_view pattern, std::string_view host) {
 
 std::optional<std::string> name_selecting(std::string_view p) {
   if (p.empty() || p == "_" || p.find('$') != std::string_view::npos) return std::nullopt;
+  std::string name;
   switch (kind_of_server_name(p)) {
     case server_name_kind::exact:
-      if (p.find('*') != std::string_view::npos) return std::nullopt;
-      return std::string(p);
+      name = std::string(p);
+      break;
     case server_name_kind::leading:
-      return "ngxtls-probe" + std::string(p.substr(1));
+      name = "ngxtls-probe" + std::string(p.substr(1));
+      break;
     case server_name_kind::domain:
-      return std::string(p.substr(1));
+      name = std::string(p.substr(1));
+      break;
     case server_name_kind::trailing:
-      return std::string(p.substr(0, p.size() - 1)) + "test";
+      name = std::string(p.substr(0, p.size() - 1)) + "test";
+      break;
     case server_name_kind::regex:
       return std::nullopt;
   }
-  return std::nullopt;
+  // A `*` left over ("a*b", "*.a*b") is no wildcard nginx knows: no name a client sends.
+  if (name.find('*') != std::string::npos) return std::nullopt;
+  return name;
 }
 
 std::optional<nginx_log_line> parse_nginx_log_line(std::string_view text) {
@@ -292,6 +298,22 @@ std::optional<nginx_log_line> parse_nginx_log_line(std::string_view text) {
     return out;
   }
   return std::nullopt;
+}
+
+std::vector<nginx_log_line> parse_nginx_log_lines(std::string_view text) {
+  std::vector<nginx_log_line> out;
+  while (!text.empty()) {
+    const auto end = text.find('\n');
+    if (auto l = parse_nginx_log_line(text.substr(0, end))) out.push_back(std::move(*l));
+    if (end == std::string_view::npos) break;
+    text.remove_prefix(end + 1);
+  }
+  return out;
+}
+
+std::string message_with_place(const nginx_log_line& l) {
+  if (l.file.empty()) return l.message;
+  return l.message + " in " + l.file + ":" + std::to_string(l.line);
 }
 
 std::optional<int> parse_port(std::string_view text) {

@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace ngxtls::config {
 
@@ -66,7 +67,8 @@ bool server_name_matches(std::string_view pattern, std::string_view host);
 
 /// A host name a client can send that `pattern` selects ("ngxtls-probe.example.com" for
 /// "*.example.com", "example.com" for ".example.com", "www.example.test" for "www.example.*",
-/// `pattern` itself for an exact name); nullopt for a regex, "", "_" and names holding `$`.
+/// `pattern` itself for an exact name); nullopt for a regex, "", "_" and names holding `$`, or a
+/// `*` that is not one of the wildcards.
 std::optional<std::string> name_selecting(std::string_view pattern);
 
 /// One line nginx logs to stderr or its error log (ngx_log_error_core):
@@ -82,6 +84,14 @@ struct nginx_log_line {
 
 /// `text` read as nginx_log_line; nullopt when it is not a log line.
 std::optional<nginx_log_line> parse_nginx_log_line(std::string_view text);
+
+/// The log lines of `text` (what `nginx -t` printed on stderr, an error log's content), in
+/// order; the other lines (`nginx -t`'s closing lines) are skipped.
+std::vector<nginx_log_line> parse_nginx_log_lines(std::string_view text);
+
+/// `l`'s message with the place nginx wrote after it (" in FILE:LINE"); the message alone when
+/// nginx named no place.
+std::string message_with_place(const nginx_log_line& l);
 
 /// A port as nginx's listen reads it (ngx_parse_url, ngx_atoi: digits only, leading zeros
 /// allowed, 1..65535); nullopt otherwise.

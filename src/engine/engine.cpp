@@ -377,9 +377,7 @@ run_result run_counted(const rule_catalog& catalog, const model::model& m, const
     for (auto& f : unused) keep(std::move(f));
   }
   for (const auto& [id, n] : result.dropped_per_rule) result.dropped += n;
-  auto key = [](const finding& f) {
-    return std::tie(f.location.file, f.location.line, f.location.column, f.rule, f.message);
-  };
+  auto key = [](const finding& f) { return std::tie(f.location, f.rule, f.message); };
   // Sort positions, then move each finding once: a stable sort of the records themselves
   // moved every one several times and took a buffer of half of them.
   std::vector<std::size_t> order(out.size());

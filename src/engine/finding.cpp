@@ -121,8 +121,10 @@ std::string describe(probe_question q) {
     case probe_question::early_data_replayed:
       return "`ngxtls check --sandbox` sends `HEAD /` as TLS 1.3 early data and replays the same "
              "ticket and early data, once and from two connections at once: a replay accepted "
-             "and answered by the application confirms it, a replay refused or answered 425 Too "
-             "Early refutes it";
+             "and answered (not 425 Too Early) confirms that nginx runs replays on the socket, a "
+             "replay refused or answered 425 Too Early refutes it; the sandbox answers from its "
+             "own `location /`, so which locations pass $ssl_early_data on is read from the "
+             "configuration only";
     case probe_question::closes_without_close_notify:
       return "`ngxtls check` reads each response to `HEAD /` to its end and runs the "
              "strict-client attempts (a client that reads to EOF without ignoring a close "

@@ -6,6 +6,7 @@
 #include <tuple>
 
 #include "base/error.hpp"
+#include "config/edits.hpp"
 #include "config/loader.hpp"
 
 namespace ngxtls::engine {
@@ -179,14 +180,12 @@ std::string file_diff(const std::string& path, std::string_view old_text,
     // New text of the changed old lines.
     std::size_t region_start = r.first < starts.size() ? starts[r.first] : old_text.size();
     std::size_t region_end = r.last_excl < starts.size() ? starts[r.last_excl] : old_text.size();
-    std::string replaced;
-    std::size_t cursor = region_start;
-    for (const auto* e : r.edits) {
-      replaced.append(old_text.substr(cursor, e->offset - cursor));
-      replaced += e->replacement;
-      cursor = e->offset + e->length;
-    }
-    replaced.append(old_text.substr(cursor, region_end - cursor));
+    std::vector<config::byte_edit> in_region;
+    for (const auto* e : r.edits)
+      in_region.push_back({e->offset - region_start, e->length, e->replacement});
+    const std::string replaced =
+        config::apply_edits(old_text.substr(region_start, region_end - region_start),
+                            std::move(in_region), config::replaced_newlines::dropped);
     auto new_lines = lines_of(replaced);
     const std::size_t old_count = ctx_last - ctx_first;
     const std::size_t new_count = old_count - (r.last_excl - r.first) + new_lines.size();
@@ -235,17 +234,12 @@ void directives_in(config::list<config::directive> level, std::vector<std::size_
   }
 }
 
-// Applies sorted, non-overlapping `edits` to `old_text`.
+// `old_text` with the fix's `edits` (non-overlapping) applied: lines the edits replace go.
 std::string apply_edits(std::string_view old_text, const std::vector<text_edit>& edits) {
-  std::string updated;
-  std::size_t cursor = 0;
-  for (const auto& e : edits) {
-    updated.append(old_text.substr(cursor, e.offset - cursor));
-    updated += e.replacement;
-    cursor = e.offset + e.length;
-  }
-  updated.append(old_text.substr(cursor));
-  return updated;
+  std::vector<config::byte_edit> bytes;
+  bytes.reserve(edits.size());
+  for (const auto& e : edits) bytes.push_back({e.offset, e.length, e.replacement});
+  return config::apply_edits(old_text, std::move(bytes), config::replaced_newlines::dropped);
 }
 
 }  // namespace
@@ -331,14 +325,18 @@ fix_result apply_fixes(const config::config& cfg, const std::vector<finding>& fi
           per_file[e.file].push_back(e);
     ++result.applied;
   }
-  const auto by_offset = [](const text_edit& a, const text_edit& b) { return a.offset < b.offset; };
+  // The order config::apply_edits applies them in: an insertion before a replacement at the same
+  // offset (the diff and the re-parse check follow the same order).
+  const auto by_offset = [](const text_edit& a, const text_edit& b) {
+    return std::tie(a.offset, a.length) < std::tie(b.offset, b.length);
+  };
   for (auto& [path, edits] : per_file) {
     // A named copy for the lambda: clang 14 cannot capture a structured binding.
     const std::string& edited = path;
     auto file = std::find_if(cfg.files.begin(), cfg.files.end(),
                              [&](const auto& s) { return s.path == edited; });
     if (file == cfg.files.end() || edits.empty()) continue;
-    std::sort(edits.begin(), edits.end(), by_offset);
+    std::stable_sort(edits.begin(), edits.end(), by_offset);
     // Every fix is re-parsed before it is shown or written: a fix that would not parse, or
     // whose directive would land in another block (the main context of a one-line
     // `http { server { ... } }`), is dropped and named, never written.
@@ -363,7 +361,7 @@ fix_result apply_fixes(const config::config& cfg, const std::vector<finding>& fi
         if (mine.empty()) continue;
         std::vector<text_edit> trial = kept;
         trial.insert(trial.end(), mine.begin(), mine.end());
-        std::sort(trial.begin(), trial.end(), by_offset);
+        std::stable_sort(trial.begin(), trial.end(), by_offset);
         const std::string why = misplaced_edit(file->content, trial, path);
         if (why.empty()) {
           kept = std::move(trial);

@@ -192,19 +192,24 @@ void check_path(const std::string& flag, const std::string& path, bool variables
 
 }  // namespace
 
-snippet generate(const harden_options& o) {
+namespace {
+
+// The paths and the resolver the snippet will hold. The resolver is written as it is (addresses
+// and parameters such as valid=30s): nothing in it may end the directive or start a comment.
+void check_inputs(const harden_options& o) {
   check_path("--cert", o.cert_file, true);
   check_path("--key", o.key_file, true);
   check_path("--trusted-cert", o.trusted_certificate, false);
   check_path("--ticket-key-dir", o.ticket_key_dir, false);
-  // The resolver is written as it is (addresses and parameters such as valid=30s): nothing in
-  // it may end the directive or start a comment.
   for (char c : o.resolver)
     if (static_cast<unsigned char>(c) < 0x20 ||
         std::string_view(";{}\"'\\#$").find(c) != std::string_view::npos)
       throw usage_error("--resolver " + o.resolver +
                         ": addresses and parameters only (no ; { } quotes \\ # $)");
-  const profile p = load_profile(o.profile);
+}
+
+// The snippet's header: profile, target versions, ticket and OCSP modes.
+snippet start_snippet(const harden_options& o, const profile& p) {
   snippet s;
   s.profile_name = p.name;
   s.guideline = p.guideline;
@@ -216,13 +221,12 @@ snippet generate(const harden_options& o) {
       o.tickets.value_or(o.ticket_key_dir.empty() ? tickets_mode::host : tickets_mode::fleet);
   s.ocsp = o.ocsp;
   s.differences = p.differences;
-  if (s.tickets == tickets_mode::fleet && o.ticket_key_dir.empty())
-    throw usage_error(
-        "--tickets fleet needs --ticket-key-dir DIR (where current.key and previous.key live)");
-  if (o.listen.empty()) throw usage_error("harden: at least one listen address is needed");
-  builder b{s};
+  return s;
+}
 
-  // Protocols (profile), within what the target can speak.
+// Protocols, groups and ciphers of the profile, within what the target can speak.
+void add_protocols_and_ciphers(builder& b, const harden_options& o, const profile& p) {
+  snippet& s = b.s;
   const bool tls13_ok = o.nginx >= tls13_nginx && o.openssl >= tls13_openssl;
   std::vector<std::string> protocols;
   for (const auto& proto : p.protocols) {
@@ -277,9 +281,12 @@ snippet generate(const harden_options& o) {
   b.http(std::string("ssl_prefer_server_ciphers ") + (p.prefer_server_ciphers ? "on" : "off") + ";",
          p.prefer_server_ciphers ? "server order decides"
                                  : "all listed ciphers are strong: the client picks");
+}
 
-  // Resumption (docs/nginx-facts.md, facts 1 to 5): tickets stay on, a shared cache for session
-  // IDs.
+// Resumption (docs/nginx-facts.md, facts 1 to 5): tickets stay on, a shared cache for session
+// IDs.
+void add_session_cache(builder& b, const harden_options& o, const profile& p) {
+  snippet& s = b.s;
   const std::int64_t sessions = o.expected_sessions.value_or(p.expected_sessions);
   s.session_cache_mb = cache_size_mb(sessions);
   b.http("ssl_session_cache shared:" + std::string(session_zone) + ":" +
@@ -292,7 +299,11 @@ snippet generate(const harden_options& o) {
   b.http("ssl_session_tickets on;",
          "never off: that does not stop TLS 1.3 tickets, it ties them to one host's cache ("
          "docs/nginx-facts.md#tickets-off-tls13)");
+}
 
+// Where ticket keys come from: key files shared by the fleet, or nginx's own per host.
+void add_ticket_keys(builder& b, const harden_options& o, const profile& p) {
+  snippet& s = b.s;
   if (s.tickets == tickets_mode::host && !o.ticket_key_dir.empty())
     s.notes.push_back("--tickets host: --ticket-key-dir " + o.ticket_key_dir + " is not used");
   if (s.tickets == tickets_mode::fleet) {
@@ -330,11 +341,10 @@ snippet generate(const harden_options& o) {
         "the shared cache survive); for "
         "tickets that survive reloads, use --tickets fleet with a key file even on one host");
   }
-  b.http("",
-         "ssl_early_data stays off (default): nginx has no 0-RTT anti-replay "
-         "(docs/nginx-facts.md#early-data-replay)");
+}
 
-  // Server block.
+// The server block: listen sockets, HTTP/2, certificate and key, HSTS.
+void add_server_block(builder& b, const harden_options& o, const profile& p) {
   const bool http2_on = o.nginx >= http2_directive;
   for (const auto& addr : o.listen) {
     std::string l = "listen " + addr + " ssl";
@@ -358,72 +368,97 @@ snippet generate(const harden_options& o) {
   b.server("add_header Strict-Transport-Security \"max-age=" + std::to_string(p.hsts_max_age_s) +
                "\"" + (o.nginx >= always_add_header ? " always" : "") + ";",
            "HSTS, two years; a location with its own add_header drops it");
+}
 
-  // OCSP stapling (docs/nginx-facts.md#ocsp-stapling-quiet).
-  bool staple = false;
-  std::string ocsp_reason;
-  if (o.ocsp == ocsp_mode::on) {
-    staple = true;
-    ocsp_reason =
-        "forced (--ocsp on): needs an OCSP URL in the certificate, its issuer in ssl_certificate "
-        "or "
-        "ssl_trusted_certificate, and a resolver for the responder; else nginx ignores it with a "
-        "[warn]";
-  } else if (o.ocsp == ocsp_mode::automatic) {
-    if (o.cert_file.empty()) {
-      s.notes.push_back(
-          "OCSP stapling left out: give --cert FILE to check for an OCSP responder URL (Let's "
-          "Encrypt "
-          "certificates have none since 2025-05), or --ocsp on");
-    } else {
-      std::vector<tls::certificate_info> chain;
-      try {
-        chain = tls::read_certificate_chain(o.cert_file);
-      } catch (const tls::file_error& e) {
-        throw input_error({o.cert_file, 0, 0}, std::string("--cert: ") + e.reason());
-      }
-      if (!chain.front().ocsp_urls.empty()) {
-        staple = true;
-        ocsp_reason = "the certificate names OCSP responder " + chain.front().ocsp_urls.front();
-        // nginx looks for the issuer in the chain and in ssl_trusted_certificate
-        // (docs/nginx-facts.md#ocsp-stapling-quiet).
-        std::vector<std::string> ca;
-        if (!o.trusted_certificate.empty()) ca.push_back(o.trusted_certificate);
-        bool issuer = false;
-        try {
-          issuer = tls::issuer_available(o.cert_file, ca);
-        } catch (const tls::file_error&) {
-        }
-        if (!issuer)
-          s.warnings.push_back(
-              "the issuer of " + o.cert_file + " is in neither it nor " +
-              (o.trusted_certificate.empty() ? std::string("--trusted-cert")
-                                             : o.trusted_certificate) +
-              ": nginx would ignore ssl_stapling (`issuer certificate not found`, "
-              "docs/nginx-facts.md#ocsp-stapling-quiet); "
-              "append the intermediate to the certificate file or give --trusted-cert");
-      } else {
-        s.notes.push_back("OCSP stapling left out: " + o.cert_file +
-                          " names no OCSP responder, so nginx would ignore ssl_stapling with a "
-                          "[warn] (docs/nginx-facts.md#ocsp-stapling-quiet)");
-      }
-    }
+// Automatic stapling: on when the certificate names a responder, with a warning when nginx
+// would not find its issuer (nginx looks in the chain and in ssl_trusted_certificate,
+// docs/nginx-facts.md#ocsp-stapling-quiet); nullopt, with a note, when it names none.
+std::optional<std::string> stapling_from_certificate(snippet& s, const harden_options& o) {
+  std::vector<tls::certificate_info> chain;
+  try {
+    chain = tls::read_certificate_chain(o.cert_file);
+  } catch (const tls::file_error& e) {
+    throw input_error({o.cert_file, 0, 0}, std::string("--cert: ") + e.reason());
   }
-  if (staple && !p.ocsp_staple) s.notes.push_back("the profile does not ask for OCSP stapling");
-  if (staple) {
-    s.stapling = true;
-    b.server("ssl_stapling on;", ocsp_reason);
-    b.server("ssl_stapling_verify on;", "staple only responses that verify");
-    b.server("ssl_trusted_certificate " +
-                 nginx_quote(o.trusted_certificate.empty()
-                                 ? std::string("/path/to/root_and_intermediates.pem")
-                                 : o.trusted_certificate) +
-                 ";",
-             "issuer and root: to find the issuer and verify responses "
-             "(docs/nginx-facts.md#ocsp-stapling-quiet)");
-    b.server("resolver " + o.resolver + ";",
-             "resolves the responder at run time (docs/nginx-facts.md#ocsp-stapling-quiet)");
+  if (chain.front().ocsp_urls.empty()) {
+    s.notes.push_back("OCSP stapling left out: " + o.cert_file +
+                      " names no OCSP responder, so nginx would ignore ssl_stapling with a "
+                      "[warn] (docs/nginx-facts.md#ocsp-stapling-quiet)");
+    return std::nullopt;
   }
+  std::vector<std::string> ca;
+  if (!o.trusted_certificate.empty()) ca.push_back(o.trusted_certificate);
+  bool issuer = false;
+  try {
+    issuer = tls::issuer_available(o.cert_file, ca);
+  } catch (const tls::file_error&) {
+  }
+  if (!issuer)
+    s.warnings.push_back(
+        "the issuer of " + o.cert_file + " is in neither it nor " +
+        (o.trusted_certificate.empty() ? std::string("--trusted-cert") : o.trusted_certificate) +
+        ": nginx would ignore ssl_stapling (`issuer certificate not found`, "
+        "docs/nginx-facts.md#ocsp-stapling-quiet); "
+        "append the intermediate to the certificate file or give --trusted-cert");
+  return "the certificate names OCSP responder " + chain.front().ocsp_urls.front();
+}
+
+// Whether to staple and why: forced, or automatic as stapling_from_certificate decides; nullopt
+// leaves stapling out (with a note saying why, for automatic).
+std::optional<std::string> stapling_reason(snippet& s, const harden_options& o) {
+  if (o.ocsp == ocsp_mode::on)
+    return "forced (--ocsp on): needs an OCSP URL in the certificate, its issuer in "
+           "ssl_certificate or ssl_trusted_certificate, and a resolver for the responder; else "
+           "nginx ignores it with a [warn]";
+  if (o.ocsp != ocsp_mode::automatic) return std::nullopt;
+  if (o.cert_file.empty()) {
+    s.notes.push_back(
+        "OCSP stapling left out: give --cert FILE to check for an OCSP responder URL (Let's "
+        "Encrypt certificates have none since 2025-05), or --ocsp on");
+    return std::nullopt;
+  }
+  return stapling_from_certificate(s, o);
+}
+
+// OCSP stapling (docs/nginx-facts.md#ocsp-stapling-quiet).
+void add_ocsp_stapling(builder& b, const harden_options& o, const profile& p) {
+  snippet& s = b.s;
+  const std::optional<std::string> ocsp_reason = stapling_reason(s, o);
+  if (!ocsp_reason) return;
+  if (!p.ocsp_staple) s.notes.push_back("the profile does not ask for OCSP stapling");
+  s.stapling = true;
+  b.server("ssl_stapling on;", *ocsp_reason);
+  b.server("ssl_stapling_verify on;", "staple only responses that verify");
+  b.server("ssl_trusted_certificate " +
+               nginx_quote(o.trusted_certificate.empty()
+                               ? std::string("/path/to/root_and_intermediates.pem")
+                               : o.trusted_certificate) +
+               ";",
+           "issuer and root: to find the issuer and verify responses "
+           "(docs/nginx-facts.md#ocsp-stapling-quiet)");
+  b.server("resolver " + o.resolver + ";",
+           "resolves the responder at run time (docs/nginx-facts.md#ocsp-stapling-quiet)");
+}
+
+}  // namespace
+
+snippet generate(const harden_options& o) {
+  check_inputs(o);
+  const profile p = load_profile(o.profile);
+  snippet s = start_snippet(o, p);
+  if (s.tickets == tickets_mode::fleet && o.ticket_key_dir.empty())
+    throw usage_error(
+        "--tickets fleet needs --ticket-key-dir DIR (where current.key and previous.key live)");
+  if (o.listen.empty()) throw usage_error("harden: at least one listen address is needed");
+  builder b{s};
+  add_protocols_and_ciphers(b, o, p);
+  add_session_cache(b, o, p);
+  add_ticket_keys(b, o, p);
+  b.http("",
+         "ssl_early_data stays off (default): nginx has no 0-RTT anti-replay "
+         "(docs/nginx-facts.md#early-data-replay)");
+  add_server_block(b, o, p);
+  add_ocsp_stapling(b, o, p);
   return s;
 }
 

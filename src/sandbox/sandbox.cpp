@@ -238,7 +238,7 @@ std::string sandbox::wait_until_serving(bool& timed_out) const {
     for (const auto& d : inst_dirs_) {
       std::ifstream in(d + "/logs/error.log");
       for (std::string l; std::getline(in, l);)
-        if (l.find("[emerg]") != std::string::npos)
+        if (auto logged = config::parse_nginx_log_line(l); logged && logged->level == "emerg")
           failure += "\n  " + material_.paths_from_nginx(l);
     }
     if (!failure.empty() || clock_type::now() > deadline) break;
@@ -329,14 +329,10 @@ void sandbox::record_served(const model::model& m, const generation_plan& plan) 
       any = true;
       for (const auto& name : m.servers[p.index].names) {
         // A wildcard name is probed with a name it matches (nginx picks the server by it).
-        std::string n = name;
-        if (n.size() > 2 && n.compare(0, 2, "*.") == 0)
-          n = "ngxtls-probe" + n.substr(1);
-        else if (n.size() > 1 && n[0] == '.')
-          n = n.substr(1);
-        else if (n.size() > 2 && n.compare(n.size() - 2, 2, ".*") == 0)
-          n = n.substr(0, n.size() - 1) + "test";
-        if (literal_name(n) && std::find(ss.names.begin(), ss.names.end(), n) == ss.names.end()) {
+        const std::optional<std::string> selecting = config::name_selecting(name);
+        if (!selecting) continue;
+        const std::string& n = *selecting;
+        if (std::find(ss.names.begin(), ss.names.end(), n) == ss.names.end()) {
           ss.names.push_back(n);
           if (p.index == sock.default_server) default_named = true;
           if (model::is_on(m.servers[p.index].get("ssl_reject_handshake")))

@@ -12,6 +12,7 @@
 #include <filesystem>
 
 #include "config/paths.hpp"
+#include "config/values.hpp"
 #include "sandbox/directive_policy.hpp"
 #include "tls/ciphers.hpp"
 
@@ -97,8 +98,8 @@ bool readable_file(const std::string& path) {
 }
 
 bool literal_name(const std::string& n) {
-  return !n.empty() && n != "_" && n[0] != '~' && n.find('*') == std::string::npos &&
-         n.find('$') == std::string::npos;
+  return config::kind_of_server_name(n) == config::server_name_kind::exact &&
+         config::name_selecting(n).has_value();
 }
 
 void sandbox::assign_ports(const model::model& m, generation_plan& plan) {

@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "config/values.hpp"
 #include "model/model.hpp"
 #include "sandbox/sandbox.hpp"
 #include "tls/certificate.hpp"
@@ -103,7 +104,9 @@ bool literal_name(const std::string& n);
 /// A random free 127.0.0.1 port not in `taken` (added to it). Throws target_error when none is
 /// found.
 int free_loopback_port(std::set<int>& taken);
-/// "MESSAGE in CONF:LINE" -> MESSAGE, with LINE in `line` (0 when there is none).
-std::string without_location(std::string message, const std::string& conf_path, int& line);
+/// The message of nginx's log line `l`: without its place when that is the sandbox config
+/// `conf_path` (its line then in `line`), else with the place nginx named (`line` 0).
+std::string message_in_sandbox_config(const config::nginx_log_line& l, const std::string& conf_path,
+                                      int& line);
 
 }  // namespace ngxtls::sandbox

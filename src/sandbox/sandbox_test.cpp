@@ -12,27 +12,20 @@ namespace ngxtls::sandbox {
 namespace {
 
 // nginx -t's first [emerg] line of `err`, or null.
-std::optional<std::string> first_emerg(const std::string& err) {
-  std::istringstream in(err);
-  for (std::string l; std::getline(in, l);)
-    if (auto at = l.find("[emerg] "); at != std::string::npos) return l.substr(at + 8);
+std::optional<config::nginx_log_line> first_emerg(const std::string& err) {
+  for (auto& l : config::parse_nginx_log_lines(err))
+    if (l.level == "emerg") return std::move(l);
   return std::nullopt;
 }
 
 }  // namespace
 
-std::string without_location(std::string message, const std::string& conf_path, int& line) {
+std::string message_in_sandbox_config(const config::nginx_log_line& l, const std::string& conf_path,
+                                      int& line) {
   line = 0;
-  const std::string tail = " in " + conf_path + ":";
-  if (auto t = message.rfind(tail); t != std::string::npos) {
-    try {
-      line = std::stoi(message.substr(t + tail.size()));
-    } catch (const std::exception&) {
-      line = 0;
-    }
-    message.resize(t);
-  }
-  return message;
+  if (l.file != conf_path) return config::message_with_place(l);
+  line = static_cast<int>(l.line);
+  return l.message;
 }
 
 sandbox::rendered_config sandbox::render(
@@ -136,20 +129,18 @@ void sandbox::test_with_blame(const model::model& m, generation_plan& plan) {
       throw target_error("sandbox: nginx -t rejects the sandbox config: " +
                          material_.in_configured_terms(t.err.empty() ? t.out : t.err));
     int line = 0;
-    const std::string message = without_location(*e, conf_path_, line);
+    const std::string message = message_in_sandbox_config(*e, conf_path_, line);
     leave_out(m, plan, blame(m, plan, rendered, message, line), message);
   }
 }
 
 void sandbox::record_warnings(const model::model& m, const rendered_config& rendered,
                               const std::string& err) {
-  std::istringstream in(err);
-  std::string wl;
-  while (std::getline(in, wl) && warnings_.size() < 256) {
-    auto at = wl.find("[warn] ");
-    if (at == std::string::npos) continue;
+  for (const auto& logged : config::parse_nginx_log_lines(err)) {
+    if (warnings_.size() >= 256) break;
+    if (logged.level != "warn") continue;
     int line = 0;
-    const std::string msg = without_location(wl.substr(at + 7), conf_path_, line);
+    const std::string msg = message_in_sandbox_config(logged, conf_path_, line);
     sandbox_warning w;
     w.message = material_.in_configured_terms(msg);
     if (line > 0 && static_cast<std::size_t>(line) < rendered.origin_of_line.size()) {

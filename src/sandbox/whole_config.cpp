@@ -13,8 +13,9 @@
 #include <functional>
 #include <set>
 #include <sstream>
-#include <tuple>
 
+#include "config/edits.hpp"
+#include "config/values.hpp"
 #include "sandbox/directive_policy.hpp"
 #include "sandbox/sandbox_plan.hpp"
 
@@ -24,13 +25,6 @@ namespace ngxtls::sandbox {
 
 namespace {
 
-// One change to a file's bytes: [begin, end) replaced by `text`, the newlines of the replaced
-// bytes kept after it so that every later line keeps its number.
-struct edit {
-  std::size_t begin = 0, end = 0;
-  std::string text;
-};
-
 // A host name (not an address literal, not loopback) that only a name service could resolve.
 bool unreachable_name(std::string host) {
   if (host.empty() || loopback_host(host)) return false;
@@ -39,26 +33,6 @@ bool unreachable_name(std::string host) {
   in6_addr v6{};
   return ::inet_pton(AF_INET, host.c_str(), &v4) != 1 &&
          ::inet_pton(AF_INET6, host.c_str(), &v6) != 1;
-}
-
-// Applies `edits` (sorted, not overlapping) to `content`.
-std::string apply(std::string_view content, std::vector<edit> edits) {
-  std::sort(edits.begin(), edits.end(), [](const edit& a, const edit& b) {
-    // An insertion before a replacement at the same place.
-    return std::tie(a.begin, a.end) < std::tie(b.begin, b.end);
-  });
-  std::string out;
-  std::size_t at = 0;
-  for (const auto& e : edits) {
-    if (e.begin < at) continue;  // overlapping: the first one wins
-    out.append(content.substr(at, e.begin - at));
-    out += e.text;
-    for (std::size_t i = e.begin; i < e.end; ++i)
-      if (content[i] == '\n') out += '\n';
-    at = e.end;
-  }
-  out.append(content.substr(at));
-  return out;
 }
 
 // upstream block names: a *_pass that names one resolves nothing.
@@ -103,7 +77,7 @@ struct config_mirror {
   const std::map<file_key, std::pair<std::string, std::string>>& standin_for_server;
   std::string mirror_dir, write_dir;
 
-  std::vector<std::vector<edit>> edits;
+  std::vector<std::vector<config::byte_edit>> edits;  // per file, line numbers kept
   std::vector<std::string> notes;
   std::set<std::string> untranslated;  // files left as configured: nginx may not read them here
   std::set<std::string> upstream_names;
@@ -171,7 +145,7 @@ struct config_mirror {
       why_not = "cannot place " + std::string(d.name.view()) + " at " + to_string(cfg.where(d));
       return;
     }
-    edits[fi].push_back({*b, *e, text});
+    edits[fi].push_back({*b, *e - *b, text});
   }
   // The directive with its first argument replaced by `arg0`, the others as written.
   void with_arg0(const config::directive& d, const std::string& arg0) {
@@ -187,7 +161,7 @@ struct config_mirror {
       why_not = "cannot place " + what + " at " + to_string(cfg.where(d));
       return;
     }
-    edits[fi].push_back({*open + 1, *open + 1, text});
+    edits[fi].push_back({*open + 1, 0, text});
   }
   void note(const config::directive& d, const std::string& what) {
     notes.push_back(std::string(d.name.view()) + " at " + to_string(cfg.where(d)) + ": " + what);
@@ -489,23 +463,15 @@ struct whole_config_words {
     for (const auto& [mirror, original] : original_of) text = replace_all(text, mirror, original);
     return material.in_configured_terms(text);
   }
-  // "MESSAGE in FILE:LINE" -> the message and the operator's location.
-  std::string split(std::string msg, source_location& where) const {
-    for (const auto& [mirror, original] : original_of) {
-      const std::string tail = " in " + mirror + ":";
-      auto t = msg.rfind(tail);
-      if (t == std::string::npos) continue;
-      try {
-        where.file = original;
-        where.line = static_cast<std::uint32_t>(std::stoul(msg.substr(t + tail.size())));
-      } catch (const std::exception&) {
-        where = {};
-      }
-      msg.resize(t);
-      break;
-    }
-    if (!where.file.empty()) where.column = column_at(where, msg);
-    return operator_words(msg);
+  // nginx's log line -> its message and the operator's location (none when nginx names a file
+  // that is not a mirror).
+  std::string split(const config::nginx_log_line& l, source_location& where) const {
+    const auto original = original_of.find(l.file);
+    if (original == original_of.end()) return operator_words(config::message_with_place(l));
+    where.file = original->second;
+    where.line = l.line;
+    where.column = column_at(where, l.message);
+    return operator_words(l.message);
   }
   // The column of the directive at `where`'s line, as lint locates it: the one whose name nginx
   // quotes in `msg`, else the first.
@@ -518,7 +484,7 @@ struct whole_config_words {
       for (const auto& d : run) {
         if (d.line == where.line) {
           auto w = cfg.where(d);
-          if (w.file == where.file && w.line == where.line) {
+          if (w.same_line(where)) {
             if (first == 0 || w.column < first) first = w.column;
             if (msg.find("\"" + std::string(d.name.view()) + "\"") != std::string::npos)
               quoted = w.column;
@@ -596,7 +562,8 @@ void sandbox::test_whole_config(const model::model& m) {
   }
   for (std::size_t i = 0; i < cfg.files.size(); ++i) {
     std::ofstream out(mirror.mirror_of(i), std::ios::binary | std::ios::trunc);
-    out << apply(cfg.files[i].content, mirror.edits[i]);
+    out << config::apply_edits(cfg.files[i].content, mirror.edits[i],
+                               config::replaced_newlines::kept);
     if (!out) return skip("cannot write the mirrored config in the run directory");
   }
   hand_over();
@@ -606,35 +573,31 @@ void sandbox::test_whole_config(const model::model& m) {
                    material_.path_for_nginx(main_file)},
                   60000, setup());
   const std::string err = material_.paths_from_nginx(r.err.empty() ? r.out : r.err);
-  std::istringstream in(err);
-  std::string emerg_line;
-  for (std::string l; std::getline(in, l);) {
-    if (auto at = l.find("[warn] "); at != std::string::npos && whole_.warnings.size() < 256) {
+  std::optional<config::nginx_log_line> emerg;
+  for (auto& logged : config::parse_nginx_log_lines(err)) {
+    if (logged.level == "warn" && whole_.warnings.size() < 256) {
       sandbox_warning w;
-      w.message = words.split(l.substr(at + 7), w.where);
+      w.message = words.split(logged, w.where);
       // A listen line: the port it names, for the judges that compare ports.
       for (const auto& s : m.servers)
         for (const auto& ld : s.listens)
-          if (ld.where && cfg.where(*ld.where).file == w.where.file &&
-              cfg.where(*ld.where).line == w.where.line)
-            w.port = ld.port;
+          if (ld.where && cfg.where(*ld.where).same_line(w.where)) w.port = ld.port;
       whole_.warnings.push_back(std::move(w));
     }
-    if (auto at = l.find("[emerg] "); at != std::string::npos && emerg_line.empty())
-      emerg_line = l.substr(at + 8);
+    if (logged.level == "emerg" && !emerg) emerg = std::move(logged);
   }
   if (r.exit_code == 0) {
     whole_.result = whole_config_test::outcome::passed;
     return;
   }
-  if (emerg_line.empty()) {
+  if (!emerg) {
     whole_.result = whole_config_test::outcome::not_testable;
     whole_.message = "nginx -t failed (exit " + std::to_string(r.exit_code) +
                      ") without an [emerg] line: " + words.operator_words(err);
     return;
   }
   source_location where;
-  whole_.message = words.split(emerg_line, where);
+  whole_.message = words.split(*emerg, where);
   whole_.where = where;
   // What the sandbox changed, not the config, can make nginx stop: not nginx's verdict.
   whole_.reason = sandbox_made_it_fail(whole_.message, mirror);

@@ -9,6 +9,8 @@
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
+#include <optional>
+#include <variant>
 
 #include "base/error.hpp"
 #include "probe/prober.hpp"
@@ -162,24 +164,28 @@ void exporter::evict_locked() {
   for (std::size_t i = 0; i < drop; ++i) cache_.erase(idle[i].second);
 }
 
-http_answer exporter::probe(const probe_request& req) {
-  const auto received = req.received.value_or(clock_type::now());
-  const auto cfg = config();
-  const std::string module_name = req.module.empty() ? "default" : req.module;
-  const auto mod = cfg->modules.find(module_name);
-  if (mod == cfg->modules.end())
-    return reject(reject_reason::unknown_module, 400,
-                  "unknown module \"" + report::terminal_safe(module_name.substr(0, 64)) + "\"");
+namespace {
+
+// Why a request is refused before any probe: the reason counted, the HTTP status, the text.
+struct refusal {
+  reject_reason why;
+  int status;
+  std::string text;
+};
+
+// The target, sni and connect parameters as text: bounded printable ASCII without spaces, and
+// sni a host name.
+std::optional<refusal> check_request_text(const probe_request& req) {
   if (req.target.empty())
-    return reject(reject_reason::bad_target, 400, "the target parameter is missing");
+    return refusal{reject_reason::bad_target, 400, "the target parameter is missing"};
   if (req.target.size() > max_target_bytes)
-    return reject(
+    return refusal{
         reject_reason::bad_target, 400,
-        "the target is longer than the limit of " + std::to_string(max_target_bytes) + " bytes");
+        "the target is longer than the limit of " + std::to_string(max_target_bytes) + " bytes"};
   for (unsigned char c : req.target)
     if (c <= 0x20 || c >= 0x7f)
-      return reject(reject_reason::bad_target, 400,
-                    "the target contains a space, a control character or a non-ASCII byte");
+      return refusal{reject_reason::bad_target, 400,
+                     "the target contains a space, a control character or a non-ASCII byte"};
   // Per-scrape choices: printable ASCII without spaces, bounded as the target is.
   for (const auto& [name, value] :
        {std::pair{"sni", &req.sni}, std::pair{"connect", &req.connect}}) {
@@ -188,9 +194,9 @@ http_answer exporter::probe(const probe_request& req) {
     bool printable = !v.empty() && v.size() <= max_target_bytes;
     for (unsigned char c : v) printable = printable && c > 0x20 && c < 0x7f;
     if (!printable)
-      return reject(reject_reason::bad_target, 400,
-                    std::string(name) + " must be 1 to " + std::to_string(max_target_bytes) +
-                        " printable bytes without spaces");
+      return refusal{reject_reason::bad_target, 400,
+                     std::string(name) + " must be 1 to " + std::to_string(max_target_bytes) +
+                         " printable bytes without spaces"};
   }
   if (req.sni) {
     // A host name (RFC 6066: no IP literal, no trailing dot once canonical): letters, digits,
@@ -199,27 +205,38 @@ http_answer exporter::probe(const probe_request& req) {
     bool name = !n.empty() && n.size() <= 253 && !probe::is_ip_literal(n);
     for (unsigned char c : n) name = name && (std::isalnum(c) || c == '-' || c == '.' || c == '_');
     if (!name)
-      return reject(reject_reason::bad_target, 400,
-                    "sni must be a host name (letters, digits, '-', '.', '_'; no IP address)");
+      return refusal{reject_reason::bad_target, 400,
+                     "sni must be a host name (letters, digits, '-', '.', '_'; no IP address)"};
   }
-  probe::probe_options options = mod->second.options;
-  if (req.protocol) {
-    const bool t12 = *req.protocol == "tls1.2", t13 = *req.protocol == "tls1.3";
-    if (!t12 && !t13)
-      return reject(reject_reason::bad_target, 400, "protocol must be tls1.2 or tls1.3");
-    if ((t12 && !options.tls12) || (t13 && !options.tls13))
-      return reject(
-          reject_reason::bad_target, 400,
-          "module \"" + module_name + "\" does not probe " + (t12 ? "TLS 1.2" : "TLS 1.3"));
-    options.tls12 = t12;
-    options.tls13 = t13;
-  }
+  return std::nullopt;
+}
+
+// `protocol=` narrows the module's protocols to one it probes.
+std::optional<refusal> choose_protocol(const probe_request& req, const std::string& module_name,
+                                       probe::probe_options& options) {
+  if (!req.protocol) return std::nullopt;
+  const bool t12 = *req.protocol == "tls1.2", t13 = *req.protocol == "tls1.3";
+  if (!t12 && !t13)
+    return refusal{reject_reason::bad_target, 400, "protocol must be tls1.2 or tls1.3"};
+  if ((t12 && !options.tls12) || (t13 && !options.tls13))
+    return refusal{
+        reject_reason::bad_target, 400,
+        "module \"" + module_name + "\" does not probe " + (t12 ? "TLS 1.2" : "TLS 1.3")};
+  options.tls12 = t12;
+  options.tls13 = t13;
+  return std::nullopt;
+}
+
+// The endpoint to probe: parsed, every spelling of one endpoint made one (cache, one probe at a
+// time, allow list), and inside the allow list.
+std::variant<probe::target, refusal> endpoint_of(const probe_request& req, const probe_module& mod,
+                                                 const serve_config& cfg) {
   probe::target target;
   try {
-    target = probe::parse_target(req.target, req.sni ? req.sni : mod->second.sni,
-                                 req.connect ? req.connect : mod->second.connect);
+    target = probe::parse_target(req.target, req.sni ? req.sni : mod.sni,
+                                 req.connect ? req.connect : mod.connect);
   } catch (const std::exception& e) {
-    return reject(reject_reason::bad_target, 400, std::string("malformed target: ") + e.what());
+    return refusal{reject_reason::bad_target, 400, std::string("malformed target: ") + e.what()};
   }
   // Every spelling of one endpoint is one endpoint (cache, one probe at a time, allow list).
   const bool dial_self = target.connect_host == target.host;
@@ -231,16 +248,36 @@ http_answer exporter::probe(const probe_request& req) {
   for (const std::string* h : {&target.host, &target.connect_host, &target.sni})
     if (!h->empty() && h->find(':') == std::string::npos &&
         (h->front() == '.' || h->back() == '.' || h->find("..") != std::string::npos))
-      return reject(reject_reason::bad_target, 400,
-                    "\"" + *h + "\" is not a host name: it has an empty label");
-  if (!allowed(cfg->allow, target.host, target.port))
-    return reject(reject_reason::not_allowed, 403,
-                  "target \"" + req.target + "\" is not in the allow list of " +
-                      (cfg->path.empty() ? std::string("the configuration") : cfg->path));
-  if (req.connect && !allowed(cfg->allow, target.connect_host, target.connect_port))
-    return reject(reject_reason::not_allowed, 403,
-                  "connect \"" + *req.connect + "\" is not in the allow list of " +
-                      (cfg->path.empty() ? std::string("the configuration") : cfg->path));
+      return refusal{reject_reason::bad_target, 400,
+                     "\"" + *h + "\" is not a host name: it has an empty label"};
+  if (!allowed(cfg.allow, target.host, target.port))
+    return refusal{reject_reason::not_allowed, 403,
+                   "target \"" + req.target + "\" is not in the allow list of " +
+                       (cfg.path.empty() ? std::string("the configuration") : cfg.path)};
+  if (req.connect && !allowed(cfg.allow, target.connect_host, target.connect_port))
+    return refusal{reject_reason::not_allowed, 403,
+                   "connect \"" + *req.connect + "\" is not in the allow list of " +
+                       (cfg.path.empty() ? std::string("the configuration") : cfg.path)};
+  return target;
+}
+
+}  // namespace
+
+http_answer exporter::probe(const probe_request& req) {
+  const auto received = req.received.value_or(clock_type::now());
+  const auto cfg = config();
+  const std::string module_name = req.module.empty() ? "default" : req.module;
+  const auto mod = cfg->modules.find(module_name);
+  if (mod == cfg->modules.end())
+    return reject(reject_reason::unknown_module, 400,
+                  "unknown module \"" + report::terminal_safe(module_name.substr(0, 64)) + "\"");
+  probe::probe_options options = mod->second.options;
+  std::optional<refusal> refused = check_request_text(req);
+  if (!refused) refused = choose_protocol(req, module_name, options);
+  if (refused) return reject(refused->why, refused->status, refused->text);
+  auto endpoint = endpoint_of(req, mod->second, *cfg);
+  if (auto* r = std::get_if<refusal>(&endpoint)) return reject(r->why, r->status, r->text);
+  const probe::target target = std::get<probe::target>(std::move(endpoint));
 
   const int timeout_ms =
       scrape_timeout_ms(req.scrape_timeout_header).value_or(cfg->default_scrape_timeout_ms);

@@ -8,6 +8,7 @@
 #include <openssl/pem.h>
 #include <openssl/ssl.h>
 #include <strings.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -29,6 +30,7 @@
 #include "base/error.hpp"
 #include "report/terminal_text.hpp"
 #include "serve/exposition.hpp"
+#include "serve/front.hpp"
 #include "tls/errors.hpp"
 #include "tls/file_read.hpp"
 
@@ -100,14 +102,12 @@ int refuse_passphrase(char*, int, int, void*) {
 // The exporter's own certificate chain and key, read as every TLS file the tool reads: a
 // regular file, bounded, opened without blocking (a FIFO at the path would block open() for
 // good). OpenSSL checks them (PEM, no passphrase, the key matches the certificate) so that the
-// errors name the problem; libmicrohttpd then gets the same bytes (`cert_pem`, `key_pem`).
+// errors name the problem, and then serves with them (the front terminates TLS).
 // "" when both are in `ctx`, else why not (the key's path may be printed, never its bytes).
-std::string load_certificate_and_key(SSL_CTX& ctx, const web_config& w, std::string& cert_pem,
-                                     std::string& key_pem) {
+std::string load_certificate_and_key(SSL_CTX& ctx, const web_config& w) {
   std::string pem;
   try {
     pem = tls::read_file_bounded(*w.cert_file);
-    cert_pem = pem;
   } catch (const tls::file_error& e) {
     return "cannot read the certificate chain " + *w.cert_file + ": " + e.reason();
   }
@@ -130,7 +130,6 @@ std::string load_certificate_and_key(SSL_CTX& ctx, const web_config& w, std::str
 
   try {
     pem = tls::read_file_bounded(*w.key_file);
-    key_pem = pem;
   } catch (const tls::file_error& e) {
     return "cannot read the private key " + *w.key_file + ": " + e.reason();
   }
@@ -330,12 +329,12 @@ struct http_server::impl {
   exporter& core;
   std::mutex auth_mutex;
   std::shared_ptr<basic_auth> auth;
-  bool tls = false;
-  std::string cert_pem, key_pem, priorities;
+  SSL_CTX* tls = nullptr;  // the front's TLS server context; null for plain HTTP
   int listen_fd = -1;
   MHD_Daemon* daemon = nullptr;
+  std::unique_ptr<front> relay;
   worker_pool workers;
-  std::atomic<unsigned> timeout_s{5};
+  std::atomic<int> read_timeout_ms{5000}, header_timeout_ms{10000};
   std::atomic<bool> stopping{false};
   std::atomic<int> open_requests{0};
   std::mutex run_mutex;
@@ -345,9 +344,10 @@ struct http_server::impl {
   explicit impl(exporter& c) : core(c) {}
 
   ~impl() {
+    relay.reset();
     if (daemon) MHD_stop_daemon(daemon);
     if (listen_fd >= 0) ::close(listen_fd);
-    OPENSSL_cleanse(key_pem.data(), key_pem.size());
+    if (tls) SSL_CTX_free(tls);
   }
 
   std::shared_ptr<basic_auth> current_auth() {
@@ -363,9 +363,6 @@ struct http_server::impl {
                                size_t* upload_data_size, void** con_cls);
   static void on_completed(void* cls, MHD_Connection* c, void** con_cls,
                            MHD_RequestTerminationCode why);
-  static void on_connection(void* cls, MHD_Connection* c, void** socket_context,
-                            MHD_ConnectionNotificationCode what);
-  static void* on_uri(void* cls, const char* uri, MHD_Connection* c);
 };
 
 namespace {
@@ -492,64 +489,30 @@ void http_server::impl::on_completed(void* cls, MHD_Connection*, void** con_cls,
   --static_cast<impl*>(cls)->open_requests;
 }
 
-void* http_server::impl::on_uri(void* cls, const char* uri, MHD_Connection* c) {
-  // libmicrohttpd keeps each query argument in the connection's memory pool, and a query of a
-  // few hundred arguments that fills the pool stalls the connection until its timeout (0.9.75,
-  // measured) instead of an error. This runs on the raw request line before that parsing.
-  const char* query = std::strchr(uri, '?');
-  if (!query || std::count(query, query + std::strlen(query), '&') < max_query_parameters)
-    return nullptr;
-  const MHD_ConnectionInfo* info = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
-  if (!info) return nullptr;
-  // Nothing of this request has been answered yet (answers go one request at a time), so on
-  // plain HTTP the refusal can be written straight to the socket; with TLS the connection is
-  // closed without one.
-  if (!static_cast<impl*>(cls)->tls) {
-    static constexpr char refusal[] =
-        "HTTP/1.1 414 URI Too Long\r\nConnection: close\r\nContent-Type: text/plain; "
-        "charset=utf-8\r\nContent-Length: 30\r\n\r\nmore than 64 query parameters\n";
-    [[maybe_unused]] const auto n =
-        ::send(info->connect_fd, refusal, sizeof refusal - 1, MSG_NOSIGNAL | MSG_DONTWAIT);
-  }
-  ::shutdown(info->connect_fd, SHUT_RDWR);
-  return nullptr;
-}
-
-void http_server::impl::on_connection(void* cls, MHD_Connection* c, void**,
-                                      MHD_ConnectionNotificationCode what) {
-  if (what != MHD_CONNECTION_NOTIFY_STARTED) return;
-  MHD_set_connection_option(c, MHD_CONNECTION_OPTION_TIMEOUT,
-                            static_cast<impl*>(cls)->timeout_s.load());
-}
-
-namespace {
-
-unsigned timeout_seconds(int ms) {
-  return static_cast<unsigned>(std::max(1, (ms + 999) / 1000));
-}
-
-}  // namespace
-
 http_server::http_server(exporter& core, const std::optional<web_config>& web)
     : impl_(std::make_unique<impl>(core)) {
   if (!MHD_is_feature_supported(MHD_FEATURE_EPOLL) ||
       !MHD_is_feature_supported(MHD_FEATURE_THREADS))
     throw input_error({"libmicrohttpd", 0, 0}, "this libmicrohttpd lacks epoll or threads");
+
   impl_->auth = std::make_shared<basic_auth>(web ? web->basic_auth_users
                                                  : std::map<std::string, std::string>{});
   if (web && web->cert_file) {
-    if (!MHD_is_feature_supported(MHD_FEATURE_TLS))
-      throw input_error({web->path, 0, 0}, "this libmicrohttpd was built without TLS");
     SSL_CTX* ctx = SSL_CTX_new(TLS_server_method());
     if (!ctx) throw input_error({web->path, 0, 0}, "cannot set up TLS");
-    const std::string why = load_certificate_and_key(*ctx, *web, impl_->cert_pem, impl_->key_pem);
-    SSL_CTX_free(ctx);
+    const std::string why = load_certificate_and_key(*ctx, *web);
     ERR_clear_error();
-    if (!why.empty()) throw input_error({web->path, 0, 0}, why);
-    impl_->tls = true;
-    // GnuTLS priority strings: its default set, with the versions min_version allows.
-    impl_->priorities = web->min_version == "TLS13" ? "NORMAL:-VERS-ALL:+VERS-TLS1.3"
-                                                    : "NORMAL:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2";
+    if (!why.empty()) {
+      SSL_CTX_free(ctx);
+      throw input_error({web->path, 0, 0}, why);
+    }
+    SSL_CTX_set_min_proto_version(ctx,
+                                  web->min_version == "TLS13" ? TLS1_3_VERSION : TLS1_2_VERSION);
+    // A client may not make the server renegotiate (a CPU cost it could repeat at will).
+    SSL_CTX_set_options(ctx, SSL_OP_NO_RENEGOTIATION | SSL_OP_CIPHER_SERVER_PREFERENCE);
+    SSL_CTX_set_mode(ctx, SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER |
+                              SSL_MODE_RELEASE_BUFFERS);
+    impl_->tls = ctx;
   }
   apply(*core.config());
 }
@@ -591,38 +554,47 @@ int http_server::bind(const listen_address& where) {
                             : reinterpret_cast<sockaddr_in*>(&ss)->sin_port);
   impl_->listen_fd = fd;
 
-  unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME;
-  if (v6) flags |= MHD_USE_IPv6;
-  if (impl_->tls) flags |= MHD_USE_TLS;
+  // Each client connection takes three descriptors here (its socket and both ends of the pair
+  // to the daemon): the soft limit is raised towards the hard one if it is lower than that.
+  rlimit files{};
+  const rlim_t wanted = 3 * max_http_connections + 256;
+  if (::getrlimit(RLIMIT_NOFILE, &files) == 0 && files.rlim_cur < wanted) {
+    files.rlim_cur = std::min(wanted, files.rlim_max);
+    ::setrlimit(RLIMIT_NOFILE, &files);
+  }
+
+  // The daemon listens on nothing: the front hands it each checked connection (plain HTTP over
+  // a socket pair, TLS already taken off) and it answers what it is given.
+  const unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL |
+                         MHD_ALLOW_SUSPEND_RESUME | MHD_USE_NO_LISTEN_SOCKET | MHD_USE_ITC;
   impl* self = impl_.get();
   std::vector<MHD_OptionItem> options = {
-      {MHD_OPTION_LISTEN_SOCKET, fd, nullptr},
-      {MHD_OPTION_CONNECTION_LIMIT, static_cast<intptr_t>(max_http_connections), nullptr},
-      {MHD_OPTION_CONNECTION_MEMORY_LIMIT, static_cast<intptr_t>(max_connection_memory_bytes),
+      {MHD_OPTION_CONNECTION_LIMIT, static_cast<intptr_t>(max_http_connections + 16), nullptr},
+      // The head of a checked request (at most max_request_head_bytes) and the answer's header.
+      {MHD_OPTION_CONNECTION_MEMORY_LIMIT, static_cast<intptr_t>(2 * max_request_head_bytes),
        nullptr},
-      {MHD_OPTION_CONNECTION_TIMEOUT, static_cast<intptr_t>(self->timeout_s.load()), nullptr},
-      // Refuse what a well-behaved client never sends (a space in the URI, a bare LF, a space
-      // before a header's colon) rather than guess what it meant.
+      // Timeouts are the front's: it closes the pair when the client goes.
+      {MHD_OPTION_CONNECTION_TIMEOUT, 0, nullptr},
       {MHD_OPTION_STRICT_FOR_CLIENT, 1, nullptr},
       {MHD_OPTION_NOTIFY_COMPLETED, reinterpret_cast<intptr_t>(&impl::on_completed), self},
-      {MHD_OPTION_NOTIFY_CONNECTION, reinterpret_cast<intptr_t>(&impl::on_connection), self},
-      {MHD_OPTION_URI_LOG_CALLBACK, reinterpret_cast<intptr_t>(&impl::on_uri), self},
       {MHD_OPTION_EXTERNAL_LOGGER, reinterpret_cast<intptr_t>(&drop_log), nullptr},
+      {MHD_OPTION_END, 0, nullptr},
   };
-  if (impl_->tls) {
-    options.push_back({MHD_OPTION_HTTPS_MEM_CERT, 0, impl_->cert_pem.data()});
-    options.push_back({MHD_OPTION_HTTPS_MEM_KEY, 0, impl_->key_pem.data()});
-    options.push_back({MHD_OPTION_HTTPS_PRIORITIES, 0, impl_->priorities.data()});
-  }
-  options.push_back({MHD_OPTION_END, 0, nullptr});
   impl_->daemon = MHD_start_daemon(flags, 0, nullptr, nullptr, &impl::on_request, self,
                                    MHD_OPTION_ARRAY, options.data(), MHD_OPTION_END);
   if (!impl_->daemon) {
     ::close(fd);
     impl_->listen_fd = -1;
-    throw usage_error("cannot serve on " + shown +
-                      (impl_->tls ? " (libmicrohttpd refused the TLS certificate or key)" : ""));
+    throw usage_error("cannot serve on " + shown + " (libmicrohttpd did not start)");
   }
+  MHD_Daemon* daemon = impl_->daemon;
+  impl_->relay = std::make_unique<front>(
+      fd, impl_->tls, [daemon](int pair_fd, const sockaddr* peer, socklen_t peer_len) {
+        return MHD_add_connection(daemon, pair_fd, peer, peer_len) == MHD_YES;
+      });
+  impl_->relay->idle_timeout_ms = impl_->read_timeout_ms.load();
+  impl_->relay->header_timeout_ms = impl_->header_timeout_ms.load();
+  impl_->relay->start();
   return port;
 }
 
@@ -634,16 +606,21 @@ void http_server::run() {
   if (!impl_->daemon) return;
   // No new connections; requests being served are answered (a worker's probe ends within its
   // scrape's deadline), queued ones get 503; then the answers get a moment to be sent.
-  const MHD_socket fd = MHD_quiesce_daemon(impl_->daemon);
-  if (fd != MHD_INVALID_SOCKET) ::close(fd);
-  impl_->listen_fd = -1;
+  impl_->relay->stop_accepting();
   impl_->stopping = true;
   impl_->workers.stop();
   const auto until = clock_type::now() + answer_grace;
   while (impl_->open_requests > 0 && clock_type::now() < until)
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  // The front passes the last answers on (it counts what it is sending every 50 ms).
+  std::this_thread::sleep_for(std::chrono::milliseconds(120));
+  while (impl_->relay->answering() && clock_type::now() < until)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  impl_->relay->stop();
   MHD_stop_daemon(impl_->daemon);
   impl_->daemon = nullptr;
+  ::close(impl_->listen_fd);
+  impl_->listen_fd = -1;
 }
 
 void http_server::stop() {
@@ -659,7 +636,12 @@ void http_server::set_users(std::map<std::string, std::string> users) {
 }
 
 void http_server::apply(const serve_config& config) {
-  impl_->timeout_s = timeout_seconds(config.http_read_timeout_ms);
+  impl_->read_timeout_ms = config.http_read_timeout_ms;
+  impl_->header_timeout_ms = config.http_header_timeout_ms;
+  if (impl_->relay) {
+    impl_->relay->idle_timeout_ms = config.http_read_timeout_ms;
+    impl_->relay->header_timeout_ms = config.http_header_timeout_ms;
+  }
   impl_->workers.resize(config.http_threads);
 }
 

@@ -1,11 +1,11 @@
 #pragma once
 // The exporter's HTTP endpoints on GNU libmicrohttpd: /probe, /metrics, /-/healthy and an index
 // page, behind optional TLS and basic auth from Prometheus's web configuration file.
-// libmicrohttpd holds the connection-level limits itself (connections, memory per connection,
-// idle timeout, one request at a time per connection with pipelined ones answered in order);
-// one polling thread serves every connection, and requests that may take long (a probe, a
-// bcrypt check) are suspended and handed to a pool of http_threads workers, so idle or slow
-// clients hold no thread. docs/limits.md lists the bounds.
+// Clients talk to the front (serve/front.hpp), which owns their connections, TLS, deadlines
+// and connection slots, and checks every request head strictly before libmicrohttpd parses
+// it; one polling thread in libmicrohttpd answers checked requests, and requests that may take
+// long (a probe, a bcrypt check) are suspended and handed to a pool of http_threads workers, so
+// idle or slow clients hold no thread. docs/limits.md lists the bounds.
 
 #include <cstddef>
 #include <map>
@@ -14,6 +14,8 @@
 #include <string>
 
 #include "serve/exporter.hpp"
+#include "serve/front.hpp"
+#include "serve/request_head.hpp"
 #include "serve/web_config.hpp"
 
 namespace ngxtls::serve {
@@ -23,20 +25,6 @@ struct listen_address {
   std::string host = "127.0.0.1";  ///< IPv6 without brackets
   int port = 10924;                ///< outside Prometheus's allocated exporter range 9100-9999
 };
-
-/// Connections served at once (libmicrohttpd's MHD_OPTION_CONNECTION_LIMIT): while this many are
-/// open no more are accepted, and new ones wait in the listen backlog until a slot frees. Each
-/// costs a socket and at most max_connection_memory_bytes.
-inline constexpr unsigned max_http_connections = 512;
-
-/// Memory per connection for the request line, the header fields and the answer being sent
-/// (libmicrohttpd's MHD_OPTION_CONNECTION_MEMORY_LIMIT): a request line that does not fit is
-/// answered 414, header fields that do not fit 431.
-inline constexpr std::size_t max_connection_memory_bytes = 32 * 1024;
-
-/// Query parameters a request may carry (counted as `&` separators; /probe takes at most six):
-/// a request line with more is answered 414 and closed before libmicrohttpd parses them.
-inline constexpr long max_query_parameters = 64;
 
 /// True when `host` (IPv6 without brackets) is a loopback address (127.0.0.0/8, ::1): only
 /// processes on this host can reach a socket bound there.
@@ -69,9 +57,9 @@ class http_server {
   void stop();
   /// Replaces the basic auth users (SIGHUP reloads the web configuration file).
   void set_users(std::map<std::string, std::string> users);
-  /// Applies a reloaded config's HTTP settings: `http_threads` at once (workers are added, or
-  /// leave after their current request), `http_read_timeout_ms` for connections accepted from
-  /// now on (libmicrohttpd counts it in whole seconds, rounded up).
+  /// Applies a reloaded config's HTTP settings at once: `http_threads` (workers are added, or
+  /// leave after their current request), `http_read_timeout_ms` and `http_header_timeout_ms`
+  /// (every connection's next check uses them).
   void apply(const serve_config& config);
 
  private:

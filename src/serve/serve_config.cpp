@@ -152,6 +152,8 @@ serve_config load_serve_config(const std::string& path) {
       c.default_scrape_timeout_ms = static_cast<int>(as_int(path, v, key, 100, 600000));
     } else if (key == "http_read_timeout_ms") {
       c.http_read_timeout_ms = static_cast<int>(as_int(path, v, key, 100, 600000));
+    } else if (key == "http_header_timeout_ms") {
+      c.http_header_timeout_ms = static_cast<int>(as_int(path, v, key, 100, 600000));
     } else if (key == "http_threads") {
       c.http_threads = static_cast<int>(as_int(path, v, key, 2, 1024));
     } else if (key == "modules") {

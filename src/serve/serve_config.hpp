@@ -39,9 +39,11 @@ struct serve_config {
   int scrape_timeout_margin_ms = 500;           ///< taken off X-Prometheus-Scrape-Timeout-Seconds
   int default_scrape_timeout_ms = 10000;        ///< when a request has no such header (Prometheus'
                                                 ///< own default scrape_timeout)
-  /// A connection that sends nothing this long is closed (libmicrohttpd counts whole seconds:
-  /// rounded up).
+  /// A connection waiting for a request that receives no byte this long is closed.
   int http_read_timeout_ms = 5000;
+  /// A request head (TLS handshake included) must be complete this long after the connection
+  /// was accepted or its previous answer sent; else 408 and the connection is closed.
+  int http_header_timeout_ms = 10000;
   int http_threads = 32;  ///< worker threads for probes and bcrypt checks (requests served at once)
 };
 

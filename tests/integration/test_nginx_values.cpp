@@ -215,6 +215,46 @@ TEST_CASE(
   CHECK_FALSE(config::parse_nginx_log_line("nginx: configuration file /x test failed"));
 }
 
+TEST_CASE(
+    "name_selecting: a name its server_name selects, none for a star nginx refuses as a "
+    "wildcard") {
+  for (const std::string pattern :
+       {"*.example.com", ".example.com", "www.example.*", "www.example.com", "Mixed.Example.COM"}) {
+    CAPTURE(pattern);
+    const auto name = config::name_selecting(pattern);
+    REQUIRE(name);
+    CHECK(name->find('*') == std::string::npos);
+    CHECK(config::server_name_matches(pattern, *name));
+  }
+  CHECK(config::name_selecting("*.example.com") == "ngxtls-probe.example.com");
+  CHECK(config::name_selecting(".example.com") == "example.com");
+  CHECK(config::name_selecting("www.example.*") == "www.example.test");
+  for (const std::string pattern :
+       {"", "_", "~^a\\.example$", "$host", "a*b", "*.a*b", "www.*.com", "*.example.*"})
+    CHECK_FALSE(config::name_selecting(pattern));
+  // nginx refuses each star that is not a wildcard once two servers share the address.
+  for (const auto& v : installed()) {
+    INFO("nginx ", v.version);
+    for (const std::string pattern : {"a*b", "*.a*b", "www.*.com", "*.example.*"}) {
+      CAPTURE(pattern);
+      const auto r = nginx_t(v,
+                             "server { listen 127.0.0.1:1; }\nserver { listen 127.0.0.1:1; "
+                             "server_name " +
+                                 pattern + "; }");
+      CHECK(r.exit_code != 0);
+      CHECK(r.err.find("invalid server name or wildcard \"" + pattern + "\"") != std::string::npos);
+    }
+    for (const std::string pattern : {"*.example.com", ".example.com", "www.example.*"}) {
+      CAPTURE(pattern);
+      CHECK(nginx_t(v,
+                    "server { listen 127.0.0.1:1; }\nserver { listen 127.0.0.1:1; "
+                    "server_name " +
+                        pattern + "; }")
+                .exit_code == 0);
+    }
+  }
+}
+
 TEST_CASE("server_name_matches: nginx selects the server for a Host name as it says") {
   struct example {
     std::string pattern, host;

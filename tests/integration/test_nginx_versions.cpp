@@ -20,6 +20,7 @@
 #include "probe_util.hpp"
 #include "support/nginx_run.hpp"
 #include "support/nginx_versions.hpp"
+#include "support/server_process.hpp"
 
 using namespace ngxtls;
 using namespace ngxtls::test;
@@ -900,6 +901,168 @@ NGINX_VERSION_CASES(
     early_data_stateful)
 NGINX_VERSION_CASES("ssl_early_data on answering $ssl_early_data with 425: replays get 425",
                     early_data_425)
+
+// What reaches an upstream on an early request, location by location. `$ssl_early_data` is
+// "1" only while the handshake is unfinished (ngx_ssl_get_early_data), so a client that sends
+// its Finished at once may have its early request read after the handshake, unmarked:
+// `openssl s_client -early_data` raced so here (1.26.3 and 1.30.6). The probe holds its Finished
+// back (early_data_hold_ms), as a replay never sends one, so its `HEAD /` is read as early data.
+// The backend, a plain-HTTP server of the same nginx, answers 230 when it received an
+// Early-Data header and 200 when not: the status of the probe's early request says what the
+// backend got.
+
+/// The server block of one early-data case: `body` inside a server on 127.0.0.1:`port`
+/// (a.test, ssl_early_data on).
+std::string early_case(int port, const tls::pki_paths& p, const std::string& body) {
+  return "server {\n  listen 127.0.0.1:" + std::to_string(port) +
+         " ssl;\n  server_name a.test;\n  ssl_certificate " + p.chain +
+         ";\n  ssl_certificate_key " + p.leaf_key + ";\n  ssl_early_data on;\n  " + body + "\n}\n";
+}
+
+/// The statuses of the probe's early `HEAD /` on 127.0.0.1:`port` and of its replay (both
+/// REQUIREd accepted).
+std::pair<int, int> early_status(int port) {
+  const auto run = probe_target(port, 2, {"--early-data"}).at("protocols").at(0);
+  const auto& ed = run.at("early_data");
+  REQUIRE(ed.is_object());
+  REQUIRE(ed.at("first").at("outcome") == "accepted");
+  REQUIRE(ed.at("replay").at("outcome") == "accepted");
+  return {ed.at("first").at("http_status").get<int>(),
+          ed.at("replay").at("http_status").get<int>()};
+}
+
+/// A FastCGI responder (Python's standard library only): answers 230 when the request's params
+/// carry HTTP_EARLY_DATA=1 and 200 when not. Its port is its argument.
+constexpr const char* fastcgi_echo = R"(import socket, socketserver, struct, sys
+
+def records(sock):
+    buf = b""
+    while True:
+        while len(buf) < 8:
+            chunk = sock.recv(65536)
+            if not chunk:
+                return
+            buf += chunk
+        _, kind, rid, length, pad, _ = struct.unpack("!BBHHBB", buf[:8])
+        while len(buf) < 8 + length + pad:
+            chunk = sock.recv(65536)
+            if not chunk:
+                return
+            buf += chunk
+        yield kind, rid, buf[8:8 + length]
+        buf = buf[8 + length + pad:]
+
+def params(data):
+    out, i = {}, 0
+    def size():
+        nonlocal i
+        if data[i] & 0x80:
+            n = struct.unpack("!I", data[i:i + 4])[0] & 0x7FFFFFFF
+            i += 4
+        else:
+            n = data[i]
+            i += 1
+        return n
+    while i < len(data):
+        n, v = size(), size()
+        out[data[i:i + n].decode()] = data[i + n:i + n + v].decode()
+        i += n + v
+    return out
+
+def record(kind, rid, body):
+    return struct.pack("!BBHHBB", 1, kind, rid, len(body), 0, 0) + body
+
+class handler(socketserver.BaseRequestHandler):
+    def handle(self):
+        raw = b""
+        for kind, rid, body in records(self.request):
+            if kind == 4:
+                raw += body
+            elif kind == 5 and not body:
+                early = params(raw).get("HTTP_EARLY_DATA") == "1"
+                out = ("Status: %d\r\nContent-Type: text/plain\r\n\r\nok\n" % (230 if early else 200)).encode()
+                self.request.sendall(record(6, rid, out) + record(6, rid, b"") +
+                                     record(3, rid, b"\0" * 8))
+                return
+
+socketserver.TCPServer.allow_reuse_address = True
+socketserver.ThreadingTCPServer(("127.0.0.1", int(sys.argv[1])), handler).serve_forever()
+)";
+
+/// One server of early_data_upstream: its body and what its early request and the replay get.
+struct early_upstream_case {
+  std::string name, body;
+  int status;
+};
+
+void early_data_upstream(const nginx_version_entry& v) {
+  names_pki k;
+  const int backend = free_port();
+  const std::string up = "proxy_pass http://127.0.0.1:" + std::to_string(backend) + ";";
+  const std::string pass = "proxy_set_header Early-Data $ssl_early_data;";
+  const std::string refuse = "if ($too_early) { return 425; }";
+  const int fastcgi = free_port();
+  const std::string fc = "fastcgi_pass 127.0.0.1:" + std::to_string(fastcgi) + ";";
+  const std::string param = "fastcgi_param HTTP_EARLY_DATA $ssl_early_data;";
+  const std::vector<early_upstream_case> cases{
+      // The server's header reaches a location with no proxy_set_header of its own.
+      {"inherited", pass + "\n  location / { " + up + " }", 230},
+      // ... and a location nested in one that has none.
+      {"nested", pass + "\n  location / { location = / { " + up + " } }", 230},
+      // One proxy_set_header of the location's own replaces the whole inherited list.
+      {"own list", pass + "\n  location / { proxy_set_header X-Other own; " + up + " }", 200},
+      // add_header goes to the client, never to the backend.
+      {"add_header", "location / { add_header Early-Data $ssl_early_data always; " + up + " }",
+       200},
+      // A location's `if` on a map of $ssl_early_data refuses its own early requests ...
+      {"location if", "location / { " + refuse + " " + up + " }", 425},
+      // ... not those of a location nested in it (rewrite directives are the final location's).
+      {"location if, nested",
+       pass + "\n  location / { " + refuse + " location = / { " + up + " } }", 230},
+      // A server-level `if` runs before a location is chosen: every early request gets 425.
+      {"server if", refuse + "\n  location / { proxy_set_header X-Other own; " + up + " }", 425},
+      // The same list rule for fastcgi_param: the server's param reaches a location without
+      // params of its own, not one with its own (as `include fastcgi_params;` gives it) ...
+      {"fastcgi inherited", param + "\n  location / { " + fc + " }", 230},
+      {"fastcgi own list",
+       param + "\n  location / { fastcgi_param QUERY_STRING $query_string; " + fc + " }", 200},
+      {"fastcgi own list with the param",
+       "location / { fastcgi_param QUERY_STRING $query_string; " + param + " " + fc + " }", 230},
+      // ... and a proxy_set_header does nothing for a fastcgi_pass.
+      {"fastcgi with a proxy header",
+       "proxy_set_header Early-Data $ssl_early_data;\n  location / { " + fc + " }", 200},
+  };
+  std::string http =
+      "ssl_protocols TLSv1.2 TLSv1.3;\n"
+      "map $ssl_early_data $too_early { \"1\" 1; default 0; }\n"
+      "server {\n  listen 127.0.0.1:" +
+      std::to_string(backend) +
+      ";\n  location / { if ($http_early_data) { return 230; } return 200; }\n}\n";
+  std::vector<int> ports;
+  for (const auto& c : cases) {
+    ports.push_back(free_port());
+    http += early_case(ports.back(), k.a, c.body);
+  }
+  const auto script = k.dir.path() / "fastcgi_echo.py";
+  std::ofstream(script) << fastcgi_echo;
+  server_process responder({"python3", script.string(), std::to_string(fastcgi)},
+                           (k.dir.path() / "fastcgi.log").string(), fastcgi);
+  nginx_options o = on(v, backend);
+  o.wait_ports.insert(o.wait_ports.end(), ports.begin(), ports.end());
+  nginx_instance ngx(nginx_conf(1, http), o);
+  for (std::size_t i = 0; i < cases.size(); ++i) {
+    INFO("case ", cases[i].name, ": ", cases[i].body);
+    const auto [first, replay] = early_status(ports[i]);
+    std::cout << "  " << cases[i].name << ": early HEAD / -> " << first << ", replay -> " << replay
+              << std::endl;
+    CHECK(first == cases[i].status);
+    CHECK(replay == cases[i].status);
+  }
+}
+NGINX_VERSION_CASES(
+    "early data upstream: a location's own proxy_set_header or fastcgi_param list drops the "
+    "server's early-data line and add_header never reaches the backend",
+    early_data_upstream)
 
 void early_data_off(const nginx_version_entry& v) {
   names_pki k;

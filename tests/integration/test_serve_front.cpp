@@ -8,15 +8,20 @@
 #include <crypt.h>
 #include <doctest/doctest.h>
 #include <netinet/in.h>
+#include <openssl/ssl.h>
 #include <poll.h>
 #include <signal.h>
+#include <strings.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <fstream>
 #include <future>
+#include <map>
 #include <thread>
 
 #include "probe_util.hpp"
@@ -153,6 +158,8 @@ struct silent_listener {
 
 const std::string fast_module = "[modules.fast]\nattempts = 2\nocsp = false\n";
 
+int one_answer(const std::string& text, bool head_request = false);
+
 }  // namespace
 
 TEST_CASE("serve front: a chunked request body is refused before it is read") {
@@ -237,28 +244,134 @@ TEST_CASE("serve front: 200 idle connections do not delay a scrape and are dropp
   CHECK(ms_since(t0) < 8000);
 }
 
-TEST_CASE("serve front: connections beyond the limit wait unserved until a slot frees") {
+TEST_CASE(
+    "serve front: 1500 connections that send nothing or drip do not keep a scrape out: the "
+    "connection waiting longest for its request head gives way") {
+  // 1,500 client sockets here and three descriptors per connection in the exporter.
+  rlimit files{};
+  REQUIRE(::getrlimit(RLIMIT_NOFILE, &files) == 0);
+  if (files.rlim_cur < 4096) {
+    files.rlim_cur = std::min<rlim_t>(4096, files.rlim_max);
+    ::setrlimit(RLIMIT_NOFILE, &files);
+  }
+  REQUIRE(files.rlim_cur >= 2000);
   temp_dir d;
-  serve_process srv(d, "allow = []\nhttp_read_timeout_ms = 30000\n");
-  // 512 (the limit) held open and idle: one more is not served while they are.
+  // Deadlines far away (http_header_timeout_ms keeps its default of 10 s, longer than this
+  // test): what lets the scrape in is the slot it takes, not a timeout.
+  serve_process srv(d, "allow = []\nhttp_read_timeout_ms = 60000\n");
   std::vector<std::unique_ptr<raw_client>> held;
-  for (int i = 0; i < 512; ++i) {
+  for (int i = 0; i < 1500; ++i) {
     held.push_back(std::make_unique<raw_client>(srv.port));
     REQUIRE(held.back()->fd >= 0);
+    // Half of them start a request and drip it; the others send nothing.
+    if (i % 2 == 0) held.back()->send_all("GET / HTTP/1.1\r\nX-Drip: ");
+  }
+  std::atomic<bool> dripping{true};
+  std::thread drip([&] {
+    while (dripping) {
+      for (std::size_t i = 0; i < held.size(); i += 2)
+        ::send(held[i]->fd, "a", 1, MSG_NOSIGNAL | MSG_DONTWAIT);
+      std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    }
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  for (const char* path : {"/-/healthy", "/metrics"}) {
+    CAPTURE(path);
+    httplib::Client c("127.0.0.1", srv.port);
+    c.set_connection_timeout(std::chrono::seconds(5));
+    c.set_read_timeout(std::chrono::seconds(5));
+    const auto t0 = clock_type::now();
+    auto r = c.Get(path);
+    CHECK(r);
+    if (r) CHECK(r->status == 200);
+    CHECK(ms_since(t0) < 3000);
+  }
+  dripping = false;
+  drip.join();
+}
+
+TEST_CASE(
+    "serve front: when all 512 connections are being answered a new one waits unserved until a "
+    "slot frees") {
+  silent_listener target;
+  temp_dir d;
+  serve_process srv(d, "allow = [\"127.0.0.1:*\"]\n[modules.slow]\ntimeout_ms = 60000\n");
+  // 512 scrapes of a target that never answers, each with a 3 s scrape timeout: all 512
+  // connections are waiting for their answer (one shared probe), none for a request head.
+  const std::string scrape = "GET /probe?target=127.0.0.1:" + std::to_string(target.port) +
+                             "&module=slow HTTP/1.1\r\nHost: x\r\n"
+                             "X-Prometheus-Scrape-Timeout-Seconds: 3\r\n\r\n";
+  std::vector<std::unique_ptr<raw_client>> busy;
+  const auto t0 = clock_type::now();
+  for (int i = 0; i < 512; ++i) {
+    busy.push_back(std::make_unique<raw_client>(srv.port));
+    REQUIRE(busy.back()->fd >= 0);
+    REQUIRE(busy.back()->send_all(scrape));
   }
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
   raw_client extra(srv.port);
-  REQUIRE(extra.fd >= 0);  // the kernel's backlog takes it; the exporter does not accept it
+  REQUIRE(extra.fd >= 0);  // the kernel's backlog takes it
   REQUIRE(extra.send_all("GET /-/healthy HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"));
-  CHECK(extra.read_all(1500).empty());
-  // One held connection goes: the waiting one is accepted and answered at once.
-  held.pop_back();
-  const auto t0 = clock_type::now();
+  const double waited_from_ms = ms_since(t0);
+  CAPTURE(waited_from_ms);
+  REQUIRE(waited_from_ms < 1500);
+  // Nothing can give way before the scrapes are answered (about 2.5 s after they came).
+  CHECK(extra.read_all(static_cast<int>(2000 - waited_from_ms)).empty());
   bool closed = false;
-  const auto got = extra.read_all(3000, &closed);
-  CHECK(status_of(got) == 200);
-  CHECK(ms_since(t0) < 1500);
-  held.clear();
+  const auto got = extra.read_all(5000, &closed);
+  CHECK(one_answer(got) == 200);
+  CHECK(ms_since(t0) < 6000);
+  // Each scrape got its answer: the probe's result (200), or 503 for those that waited for a
+  // worker thread past their deadline (http_threads is 32).
+  std::map<int, int> statuses;
+  for (auto& c : busy) ++statuses[one_answer(c->read_all(500))];
+  CAPTURE(statuses[200]);
+  CAPTURE(statuses[503]);
+  CHECK(statuses[200] + statuses[503] == 512);
+}
+
+TEST_CASE(
+    "serve front: a request head must be complete within http_header_timeout_ms however it "
+    "drips, and SIGHUP applies a new one at once") {
+  temp_dir d;
+  serve_process srv(d,
+                    "allow = []\nhttp_read_timeout_ms = 30000\nhttp_header_timeout_ms = 60000\n");
+  // Opened before the reload: the new deadline applies to it too.
+  raw_client before(srv.port);
+  REQUIRE(before.send_all("GET / HTTP/1.1\r\n"));
+  d.write("serve.toml",
+          "allow = []\nhttp_read_timeout_ms = 30000\nhttp_header_timeout_ms = 1500\n");
+  ::kill(srv.proc->pid(), SIGHUP);
+  bool reloaded = false;
+  for (int i = 0; i < 100 && !reloaded; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    reloaded = srv.log_has("configuration reloaded");
+  }
+  REQUIRE(reloaded);
+  raw_client drip(srv.port), silent(srv.port);
+  REQUIRE(drip.send_all("GET /-/healthy HTTP/1.1\r\nHost: x\r\n"));
+  const auto t0 = clock_type::now();
+  // A byte every 200 ms: far inside http_read_timeout_ms, never a whole head.
+  std::string got;
+  bool closed = false;
+  while (!closed && ms_since(t0) < 6000) {
+    ::send(drip.fd, "X", 1, MSG_NOSIGNAL);
+    got += drip.read_all(200, &closed);
+  }
+  const double drip_ms = ms_since(t0);
+  CAPTURE(got);
+  CHECK(closed);
+  CHECK(drip_ms > 1000);
+  CHECK(drip_ms < 3500);
+  CHECK(status_of(got) == 408);
+  CHECK(answers_in(got) == 1);
+  // A connection that sent nothing is closed at the same deadline, without an answer.
+  bool silent_closed = false;
+  CHECK(silent.read_all(3000, &silent_closed).empty());
+  CHECK(silent_closed);
+  bool before_closed = false;
+  CHECK(status_of(before.read_all(3000, &before_closed)) == 408);
+  CHECK(before_closed);
   auto h = srv.client().Get("/-/healthy");
   REQUIRE(h);
   CHECK(h->status == 200);
@@ -553,4 +666,282 @@ TEST_CASE("serve front: a non-loopback listen without basic auth warns who can r
            "--config", config.string(), "--web.config.file", web.string()});
   CHECK(r.err.find("listening on http://0.0.0.0:") != std::string::npos);
   CHECK(r.err.find("is not a loopback address") == std::string::npos);
+}
+
+namespace {
+
+// The status of `text` when it is exactly one well-formed answer: one status line, one block of
+// header fields with exactly one Content-Length, that many body bytes and nothing after them.
+// 0 otherwise (a second header block, a missing or repeated length, trailing bytes).
+int one_answer(const std::string& text, bool head_request) {
+  const auto end = text.find("\r\n\r\n");
+  if (text.rfind("HTTP/1.1 ", 0) != 0 || end == std::string::npos) return 0;
+  int lengths = 0;
+  std::size_t length = 0;
+  for (std::size_t at = text.find("\r\n") + 2; at < end + 2;) {
+    const auto next = text.find("\r\n", at);
+    const std::string line = text.substr(at, next - at);
+    if (line.rfind("HTTP/", 0) == 0) return 0;
+    if (line.size() > 15 && ::strncasecmp(line.c_str(), "content-length:", 15) == 0) {
+      ++lengths;
+      length = std::stoul(line.substr(15));
+    }
+    at = next + 2;
+  }
+  if (lengths != 1 || text.size() != end + 4 + (head_request ? 0 : length)) return 0;
+  return status_of(text);
+}
+
+// Sends `request` on a fresh connection; the answer and whether the exporter closed after it.
+std::string exchange(int port, const std::string& request, bool* closed) {
+  raw_client c(port);
+  REQUIRE(c.fd >= 0);
+  c.send_all(request);
+  return c.read_all(5000, closed);
+}
+
+// A TLS client that sends raw bytes: what a hostile client can send inside TLS.
+struct tls_raw_client {
+  raw_client tcp;
+  SSL_CTX* ctx = SSL_CTX_new(TLS_client_method());
+  SSL* ssl = nullptr;
+  bool connected = false;
+  explicit tls_raw_client(int port) : tcp(port) {
+    ssl = SSL_new(ctx);
+    SSL_set_fd(ssl, tcp.fd);
+    SSL_set_tlsext_host_name(ssl, "localhost");
+    connected = SSL_connect(ssl) == 1;
+  }
+  ~tls_raw_client() {
+    SSL_free(ssl);
+    SSL_CTX_free(ctx);
+  }
+  tls_raw_client(const tls_raw_client&) = delete;
+  tls_raw_client& operator=(const tls_raw_client&) = delete;
+  bool send_all(const std::string& data) {
+    return SSL_write(ssl, data.data(), static_cast<int>(data.size())) ==
+           static_cast<int>(data.size());
+  }
+  std::string read_all(int timeout_ms, bool* closed) {
+    std::string got;
+    const auto until = clock_type::now() + std::chrono::milliseconds(timeout_ms);
+    *closed = false;
+    while (clock_type::now() < until) {
+      if (SSL_pending(ssl) == 0) {
+        pollfd p{tcp.fd, POLLIN, 0};
+        const auto left =
+            std::chrono::duration_cast<std::chrono::milliseconds>(until - clock_type::now())
+                .count();
+        if (::poll(&p, 1, static_cast<int>(std::max<long>(1, left))) <= 0) break;
+      }
+      char buf[16384];
+      const int n = SSL_read(ssl, buf, sizeof buf);
+      if (n <= 0) {
+        *closed = true;
+        break;
+      }
+      got.append(buf, static_cast<std::size_t>(n));
+    }
+    return got;
+  }
+};
+
+}  // namespace
+
+TEST_CASE(
+    "serve front: malformed Content-Length, a missing Host and a header flood get exactly one "
+    "well-formed answer and a close") {
+  temp_dir d;
+  serve_process srv(d, "allow = []\n");
+  std::string cookies;
+  for (int i = 0; i < 3000; ++i) cookies += "Cookie: c" + std::to_string(i) + "=v\r\n";
+  std::string few_cookies;
+  for (int i = 0; i < 150; ++i) few_cookies += "Cookie: c" + std::to_string(i) + "=v\r\n";
+  const std::vector<std::pair<std::string, std::vector<int>>> cases = {
+      {"Host: x\r\nContent-Length: 0, 5\r\n", {400}},
+      {"Host: x\r\nContent-Length: -1\r\n", {400}},
+      {"Host: x\r\nContent-Length: +5\r\n", {400}},
+      {"Host: x\r\nContent-Length: abc\r\n", {400}},
+      {"Host: x\r\nContent-Length: 12345678901234567890123\r\n", {400, 413}},
+      {"Host: x\r\nContent-Length: 5, 5\r\n", {400}},
+      {"", {400}},  // no Host
+      {"Host: x\r\nHost: y\r\n", {400}},
+      {"Host: x\r\n" + cookies, {431}},
+      {"Host: x\r\n" + few_cookies, {431}},  // 150 fields in 2.6 KB: the count, not the size
+  };
+  for (const auto& [fields, statuses] : cases) {
+    CAPTURE(fields.substr(0, 60));
+    bool closed = false;
+    const auto got = exchange(
+        srv.port, "GET /-/healthy HTTP/1.1\r\n" + fields + "\r\nGET /metrics HTTP/1.1\r\n\r\n",
+        &closed);
+    CAPTURE(got.substr(0, 400));
+    const int status = one_answer(got);
+    CHECK(std::find(statuses.begin(), statuses.end(), status) != statuses.end());
+    CHECK(closed);
+  }
+  // HTTP/1.0 needs no Host.
+  bool closed = false;
+  CHECK(one_answer(exchange(srv.port, "GET /-/healthy HTTP/1.0\r\n\r\n", &closed)) == 200);
+  // No request has a body, so an Expect field has nothing to wait for: one answer, no interim
+  // 100 Continue before it.
+  CHECK(one_answer(exchange(srv.port,
+                            "GET /-/healthy HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\n"
+                            "Connection: close\r\n\r\n",
+                            &closed)) == 200);
+}
+
+TEST_CASE(
+    "serve front: an empty field name, obs-fold and control bytes in a header are a 400 and the "
+    "bytes after them are never a second request") {
+  temp_dir d;
+  serve_process srv(d, "allow = []\n");
+  const std::string second = "GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n";
+  const std::vector<std::string> shapes = {
+      ": v\r\n",
+      "Transfer-Encoding:\r\n chunked\r\n",
+      "X-A: a\r\n\tb\r\n",
+      std::string("X-A: a\0b\r\n", 10),
+      std::string("X-A\0: b\r\n", 9),
+      "X-A: a\rb\r\n",
+      "X-A: a\x01"
+      "b\r\n",
+      "X-A: a\x7f"
+      "b\r\n",
+      "X-A: a\nX-B: b\r\n",
+      "X-A b: c\r\n",
+      "X-A\r\n",
+  };
+  {
+    bool closed = false;
+    CHECK(one_answer(exchange(srv.port, "GET / HTTP/1.2\r\nHost: x\r\n\r\n", &closed)) == 505);
+    CHECK(closed);
+    CHECK(one_answer(exchange(srv.port, "GET /  HTTP/1.1\r\nHost: x\r\n\r\n", &closed)) == 400);
+    // Empty lines before the request line are skipped (RFC 9112 section 2.2).
+    CHECK(one_answer(exchange(srv.port,
+                              "\r\n\r\nGET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
+                              &closed)) == 200);
+  }
+  for (const auto& shape : shapes) {
+    CAPTURE(shape);
+    bool closed = false;
+    const auto got = exchange(
+        srv.port, "GET /-/healthy HTTP/1.1\r\nHost: x\r\n" + shape + "\r\n" + second, &closed);
+    CAPTURE(got.substr(0, 400));
+    CHECK(one_answer(got) == 400);
+    CHECK(closed);
+    CHECK(got.find("ngxtls_serve_probes_total") == std::string::npos);
+  }
+  // An obs-folded Transfer-Encoding with a chunked body: refused before the body, which is never
+  // read as a request either.
+  bool closed = false;
+  const auto got = exchange(srv.port,
+                            "POST /-/healthy HTTP/1.1\r\nHost: x\r\nTransfer-Encoding:\r\n "
+                            "chunked\r\n\r\n" +
+                                std::string("20\r\n") + second.substr(0, 32) + "\r\n0\r\n\r\n",
+                            &closed);
+  CHECK(one_answer(got) == 400);
+  CHECK(closed);
+}
+
+TEST_CASE(
+    "serve front: basic auth never accepts a header cut at a NUL, also on a kept-alive "
+    "connection and over TLS") {
+  temp_dir d;
+  auto pki = tls::make_pki((d.path() / "pki").string(), {});
+  auto web =
+      d.write("web.yml", "basic_auth_users:\n  prometheus: '" + bcrypt_hash("right", 4) + "'\n");
+  serve_process srv(d, "allow = []\n", {"--web.config.file", web.string()});
+  const std::string valid = "cHJvbWV0aGV1czpyaWdodA==";  // base64 of "prometheus:right"
+  const std::string good =
+      "GET /metrics HTTP/1.1\r\nHost: x\r\nAuthorization: Basic " + valid + "\r\n\r\n";
+  const std::string cut = "GET /metrics HTTP/1.1\r\nHost: x\r\nAuthorization: Basic " + valid +
+                          std::string("\0junk", 5) + "\r\n\r\n";
+  bool closed = false;
+  {
+    // A kept-alive connection: the first request is checked, and so is the one after it.
+    raw_client c(srv.port);
+    REQUIRE(c.send_all(good));
+    const auto first = c.read_all(2000);
+    CHECK(one_answer(first) == 200);
+    REQUIRE(c.send_all(cut));
+    const auto second = c.read_all(3000, &closed);
+    CHECK(one_answer(second) == 400);
+    CHECK(closed);
+  }
+  closed = false;
+  CHECK(one_answer(exchange(srv.port, cut, &closed)) == 400);
+  CHECK(closed);
+  // Two Authorization fields: which one a parser takes is not to be guessed.
+  CHECK(one_answer(exchange(srv.port,
+                            "GET /metrics HTTP/1.1\r\nHost: x\r\nAuthorization: Basic " + valid +
+                                "\r\nAuthorization: Basic eDp5\r\n\r\n",
+                            &closed)) == 400);
+
+  // Over TLS the same checks hold: they are made on the decrypted request.
+  temp_dir t;
+  auto tls_web = t.write(
+      "web.yml", "tls_server_config:\n  cert_file: " + pki.chain + "\n  key_file: " + pki.leaf_key +
+                     "\nbasic_auth_users:\n  prometheus: '" + bcrypt_hash("right", 4) + "'\n");
+  serve_process tls_srv(t, "allow = []\n", {"--web.config.file", tls_web.string()});
+  std::string many_parameters;
+  for (int i = 0; i < 70; ++i) many_parameters += "&a=1";
+  for (const auto& [request, status] : std::vector<std::pair<std::string, int>>{
+           {good, 200},
+           {cut, 400},
+           {"GET / HTTP/1.1\r\nHost: x\r\n: v\r\n\r\n", 400},
+           {"GET / HTTP/1.1\r\nHost: x\r\nX:\r\n a\r\n\r\n", 400},
+           {"GET / HTTP/1.1\r\nContent-Length: +5\r\n\r\n", 400},
+           {"GET /probe?target=a" + many_parameters + " HTTP/1.1\r\nHost: x\r\n\r\n", 414}}) {
+    CAPTURE(request);
+    tls_raw_client c(tls_srv.port);
+    REQUIRE(c.connected);
+    REQUIRE(c.send_all(request));
+    bool tls_closed = false;
+    // A kept-alive connection (the 200) stays open: its answer is all there is to wait for.
+    const auto got = c.read_all(status == 200 ? 1000 : 3000, &tls_closed);
+    CHECK(one_answer(got) == status);
+    if (status != 200) CHECK(tls_closed);
+  }
+}
+
+TEST_CASE("serve front: a client that pipelines requests and never reads the answers is closed") {
+  temp_dir d;
+  serve_process srv(d, "allow = []\nhttp_read_timeout_ms = 1000\n");
+  const long before_kb = status_kb(srv.proc->pid(), "VmRSS");
+  raw_client c(srv.port);
+  REQUIRE(c.fd >= 0);
+  // 40,000 requests for the index page: about 28 MB of answers, far more than the socket
+  // buffers hold, sent for as long as the exporter takes them.
+  const std::string one = "GET / HTTP/1.1\r\nHost: x\r\n\r\n";
+  std::string many;
+  for (int i = 0; i < 40000; ++i) many += one;
+  std::size_t sent = 0;
+  const auto t0 = clock_type::now();
+  bool refused = false;
+  while (sent < many.size() && ms_since(t0) < 5000) {
+    const ssize_t n =
+        ::send(c.fd, many.data() + sent, many.size() - sent, MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (n > 0) {
+      sent += static_cast<std::size_t>(n);
+    } else if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK) {
+      refused = true;  // reset: the exporter closed it
+      break;
+    } else {
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+  }
+  CAPTURE(sent);
+  std::this_thread::sleep_for(std::chrono::milliseconds(2500));
+  bool closed = refused;
+  const auto got = c.read_all(5000, &closed, std::size_t{64} << 20);
+  CHECK(closed);
+  CHECK(answers_in(got) < 40000);
+  const long after_kb = status_kb(srv.proc->pid(), "VmHWM");
+  CAPTURE(before_kb);
+  CAPTURE(after_kb);
+  CHECK(after_kb - before_kb < 16 * 1024);
+  auto h = srv.client().Get("/-/healthy");
+  REQUIRE(h);
+  CHECK(h->status == 200);
 }

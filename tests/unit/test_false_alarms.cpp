@@ -1,11 +1,13 @@
 // What the user reads for rule fixtures whose text matters beyond the finding's place: the
-// session source a cross-server-resumption finding names, and the certbot request a
-// certificate-name-mismatch fix prints.
+// session source a cross-server-resumption finding names, the certbot request a
+// certificate-name-mismatch fix prints, and the lines an early-data-replay fix
+// gives per handler.
 
 #include <doctest/doctest.h>
 
 #include <filesystem>
 #include <memory>
+#include <regex>
 #include <set>
 #include <string>
 #include <vector>
@@ -76,4 +78,35 @@ TEST_CASE("certificate-name-mismatch's certbot request keeps the certificate's n
   CHECK(findings[0].fix ==
         "# reissue with every name, e.g.:\n"
         "certbot certonly --expand -d example.test -d '*.example.test' -d other.test");
+}
+
+TEST_CASE("early-data-replay fixes name the line for each handler and where it goes") {
+  const std::pair<const char*, std::string> cases[] = {
+      // /app/upload/ has a proxy_set_header list of its own (line 17) and @legacy takes its
+      // uwsgi_param list on line 22: a line in the server block would reach neither.
+      {"nested-locations.conf",
+       "proxy_set_header Early-Data $ssl_early_data;  # beside the proxy_set_header lines at "
+       "line 17, taken by location /app/upload/\n"
+       "uwsgi_param HTTP_EARLY_DATA $ssl_early_data;  # beside the uwsgi_param lines at line 22, "
+       "taken by location @legacy\n"},
+      {"php-fastcgi-unhandled.conf",
+       "fastcgi_param HTTP_EARLY_DATA $ssl_early_data;  # beside the fastcgi_param lines at line "
+       "17, taken by location ~ \\.php$\n"},
+      // Two locations that include one file take one list: one line, in that file.
+      {"shared-fastcgi-params.conf",
+       "fastcgi_param HTTP_EARLY_DATA $ssl_early_data;  # beside the fastcgi_param lines at "
+       "fastcgi_params:1, taken by location ~ \\.php$, location = /wp-cron.php\n"},
+      // No level has a proxy_set_header list: one line in the server block reaches location /.
+      {"no-header.conf",
+       "proxy_set_header Early-Data $ssl_early_data;  # in the server block, for location /\n"},
+  };
+  for (const auto& [file, lines] : cases) {
+    INFO(file);
+    const auto findings = lint_fixture("early-data-replay", file);
+    REQUIRE(findings.size() == 1);
+    // Files other than the fixture are named by path: the copy's folder is left out here.
+    const std::string fix =
+        std::regex_replace(findings[0].fix, std::regex("/[^ ]*/early-data-replay/"), "");
+    CHECK(fix == lines + "# or turn 0-RTT off: ssl_early_data off;");
+  }
 }

@@ -8,6 +8,7 @@
 #include "serve/allow_list.hpp"
 #include "serve/exposition.hpp"
 #include "serve/http_server.hpp"
+#include "serve/request_head.hpp"
 #include "serve/serve_config.hpp"
 #include "serve/web_config.hpp"
 #include "support/process.hpp"
@@ -77,6 +78,7 @@ TEST_CASE("serve config: modules start from the prober's defaults and every key 
   auto path = d.write("serve.toml", R"(allow = ["*.example.com:443"]
 min_interval_seconds = 30
 max_probes_in_flight = 4
+http_header_timeout_ms = 2500
 
 [modules.tls13]
 protocols = ["TLSv1.3"]
@@ -90,6 +92,8 @@ connect = "127.0.0.1"
   CHECK(c.allow.size() == 1);
   CHECK(c.min_interval_seconds == 30);
   CHECK(c.max_probes_in_flight == 4);
+  CHECK(c.http_header_timeout_ms == 2500);
+  CHECK(default_serve_config().http_header_timeout_ms == 10000);
   REQUIRE(c.modules.count("default") == 1);
   REQUIRE(c.modules.count("tls13") == 1);
   const auto& m = c.modules.at("tls13");
@@ -110,6 +114,7 @@ connect = "127.0.0.1"
   for (const auto& b : std::vector<bad_case>{
            {"allow = [\"nope\"]\n", ":1:10: allow: \"nope\": an entry is HOST:PORTS"},
            {"x = 1\n", ":1:5: unknown key \"x\""},
+           {"http_header_timeout_ms = 50\n", ":1:26: \"http_header_timeout_ms\" must be"},
            {"[modules.a]\nattempts = -1\n", ":2:12: \"attempts\" must be a whole number from 0"},
            {"[modules.a]\nprotocols = [\"SSLv3\"]\n", "unknown protocol \"SSLv3\""},
            {"[modules.a]\ntimeout = 5\n", "unknown key \"timeout\" in [modules.a]"},
@@ -271,4 +276,74 @@ TEST_CASE("exposition: HELP and TYPE per family and escaped labels and no target
   CHECK(text.find("target=") == std::string::npos);
   r.error = "refused";
   CHECK(probe_exposition(r, 0.1, 0).find("ngxtls_probe_success 0\n") != std::string::npos);
+}
+
+TEST_CASE("request head: a head read a byte at a time gets the verdict of the whole head") {
+  using kind = head_verdict::kind;
+  const std::vector<std::pair<std::string, int>> heads = {
+      {"GET / HTTP/1.1\r\nHost: x\r\n\r\n", 0},
+      {"HEAD / HTTP/1.1\r\nHost: x\r\n\r\n", 0},
+      {"GET / HTTP/1.1\r\nHost: x\nX: y\r\n\r\n", 400},
+      {"GET / HTTP/1.1\r\nHost: x\rX: y\r\n\r\n", 400},
+      {"GET / HTTP/1.1\r\nHost: x\r\n: v\r\n\r\n", 400},
+      {"GET / HTTP/1.1\r\nHost: x\r\nX:\r\n y\r\n\r\n", 400},
+      {std::string("GET / HTTP/1.1\r\nHost: x\r\nX: a\0b\r\n\r\n", 35), 400},
+      {"GET / HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n\r\n", 413},
+      {"GET / HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n", 0},
+      {"GET / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n", 413},
+      {"GET / HTTP/1.1\r\n\r\n", 400},
+      {"GET / HTTP/1.0\r\n\r\n", 0},
+      {"GET / HTTP/2.0\r\nHost: x\r\n\r\n", 505},
+  };
+  for (const auto& [head, status] : heads) {
+    CAPTURE(head);
+    const auto whole = check_request_head(head);
+    CHECK(whole.status == status);
+    CHECK((whole.what == kind::accept) == (status == 0));
+    if (status == 0) CHECK(whole.length == head.size());
+    std::string fed;
+    std::size_t scanned = 0;
+    head_verdict v;
+    for (char c : head) {
+      fed += c;
+      v = check_request_head(fed, &scanned);
+      if (v.what != kind::incomplete) break;
+    }
+    CHECK(v.what == whole.what);
+    CHECK(v.status == whole.status);
+    CHECK(v.length == whole.length);
+  }
+  // What follows a head is the next request's: not part of this one.
+  const auto two = check_request_head("GET / HTTP/1.1\r\nHost: x\r\n\r\nGET /b HTTP/1.1\r\n");
+  CHECK(two.what == kind::accept);
+  CHECK(two.length == 27);
+  CHECK(check_request_head("GET / HTTP/1.1\r\nHost: x\r\n").what == kind::incomplete);
+  CHECK(check_request_head("GET /" + std::string(max_request_head_bytes, 'a')).status == 414);
+  CHECK(check_request_head("GET / HTTP/1.1\r\nX: " + std::string(max_request_head_bytes, 'a'))
+            .status == 431);
+  // Expect is dropped from what is handed on; the rest of the head is kept as sent.
+  const auto expect =
+      check_request_head("GET / HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nX: y\r\n\r\n");
+  REQUIRE(expect.rewritten);
+  CHECK(*expect.rewritten == "GET / HTTP/1.1\r\nHost: x\r\nX: y\r\n\r\n");
+}
+
+TEST_CASE("answer tracker: an answer ends after its Content-Length, at once for HEAD, after 1xx") {
+  answer_tracker t;
+  const std::string ok = "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello";
+  t.start(false);
+  for (std::size_t i = 0; i + 1 < ok.size(); ++i) CHECK(t.feed(ok.substr(i, 1)) == 1);
+  CHECK_FALSE(t.done());
+  CHECK(t.feed(ok.substr(ok.size() - 1) + "extra") == 1);
+  CHECK(t.done());
+  t.start(true);
+  CHECK(t.feed("HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\n") == 38);
+  CHECK(t.done());
+  t.start(false);
+  const std::string interim = "HTTP/1.1 100 Continue\r\n\r\n";
+  CHECK(t.feed(interim + ok) == interim.size() + ok.size());
+  CHECK(t.done());
+  t.start(false);
+  CHECK(t.feed("HTTP/1.1 200 OK\r\n\r\nbody") == 23);
+  CHECK(t.until_close());
 }

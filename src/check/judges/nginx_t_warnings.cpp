@@ -25,8 +25,8 @@ bool nginx_t_warning(checked_finding& c, engine::probe_question q, const judge_o
       hit = w.message.find("protocol options redefined") != std::string::npos && w.port != 0 &&
             std::find(f.ports.begin(), f.ports.end(), w.port) != f.ports.end();
     else if (q == engine::probe_question::nginx_t_warns_at_line)
-      hit = !w.where.file.empty() && w.where.file == f.location.file &&
-            w.where.line == f.location.line && w.message.find("deprecated") != std::string::npos;
+      hit = !w.where.file.empty() && w.where.same_line(f.location) &&
+            w.message.find("deprecated") != std::string::npos;
     if (!hit) continue;
     c.result = verdict::confirmed;
     c.reason = "nginx -t warns: " + w.message;
