@@ -3,7 +3,7 @@
 
 #include <ctime>
 
-#include "rules/common.hpp"
+#include "rules/upstream_tls.hpp"
 
 namespace ngxtls::rules {
 namespace {
@@ -13,7 +13,9 @@ constexpr const char* id = "certificate-expiry";
 constexpr const char* doc = R"(# certificate-expiry
 
 ## What it flags
-A certificate in an `ssl_certificate` file (the leaf or any chain certificate in it) that
+A certificate in an `ssl_certificate` file (the leaf or any chain certificate in it), or in a
+`proxy_ssl_certificate`, `grpc_ssl_certificate` or `uwsgi_ssl_certificate` file (the client
+certificate nginx presents to a TLS upstream), that
 - has expired, or is not valid yet: error;
 - expires within the window, 30 days unless `.ngxtls.toml` says `expiry_days = N`: warning.
 
@@ -40,48 +42,57 @@ RFC 5280 section 4.1.2.5 (validity); nginx reads certificate files only at start
 (ngx_ssl_certificate).
 )";
 
+/// The findings of certificate file `c` (each certificate in it), for `server`.
+void check_certificate(const engine::context& ctx, const certificate_ref& c,
+                       const std::string& server, std::int64_t now, std::int64_t window,
+                       engine::finding_list& out) {
+  const auto* chain = c.chain;
+  if (!chain) return;
+  for (std::size_t i = 0; i < chain->size(); ++i) {
+    const auto& cert = (*chain)[i];
+    const std::string which =
+        i == 0 ? "certificate"
+               : "chain certificate " + std::to_string(i) + " (" + cert.subject + ")";
+    engine::severity level;
+    std::string message;
+    if (cert.not_after_unix < now) {
+      level = engine::severity::error;
+      message = which + " in \"" + c.path + "\" expired " +
+                std::to_string((now - cert.not_after_unix) / 86400) +
+                " days ago: clients refuse the handshake";
+    } else if (cert.not_before_unix > now) {
+      level = engine::severity::error;
+      message = which + " in \"" + c.path + "\" is not valid yet (notBefore in " +
+                std::to_string((cert.not_before_unix - now) / 86400 + 1) + " days)";
+    } else if (cert.not_after_unix - now < window) {
+      level = engine::severity::warning;
+      message = which + " in \"" + c.path + "\" expires in " +
+                std::to_string((cert.not_after_unix - now) / 86400) +
+                " days (window: " + std::to_string(ctx.options().expiry_window_days) + " days)";
+    } else {
+      continue;
+    }
+    auto f = ctx.make(id, level, message, c.cert->where);
+    f.facts.push_back({"subject", cert.subject, "certificate", std::nullopt});
+    f.facts.push_back({"days to expiry", std::to_string((cert.not_after_unix - now) / 86400),
+                       "certificate", std::nullopt});
+    f.fix = "# renew, then reload nginx so it reads the new file:\nnginx -s reload";
+    f.server = server;
+    out.push_back(std::move(f));
+  }
+}
+
 void check(const engine::context& ctx, engine::finding_list& out) {
   const std::int64_t now = static_cast<std::int64_t>(std::time(nullptr));
   const std::int64_t window = static_cast<std::int64_t>(ctx.options().expiry_window_days) * 86400;
   for (const auto& s : ctx.model().servers) {
     if (!s.has_ssl) continue;
-    for (const auto& c : certificates_of(ctx, s)) {
-      const auto* chain = c.chain;
-      if (!chain) continue;
-      for (std::size_t i = 0; i < chain->size(); ++i) {
-        const auto& cert = (*chain)[i];
-        const std::string which =
-            i == 0 ? "certificate"
-                   : "chain certificate " + std::to_string(i) + " (" + cert.subject + ")";
-        engine::severity level;
-        std::string message;
-        if (cert.not_after_unix < now) {
-          level = engine::severity::error;
-          message = which + " in \"" + c.path + "\" expired " +
-                    std::to_string((now - cert.not_after_unix) / 86400) +
-                    " days ago: clients refuse the handshake";
-        } else if (cert.not_before_unix > now) {
-          level = engine::severity::error;
-          message = which + " in \"" + c.path + "\" is not valid yet (notBefore in " +
-                    std::to_string((cert.not_before_unix - now) / 86400 + 1) + " days)";
-        } else if (cert.not_after_unix - now < window) {
-          level = engine::severity::warning;
-          message = which + " in \"" + c.path + "\" expires in " +
-                    std::to_string((cert.not_after_unix - now) / 86400) +
-                    " days (window: " + std::to_string(ctx.options().expiry_window_days) + " days)";
-        } else {
-          continue;
-        }
-        auto f = ctx.make(id, level, message, c.cert->where);
-        f.facts.push_back({"subject", cert.subject, "certificate", std::nullopt});
-        f.facts.push_back({"days to expiry", std::to_string((cert.not_after_unix - now) / 86400),
-                           "certificate", std::nullopt});
-        f.fix = "# renew, then reload nginx so it reads the new file:\nnginx -s reload";
-        f.server = server_label(ctx, s);
-        out.push_back(std::move(f));
-      }
-    }
+    for (const auto& c : certificates_of(ctx, s))
+      check_certificate(ctx, c, server_label(ctx, s), now, window, out);
   }
+  // The client certificates nginx presents to its TLS upstreams.
+  for (const auto& c : upstream_certificates(ctx))
+    check_certificate(ctx, c.ref, c.place, now, window, out);
 }
 
 }  // namespace

@@ -1,6 +1,6 @@
 // key-mismatch: an ssl_certificate_key that does not belong to its ssl_certificate.
 
-#include "rules/common.hpp"
+#include "rules/upstream_tls.hpp"
 
 namespace ngxtls::rules {
 namespace {
@@ -11,7 +11,9 @@ constexpr const char* doc = R"(# key-mismatch
 
 ## What it flags
 An `ssl_certificate_key` whose private key does not match the leaf of the `ssl_certificate`
-it is paired with (nginx pairs them by position), or that is encrypted while no
+it is paired with (nginx pairs them by position), or a `proxy_ssl_certificate_key` (grpc,
+uwsgi) that does not match its `proxy_ssl_certificate`, the client certificate nginx presents
+to a TLS upstream, or that is encrypted while no
 `ssl_password_file` is set, or that OpenSSL cannot parse. Error. Files that are not readable
 here are left to `file-not-inspected`. The key's bytes are never printed.
 
@@ -39,32 +41,39 @@ nginx src/event/ngx_event_openssl.c, ngx_ssl_certificate: SSL_CTX_use_PrivateKey
 the key against the certificate (X509_check_private_key); ssl_password_file (nginx docs).
 )";
 
+/// The finding of certificate `c` when its key does not match: `cert_name` / `key_name` are the
+/// directives ("ssl_certificate", "proxy_ssl_certificate", ...).
+void check_pair(const engine::context& ctx, const certificate_ref& c, bool has_password_file,
+                const std::string& cert_name, const std::string& key_name,
+                const std::string& server, engine::finding_list& out) {
+  if (!c.key || !c.chain) return;
+  const auto& l = ctx.files().key_match(c.path, c.key_path);
+  if (!l.facts || !*l.facts) return;  // matched, or unreadable (file-not-inspected)
+  const std::string& reason = **l.facts;
+  if (has_password_file && reason.find("encrypted") != std::string::npos) return;
+  auto f = ctx.make(id, engine::severity::error,
+                    key_name + " \"" + c.key_path + "\" for \"" + c.path + "\": " + reason +
+                        ": nginx will not start",
+                    c.key->where);
+  f.facts.push_back({cert_name, std::string(c.arg), "server", ctx.where(c.cert->where)});
+  f.facts.push_back({key_name, std::string(c.key->args[0]), "server", ctx.where(c.key->where)});
+  f.fix = "# pair each certificate with its own key, in the same order:\n" + cert_name +
+          "     cert.pem;\n" + key_name + " cert.key;";
+  f.server = server;
+  out.push_back(std::move(f));
+}
+
 void check(const engine::context& ctx, engine::finding_list& out) {
   for (const auto& s : ctx.model().servers) {
     if (!s.has_ssl) continue;
     const bool has_password_file = s.get("ssl_password_file") != nullptr;
-    for (const auto& c : certificates_of(ctx, s)) {
-      if (!c.key || !c.chain) continue;
-      const auto& l = ctx.files().key_match(c.path, c.key_path);
-      if (!l.facts || !*l.facts) continue;  // matched, or unreadable (file-not-inspected)
-      const std::string& reason = **l.facts;
-      if (has_password_file && reason.find("encrypted") != std::string::npos) continue;
-      auto f = ctx.make(id, engine::severity::error,
-                        "ssl_certificate_key \"" + c.key_path + "\" for \"" + c.path +
-                            "\": " + reason + ": nginx will not start",
-                        c.key->where);
-      f.facts.push_back(
-          {"ssl_certificate", std::string(c.arg), "server", ctx.where(c.cert->where)});
-      f.facts.push_back(
-          {"ssl_certificate_key", std::string(c.key->args[0]), "server", ctx.where(c.key->where)});
-      f.fix =
-          "# pair each certificate with its own key, in the same order:\nssl_certificate     "
-          "cert.pem;\n"
-          "ssl_certificate_key cert.key;";
-      f.server = server_label(ctx, s);
-      out.push_back(std::move(f));
-    }
+    for (const auto& c : certificates_of(ctx, s))
+      check_pair(ctx, c, has_password_file, "ssl_certificate", "ssl_certificate_key",
+                 server_label(ctx, s), out);
   }
+  // The client certificates nginx presents to its TLS upstreams.
+  for (const auto& c : upstream_certificates(ctx))
+    check_pair(ctx, c.ref, c.password_file, c.directive, c.key_directive, c.place, out);
 }
 
 }  // namespace

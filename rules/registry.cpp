@@ -49,6 +49,11 @@ const std::vector<rule>& all_rules() {
       rules::certificate_variable_unknown(),
       rules::certificate_variable(),
       rules::tls_return_444(),
+      rules::upstream_tls_per_request(),
+      rules::upstream_session_reuse_off(),
+      rules::upstream_not_verified(),
+      rules::upstream_sni_missing(),
+      rules::upstream_tls_config_error(),
   };
   return catalog;
 }

@@ -65,5 +65,18 @@ engine::rule certificate_variable();
 /// tls-return-444: return 444 in a TLS server closes without close_notify: strict clients lose the
 /// session.
 engine::rule tls_return_444();
+/// upstream-tls-per-request: A TLS upstream without connection reuse: a TLS handshake to the
+/// backend for every request.
+engine::rule upstream_tls_per_request();
+/// upstream-session-reuse-off: Upstream TLS sessions not resumed: every new upstream connection is
+/// a full handshake.
+engine::rule upstream_session_reuse_off();
+/// upstream-not-verified: The backend's certificate is not verified (proxy_ssl_verify off) for a
+/// backend over a network.
+engine::rule upstream_not_verified();
+/// upstream-sni-missing: No SNI sent to a backend named by host name (proxy_ssl_server_name off).
+engine::rule upstream_sni_missing();
+/// upstream-tls-config-error: An upstream TLS setting nginx refuses at start.
+engine::rule upstream_tls_config_error();
 
 }  // namespace ngxtls::rules

@@ -144,9 +144,11 @@ const std::map<std::string_view, default_list>& fixed_defaults() {
   return fixed;
 }
 
+}  // namespace
+
 /// Built-in defaults as static text (docs/nginx-facts.md#builtin-defaults): the model's default
 /// settings point here.
-const default_list* default_text(std::string_view d, const version& v) {
+const std::vector<std::string_view>* default_text(std::string_view d, const version& v) {
   if (d == "ssl_protocols") {
     static const default_list old{"TLSv1", "TLSv1.1", "TLSv1.2"};
     static const default_list mid{"TLSv1", "TLSv1.1", "TLSv1.2", "TLSv1.3"};
@@ -158,8 +160,6 @@ const default_list* default_text(std::string_view d, const version& v) {
   if (auto it = fixed_defaults().find(d); it != fixed_defaults().end()) return &it->second;
   return nullptr;
 }
-
-}  // namespace
 
 std::optional<std::vector<std::string>> nginx_default(const std::string& d, const version& v) {
   const auto* text = default_text(d, v);
@@ -460,6 +460,7 @@ model build(const config::config& cfg, const assumed_versions& versions) {
       }
     }
   }
+  add_upstreams(m);
   return m;
 }
 

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "config/tree.hpp"
+#include "model/upstream.hpp"
 #include "model/version.hpp"
 
 namespace ngxtls::model {
@@ -303,6 +304,10 @@ struct model {
   /// worker_processes: a number, 0 for `auto`, nullopt when absent (nginx default 1).
   std::optional<int> worker_processes;
   const config::directive* worker_processes_where = nullptr;
+  /// The `upstream` blocks of every http and stream block, in config order.
+  std::vector<upstream_block> upstreams;
+  /// Every TLS upstream (model/upstream.hpp), in config order within each server.
+  std::vector<tls_upstream> tls_upstreams;
 };
 
 /// How messages name a server: its first non-empty server_name, else "server at FILE:LINE"
@@ -315,6 +320,9 @@ std::string server_label(const model& m, const server& s);
 /// TLSv1.3" (nginx CHANGES).
 std::optional<std::vector<std::string>> nginx_default(const std::string& directive,
                                                       const version& nginx);
+
+/// nginx_default() as static text, or null when nginx has none: what default settings point at.
+const std::vector<std::string_view>* default_text(std::string_view directive, const version& nginx);
 
 /// Resolves a parsed configuration. Never throws for odd configs: unparseable listen
 /// arguments are kept as written (port 0). The returned model points into `cfg`,
