@@ -42,10 +42,11 @@ RFC 5280 section 4.1.2.5 (validity); nginx reads certificate files only at start
 (ngx_ssl_certificate).
 )";
 
-/// The findings of certificate file `c` (each certificate in it), for `server`.
+/// The findings of certificate file `c` (each certificate in it), for `server`; `refused_by`
+/// names who checks it ("clients", or the backends that ask for a client certificate).
 void check_certificate(const engine::context& ctx, const certificate_ref& c,
                        const std::string& server, std::int64_t now, std::int64_t window,
-                       engine::finding_list& out) {
+                       const std::string& refused_by, engine::finding_list& out) {
   const auto* chain = c.chain;
   if (!chain) return;
   for (std::size_t i = 0; i < chain->size(); ++i) {
@@ -57,9 +58,9 @@ void check_certificate(const engine::context& ctx, const certificate_ref& c,
     std::string message;
     if (cert.not_after_unix < now) {
       level = engine::severity::error;
-      message = which + " in \"" + c.path + "\" expired " +
-                std::to_string((now - cert.not_after_unix) / 86400) +
-                " days ago: clients refuse the handshake";
+      const auto days = (now - cert.not_after_unix) / 86400;
+      message = which + " in \"" + c.path + "\" expired " + std::to_string(days) +
+                (days == 1 ? " day" : " days") + " ago: " + refused_by + " refuse the handshake";
     } else if (cert.not_before_unix > now) {
       level = engine::severity::error;
       message = which + " in \"" + c.path + "\" is not valid yet (notBefore in " +
@@ -88,11 +89,12 @@ void check(const engine::context& ctx, engine::finding_list& out) {
   for (const auto& s : ctx.model().servers) {
     if (!s.has_ssl) continue;
     for (const auto& c : certificates_of(ctx, s))
-      check_certificate(ctx, c, server_label(ctx, s), now, window, out);
+      check_certificate(ctx, c, server_label(ctx, s), now, window, "clients", out);
   }
   // The client certificates nginx presents to its TLS upstreams.
   for (const auto& c : upstream_certificates(ctx))
-    check_certificate(ctx, c.ref, c.place, now, window, out);
+    check_certificate(ctx, c.ref, c.place, now, window, "backends that verify client certificates",
+                      out);
 }
 
 }  // namespace

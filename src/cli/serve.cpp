@@ -37,6 +37,35 @@ serve::serve_config read_config(const serve_args& a) {
   return c;
 }
 
+// What a reload of --web.config.file changed that the log must say: basic auth switched off,
+// or TLS settings that only a restart applies.
+void report_web_reload(const serve_args& a, const std::optional<serve::web_config>& web,
+                       const std::optional<serve::web_config>& fresh_web, bool& auth_before) {
+  const bool auth_now = fresh_web && !fresh_web->basic_auth_users.empty();
+  // Dropping the last user turns authentication off: say so, it is rarely meant.
+  if (auth_before && !auth_now)
+    std::cerr << "ngxtls serve: warning: basic_auth_users is now empty: requests are no "
+                 "longer authenticated"
+              << std::endl;
+  auth_before = auth_now;
+  // The TLS settings are read once: the front's certificate is fixed at start.
+  const auto tls_of = [](const std::optional<serve::web_config>& w) {
+    return w ? std::make_tuple(w->cert_file, w->key_file, w->min_version)
+             : std::make_tuple(std::optional<std::string>(), std::optional<std::string>(),
+                               std::string());
+  };
+  if (tls_of(fresh_web) != tls_of(web))
+    std::cerr << "ngxtls serve: warning: tls_server_config changed in "
+              << report::terminal_safe(*a.web_config)
+              << ", but TLS settings take effect only at a restart: still serving "
+                 "with the ones read at start"
+              << std::endl;
+  else if (web && web->cert_file)
+    std::cerr << "ngxtls serve: tls_server_config is read only at start: a renewed "
+                 "certificate or key is served after a restart"
+              << std::endl;
+}
+
 int run_serve_command(const serve_args& a) {
   const auto where = serve::parse_listen_address(a.listen);
   auto config = read_config(a);
@@ -90,34 +119,12 @@ int run_serve_command(const serve_args& a) {
           if (a.web_config) fresh_web = serve::load_web_config(*a.web_config);
           server.apply(fresh);
           core.reload(std::move(fresh));
-          const bool auth_now = fresh_web && !fresh_web->basic_auth_users.empty();
           server.set_users(fresh_web ? fresh_web->basic_auth_users
                                      : std::map<std::string, std::string>{});
           std::cerr << "ngxtls serve: configuration reloaded (every --config key applied, the "
                        "HTTP timeouts to open connections too; basic_auth_users applied)"
                     << std::endl;
-          // Dropping the last user turns authentication off: say so, it is rarely meant.
-          if (auth_before && !auth_now)
-            std::cerr << "ngxtls serve: warning: basic_auth_users is now empty: requests are no "
-                         "longer authenticated"
-                      << std::endl;
-          auth_before = auth_now;
-          // The TLS settings are read once: the front's certificate is fixed at start.
-          const auto tls_of = [](const std::optional<serve::web_config>& w) {
-            return w ? std::make_tuple(w->cert_file, w->key_file, w->min_version)
-                     : std::make_tuple(std::optional<std::string>(), std::optional<std::string>(),
-                                       std::string());
-          };
-          if (tls_of(fresh_web) != tls_of(web))
-            std::cerr << "ngxtls serve: warning: tls_server_config changed in "
-                      << report::terminal_safe(*a.web_config)
-                      << ", but TLS settings take effect only at a restart: still serving "
-                         "with the ones read at start"
-                      << std::endl;
-          else if (web && web->cert_file)
-            std::cerr << "ngxtls serve: tls_server_config is read only at start: a renewed "
-                         "certificate or key is served after a restart"
-                      << std::endl;
+          report_web_reload(a, web, fresh_web, auth_before);
         } catch (const std::exception& e) {
           core.count_reload(false);
           std::cerr << "ngxtls serve: error: reload failed, keeping the running configuration: "
