@@ -12,41 +12,12 @@
 #include <tuple>
 
 #include "probe_util.hpp"
-#include "support/nginx_versions.hpp"
+#include "support/nginx_version_cases.hpp"
 
 using namespace ngxtls;
 using namespace ngxtls::test;
 
 namespace {
-
-template <class T>
-T by_version(const nginx_version_entry& v, T v122, T v126, T v130) {
-  if (v.slot == "1.22") return v122;
-  if (v.slot == "1.26") return v126;
-  return v130;
-}
-
-void on_version(const char* slot, void (*fn)(const nginx_version_entry&)) {
-  auto v = nginx_version_for(slot);
-  if (v.status == "skip") {
-    std::cout << "NGXTLS_SKIP: nginx " << v.version << ": " << v.note << std::endl;
-    return;
-  }
-  REQUIRE_MESSAGE(v.status == "ok", "nginx " << v.version << ": " << v.note);
-  INFO("nginx ", v.version, " (", v.note, ")");
-  fn(v);
-}
-
-#define NGINX_VERSION_CASES(title, fn)                  \
-  TEST_CASE(title " (nginx 1.22.1 Debian)") {           \
-    on_version("1.22", fn);                             \
-  }                                                     \
-  TEST_CASE(title " (nginx 1.26.3)") {                  \
-    on_version("1.26", fn);                             \
-  }                                                     \
-  TEST_CASE(title " (nginx 1.30.x with OpenSSL 3.6)") { \
-    on_version("1.30", fn);                             \
-  }
 
 tls::pki_options names(std::vector<std::string> dns) {
   tls::pki_options o;

@@ -12,7 +12,7 @@
 
 #include "support/nginx_instance.hpp"
 #include "support/nginx_run.hpp"
-#include "support/nginx_versions.hpp"
+#include "support/nginx_version_cases.hpp"
 #include "support/process.hpp"
 #include "tls/pki.hpp"
 
@@ -135,17 +135,6 @@ void inherit_directive_known(const nginx_version_entry& v) {
     CHECK(r.exit_code != 0);
     CHECK(r.err.find("unknown directive \"add_header_inherit\"") != std::string::npos);
   }
-}
-
-void on_version(const char* slot, void (*fn)(const nginx_version_entry&)) {
-  auto v = nginx_version_for(slot);
-  if (v.status == "skip") {
-    std::cout << "NGXTLS_SKIP: nginx " << v.version << ": " << v.note << std::endl;
-    return;
-  }
-  REQUIRE_MESSAGE(v.status == "ok", "nginx " << v.version << ": " << v.note);
-  INFO("nginx ", v.version, " (", v.note, ")");
-  fn(v);
 }
 
 }  // namespace

@@ -19,7 +19,7 @@
 
 #include "probe_util.hpp"
 #include "support/nginx_run.hpp"
-#include "support/nginx_versions.hpp"
+#include "support/nginx_version_cases.hpp"
 #include "support/server_process.hpp"
 
 using namespace ngxtls;
@@ -27,40 +27,6 @@ using namespace ngxtls::test;
 using namespace std::chrono_literals;
 
 namespace {
-
-/// The measured value for the version `v` runs: one per slot of the matrix.
-template <class T>
-T by_version(const nginx_version_entry& v, T v122, T v126, T v130) {
-  if (v.slot == "1.22") return v122;
-  if (v.slot == "1.26") return v126;
-  return v130;
-}
-
-/// Runs `fn` on the matrix slot's nginx, or prints NGXTLS_SKIP with the script's reason.
-void on_version(const char* slot, void (*fn)(const nginx_version_entry&)) {
-  auto v = nginx_version_for(slot);
-  if (v.status == "skip") {
-    std::cout << "NGXTLS_SKIP: nginx " << v.version << ": " << v.note << std::endl;
-    return;
-  }
-  REQUIRE_MESSAGE(v.status == "ok", "nginx " << v.version << ": " << v.note);
-  std::cout << "measured on nginx " << v.version << " (" << v.binary << "; " << v.note << ")"
-            << std::endl;
-  INFO("nginx ", v.version, " (", v.note, ")");
-  fn(v);
-}
-
-// One doctest case per version, so that a version that is absent here skips alone.
-#define NGINX_VERSION_CASES(title, fn)                  \
-  TEST_CASE(title " (nginx 1.22.1 Debian)") {           \
-    on_version("1.22", fn);                             \
-  }                                                     \
-  TEST_CASE(title " (nginx 1.26.3)") {                  \
-    on_version("1.26", fn);                             \
-  }                                                     \
-  TEST_CASE(title " (nginx 1.30.x with OpenSSL 3.6)") { \
-    on_version("1.30", fn);                             \
-  }
 
 /// make_pki options for a leaf with these names (`intermediate` false: root -> leaf).
 tls::pki_options names(std::vector<std::string> dns, bool intermediate = true) {
