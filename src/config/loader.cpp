@@ -282,6 +282,7 @@ class loader {
       active_.push_back(main);
       cfg_.root = expand(cfg_.files[main].parsed, 0, block_context::directives);
       active_.pop_back();
+      mark_expanded(main);
     } catch (const std::length_error& e) {
       // Storage's address range is full (docs/limits.md): too much input, not a bug.
       throw input_error({main_path, 0, 0}, e.what());
@@ -302,6 +303,7 @@ class loader {
         active_.push_back(index);
         roots.push_back(expand(cfg_.files[index].parsed, 0, block_context::directives));
         active_.pop_back();
+        mark_expanded(index);
         indices.push_back(index);
       }
     } catch (const std::length_error& e) {
@@ -362,28 +364,49 @@ class loader {
     return d.name == "include" && !d.has_block && !d.lua;
   }
 
-  /// Counts a shared run toward max_directives like a copied one.
-  void count_shared(list<directive> run, std::uint32_t chain) {
+  /// Counts a shared run toward max_directives like a copied one; with `stamp`, sets each of
+  /// its records' chain to `chain` (the run's file is being expanded for the first time, and
+  /// its records are not yet part of the expanded tree anywhere).
+  void count_shared(list<directive> run, std::uint32_t chain, bool stamp) {
     for (const directive& d : run) {
       if (++directives_ > options_.max_directives) {
         throw input_error(where(d), detail::too_many_directives(options_.max_directives),
                           chain_locations(chain));
       }
-      if (d.has_block) count_shared(d.block, chain);
+      // The records live in the config's own storage, written only by this loader.
+      if (stamp) const_cast<directive&>(d).chain = chain;
+      if (d.has_block) count_shared(d.block, chain, stamp);
     }
   }
 
+  /// The file `index` was expanded before (its records may be part of the expanded tree).
+  bool expanded(std::uint32_t index) const { return index < expanded_.size() && expanded_[index]; }
+  void mark_expanded(std::uint32_t index) {
+    if (expanded_.size() <= index) expanded_.resize(index + 1);
+    expanded_[index] = true;
+  }
+
   /// The expanded form of `src` (directives of one block of a file's own tree) under include
-  /// chain `chain`: each include replaced by the directives of the files it names. A run
-  /// reached without includes that holds none is the file's own run, shared, not copied.
+  /// chain `chain`: each include replaced by the directives of the files it names. A run that
+  /// holds no include is the file's own run, shared, not copied, when its records already
+  /// carry `chain` (reached without includes: chain 0) or when this is the first expansion of
+  /// its file: then its records are stamped with `chain` in place (a site file included once,
+  /// the usual case, costs no second copy of its blocks). Later expansions copy.
   list<directive> expand(list<directive> src, std::uint32_t chain, block_context context) {
-    if (chain == 0) {
-      bool copy = false;
-      if (!options_.single_file) {
-        for (const directive& d : src) copy = copy || is_include(d) || d.include_below;
+    if (src.empty()) return src;
+    bool holds_include = false;
+    if (!options_.single_file) {
+      for (const directive& d : src)
+        holds_include = holds_include || is_include(d) || d.include_below;
+    }
+    if (!holds_include) {
+      const std::uint32_t file = src.front().file;
+      if (src.front().chain == chain) {
+        count_shared(src, chain, false);
+        return src;
       }
-      if (!copy) {
-        count_shared(src, chain);
+      if (src.front().chain == 0 && !expanded(file)) {
+        count_shared(src, chain, true);
         return src;
       }
     }
@@ -520,6 +543,7 @@ class loader {
       active_.push_back(index);
       expand_into(cfg_.files[index].parsed, new_chain, context, out);
       active_.pop_back();
+      mark_expanded(index);
     }
     // The site's own file records what it named (first expansion only: the same text
     // names the same files at every site).
@@ -538,6 +562,7 @@ class loader {
   config cfg_;
   std::map<std::string, std::uint32_t> index_;
   std::set<std::pair<std::uint32_t, block_context>> checked_;
+  std::vector<bool> expanded_;  ///< per config::files index: see expanded()
   std::vector<std::uint32_t> active_;
   std::size_t directives_ = 0;
   std::size_t expansions_ = 0;   ///< files expanded by includes, every site counted

@@ -492,6 +492,10 @@ int main(int argc, char** argv) try {
       std::cout << "wrote " << file.string() << " (" << text.size() << " bytes)\n";
       return 0;
     }
+    if (a == "--phases" && i + 1 < argc) {
+      print_phases(std::filesystem::absolute(argv[i + 1]));
+      return 0;
+    }
     if (a == "--sizes" && i + 1 < argc)
       sizes = parse_sizes(argv[++i]);
     else if (a == "--shapes" && i + 1 < argc)
