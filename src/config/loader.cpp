@@ -14,6 +14,7 @@
 #include <filesystem>
 #include <set>
 #include <stdexcept>
+#include <unordered_set>
 #include <utility>
 
 #include "config/parse_internal.hpp"
@@ -55,6 +56,9 @@ struct glob_walk {
   const std::string& pattern;
   std::size_t max_matches;
   std::size_t max_entries;
+  /// Matches the walk saw as regular files (lstat, or the directory entry's type): read()
+  /// then needs no stat() of its own before it opens them.
+  std::unordered_set<std::string>& regular;
   file_source::glob_result out{};
   std::vector<std::string> parts{};
   std::size_t entries = 0;
@@ -84,21 +88,23 @@ struct glob_walk {
     return out;
   }
 
-  void found(std::string path) {
+  void found(std::string path, bool is_regular) {
     ++out.matches;
-    if (out.paths.size() < max_matches) out.paths.push_back(std::move(path));
+    if (out.paths.size() >= max_matches) return;
+    if (is_regular) regular.insert(path);
+    out.paths.push_back(std::move(path));
   }
 
-  void step(const std::string& dir, std::size_t i) {
+  void step(const std::string& dir, std::size_t i, bool is_regular = false) {
     if (i == parts.size()) {
-      found(dir);
+      found(dir, is_regular);
       return;
     }
     const std::string& part = parts[i];
     if (!has_glob_chars(part)) {
       const std::string path = join(dir, unescape(part));
       struct stat sb {};
-      if (::lstat(path.c_str(), &sb) == 0) step(path, i + 1);
+      if (::lstat(path.c_str(), &sb) == 0) step(path, i + 1, S_ISREG(sb.st_mode));
       return;
     }
     DIR* d = ::opendir(dir.empty() ? "." : dir.c_str());
@@ -108,7 +114,7 @@ struct glob_walk {
         out.unreadable.emplace_back(dir.empty() ? "." : dir, errno);
       return;
     }
-    std::vector<std::string> names;
+    std::vector<std::pair<std::string, bool>> names;  // with "a regular file"
     try {
       while (const dirent* e = ::readdir(d)) {
         if (++entries > max_entries) {
@@ -117,14 +123,15 @@ struct glob_walk {
                                 std::to_string(max_entries) +
                                 " directory entries looking for matches (max_glob_entries)");
         }
-        if (::fnmatch(part.c_str(), e->d_name, FNM_PERIOD) == 0) names.emplace_back(e->d_name);
+        if (::fnmatch(part.c_str(), e->d_name, FNM_PERIOD) == 0)
+          names.emplace_back(e->d_name, e->d_type == DT_REG);
       }
     } catch (...) {
       ::closedir(d);
       throw;
     }
     ::closedir(d);
-    for (const auto& name : names) step(join(dir, name), i + 1);
+    for (const auto& [name, is_regular] : names) step(join(dir, name), i + 1, is_regular);
   }
 };
 
@@ -134,16 +141,20 @@ class disk_source final : public file_source {
 
   std::string_view read(const std::string& path, const source_location& from,
                         storage& store) override {
-    struct stat sb {};
-    if (::stat(path.c_str(), &sb) != 0)
-      throw input_error(from, syscall_failed("open()", path, errno));
-    if (S_ISDIR(sb.st_mode)) throw input_error(from, syscall_failed("pread()", path, EISDIR));
-    // nginx reads st_size bytes: a device such as /dev/null reads as empty. A FIFO or
-    // socket would block nginx (and us): refuse it.
-    if (S_ISCHR(sb.st_mode) || S_ISBLK(sb.st_mode)) return store.adopt({});
-    if (!S_ISREG(sb.st_mode)) throw input_error(from, "\"" + path + "\" is not a regular file");
-    if (static_cast<std::size_t>(sb.st_size) > max_bytes_) throw too_big(path, from);
-    // O_NONBLOCK: the file may have been replaced by a FIFO since stat().
+    // A glob match just seen as a regular file is opened at once (fstat() below checks it
+    // again): one stat() less per file of a fleet of site files.
+    if (regular_.erase(path) == 0) {
+      struct stat sb {};
+      if (::stat(path.c_str(), &sb) != 0)
+        throw input_error(from, syscall_failed("open()", path, errno));
+      if (S_ISDIR(sb.st_mode)) throw input_error(from, syscall_failed("pread()", path, EISDIR));
+      // nginx reads st_size bytes: a device such as /dev/null reads as empty. A FIFO or
+      // socket would block nginx (and us): refuse it.
+      if (S_ISCHR(sb.st_mode) || S_ISBLK(sb.st_mode)) return store.adopt({});
+      if (!S_ISREG(sb.st_mode)) throw input_error(from, "\"" + path + "\" is not a regular file");
+      if (static_cast<std::size_t>(sb.st_size) > max_bytes_) throw too_big(path, from);
+    }
+    // O_NONBLOCK: the file may have been replaced by a FIFO since it was seen.
     const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
     if (fd < 0) throw input_error(from, syscall_failed("open()", path, errno));
     std::size_t got = 0;
@@ -180,7 +191,7 @@ class disk_source final : public file_source {
 
   glob_result glob(const std::string& pattern, std::size_t max_matches,
                    std::size_t max_entries) override {
-    glob_walk walk{pattern, max_matches, max_entries};
+    glob_walk walk{pattern, max_matches, max_entries, regular_};
     walk.run();
     std::sort(walk.out.paths.begin(), walk.out.paths.end());
     return std::move(walk.out);
@@ -192,6 +203,7 @@ class disk_source final : public file_source {
                                  std::to_string(max_bytes_) + " bytes (max_file_bytes)");
   }
   std::size_t max_bytes_;
+  std::unordered_set<std::string> regular_;  ///< see glob_walk::regular
 };
 
 /// Files held in memory: copies it owns (copied into the loader's storage when read), or
