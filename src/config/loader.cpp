@@ -294,7 +294,7 @@ class loader {
       active_.push_back(main);
       cfg_.root = expand(cfg_.files[main].parsed, 0, block_context::directives);
       active_.pop_back();
-      mark_expanded(main);
+      mark(main, expanded);
     } catch (const std::length_error& e) {
       // Storage's address range is full (docs/limits.md): too much input, not a bug.
       throw input_error({main_path, 0, 0}, e.what());
@@ -315,7 +315,7 @@ class loader {
         active_.push_back(index);
         roots.push_back(expand(cfg_.files[index].parsed, 0, block_context::directives));
         active_.pop_back();
-        mark_expanded(index);
+        mark(index, expanded);
         indices.push_back(index);
       }
     } catch (const std::length_error& e) {
@@ -391,19 +391,23 @@ class loader {
     }
   }
 
-  /// The file `index` was expanded before (its records may be part of the expanded tree).
-  bool expanded(std::uint32_t index) const { return index < expanded_.size() && expanded_[index]; }
-  void mark_expanded(std::uint32_t index) {
-    if (expanded_.size() <= index) expanded_.resize(index + 1);
-    expanded_[index] = true;
+  /// What is known of a file's records (file_state_ bits, per config::files index).
+  static constexpr std::uint8_t expanded = 1;  ///< expanded before: its records may be in the tree
+  static constexpr std::uint8_t stamped = 2;   ///< some of its records carry a chain
+  bool has(std::uint32_t index, std::uint8_t bit) const {
+    return index < file_state_.size() && (file_state_[index] & bit) != 0;
+  }
+  void mark(std::uint32_t index, std::uint8_t bit) {
+    if (file_state_.size() <= index) file_state_.resize(index + 1);
+    file_state_[index] |= bit;
   }
 
   /// The expanded form of `src` (directives of one block of a file's own tree) under include
   /// chain `chain`: each include replaced by the directives of the files it names. A run that
-  /// holds no include is the file's own run, shared, not copied, when its records already
-  /// carry `chain` (reached without includes: chain 0) or when this is the first expansion of
-  /// its file: then its records are stamped with `chain` in place (a site file included once,
-  /// the usual case, costs no second copy of its blocks). Later expansions copy.
+  /// holds no include is the file's own run, shared, not copied: reached without includes
+  /// (chain 0) while no record of its file carries a chain, or in the first expansion of its
+  /// file, its records then stamped with `chain` in place (a site file included once, the
+  /// usual case, costs no second copy of its blocks). Other expansions copy.
   list<directive> expand(list<directive> src, std::uint32_t chain, block_context context) {
     if (src.empty()) return src;
     bool holds_include = false;
@@ -413,11 +417,12 @@ class loader {
     }
     if (!holds_include) {
       const std::uint32_t file = src.front().file;
-      if (src.front().chain == chain) {
+      if (chain == 0 && !has(file, stamped)) {
         count_shared(src, chain, false);
         return src;
       }
-      if (src.front().chain == 0 && !expanded(file)) {
+      if (chain != 0 && !has(file, expanded)) {
+        mark(file, stamped);
         count_shared(src, chain, true);
         return src;
       }
@@ -555,7 +560,7 @@ class loader {
       active_.push_back(index);
       expand_into(cfg_.files[index].parsed, new_chain, context, out);
       active_.pop_back();
-      mark_expanded(index);
+      mark(index, expanded);
     }
     // The site's own file records what it named (first expansion only: the same text
     // names the same files at every site).
@@ -574,7 +579,7 @@ class loader {
   config cfg_;
   std::map<std::string, std::uint32_t> index_;
   std::set<std::pair<std::uint32_t, block_context>> checked_;
-  std::vector<bool> expanded_;  ///< per config::files index: see expanded()
+  std::vector<std::uint8_t> file_state_;  ///< per config::files index: see has()
   std::vector<std::uint32_t> active_;
   std::size_t directives_ = 0;
   std::size_t expansions_ = 0;   ///< files expanded by includes, every site counted
