@@ -43,6 +43,13 @@ command_result nginx_test(const nginx_version_entry& v, const temp_dir& d,
   return run_nginx({v.binary, "-t", "-p", p, "-c", p + "nginx.conf"}, "", 30);
 }
 
+/// nginx's [emerg] line in `err` (its first line when there is none).
+std::string emerg_line(const std::string& err) {
+  const auto at = err.find("[emerg]");
+  const auto start = at == std::string::npos ? 0 : at;
+  return err.substr(start, err.find('\n', start) - start);
+}
+
 /// lint --format json of `conf` with the version's nginx (and OpenSSL) assumed:
 /// (rule, line, severity, message) of each finding.
 nlohmann::json lint_json(const nginx_version_entry& v, const std::filesystem::path& conf,
@@ -81,7 +88,7 @@ void tls12_only(const nginx_version_entry& v, const tls::pki_paths& pki) {
                       "    ssl_protocols TLSv1.2;\n"));
   const auto t = nginx_test(v, d, conf);
   std::cout << "nginx " << v.version << " -t, quic + ssl_protocols TLSv1.2: exit " << t.exit_code
-            << ": " << t.err.substr(0, t.err.find('\n')) << std::endl;
+            << ": " << emerg_line(t.err) << std::endl;
   CHECK(t.exit_code != 0);
   const auto findings =
       lint_json(v, d.path() / "nginx.conf", "", "quic-without-tls13,directive-arguments");
@@ -112,7 +119,7 @@ void reuseport_twice(const nginx_version_entry& v, const tls::pki_paths& pki) {
                         server_block(pki, second, ""));
   const auto t = nginx_test(v, d, conf);
   std::cout << "nginx " << v.version << " -t, reuseport on the quic listens of two servers: exit "
-            << t.exit_code << ": " << t.err.substr(0, t.err.find('\n')) << std::endl;
+            << t.exit_code << ": " << emerg_line(t.err) << std::endl;
   CHECK(t.exit_code != 0);
   CHECK(t.err.find("duplicate listen options for 127.0.0.1:8443 in " + d.path().string() +
                    "/nginx.conf:" + std::to_string(line_of(conf, "# second"))) !=
@@ -142,7 +149,7 @@ void directives_known(const nginx_version_entry& v, const tls::pki_paths& pki) {
     std::cout << "nginx " << v.version << " -t, " << line << " -> exit " << t.exit_code
               << std::endl;
     const auto findings =
-        lint_json(v, d.path() / "nginx.conf", "", "unknown-directive,directive-not-allowed");
+        lint_json(v, d.path() / "nginx.conf", "", "unknown-directive,directive-not-allowed-here");
     if (v.slot == "1.22") {
       CHECK(t.exit_code != 0);
       CHECK(t.err.find("unknown directive \"" + name + "\"") != std::string::npos);
