@@ -133,12 +133,7 @@ void check(const engine::context& ctx, engine::finding_list& out) {
       out.push_back(std::move(f));
     }
     if (advertised) continue;
-    bool proxied = false;
-    walk(s.where->block, [&](const config::directive& d) {
-      const std::string_view n = d.name.view();
-      proxied = proxied || n == "proxy_pass" || n == "fastcgi_pass" || n == "uwsgi_pass" ||
-                n == "scgi_pass" || n == "grpc_pass";
-    });
+    const bool proxied = passes_to_backend(s);
     auto f = ctx.make(id, proxied ? engine::severity::note : engine::severity::warning,
                       label + " listens on QUIC (" + socket_names(quic) +
                           ") but no Alt-Svc header on its TCP TLS responses advertises it: "
