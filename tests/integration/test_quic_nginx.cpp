@@ -132,6 +132,28 @@ void reuseport_twice(const nginx_version_entry& v, const tls::pki_paths& pki) {
         std::string::npos);
 }
 
+/// A QUIC socket whose default server has no certificate, beside a TCP socket on the same port
+/// whose default server has one: nginx's verdict and ssl-certificate-missing's.
+void quic_default_without_certificate(const nginx_version_entry& v, const tls::pki_paths& pki) {
+  if (v.slot == "1.22") return;
+  temp_dir d;
+  const std::string conf =
+      nginx_conf(1, server_block(pki, "    listen 127.0.0.1:8443 ssl;\n", "") +
+                        "  server { listen 127.0.0.1:8443 quic; server_name b.test; }\n");
+  const auto t = nginx_test(v, d, conf);
+  std::cout << "nginx " << v.version
+            << " -t, quic socket's default server without certificate: " << emerg_line(t.err)
+            << std::endl;
+  CHECK(t.exit_code != 0);
+  const std::string words =
+      "no \"ssl_certificate\" is defined for the \"listen ... quic\" directive";
+  CHECK(t.err.find(words) != std::string::npos);
+  const auto findings = lint_json(v, d.path() / "nginx.conf", "", "ssl-certificate-missing");
+  const auto* f = finding_at(findings, "ssl-certificate-missing", line_of(conf, "b.test"));
+  REQUIRE(f);
+  CHECK((*f)["message"].get<std::string>().find(words) != std::string::npos);
+}
+
 /// The QUIC directives before nginx has QUIC: nginx's errors and the version gates'.
 void directives_known(const nginx_version_entry& v, const tls::pki_paths& pki) {
   const std::vector<std::pair<std::string, std::string>> cases = {
@@ -178,6 +200,7 @@ void verdicts(const nginx_version_entry& v) {
   const auto pki = tls::make_pki((keys.path() / "pki").string(), o);
   tls12_only(v, pki);
   reuseport_twice(v, pki);
+  quic_default_without_certificate(v, pki);
   directives_known(v, pki);
 }
 
