@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <map>
+#include <stdexcept>
 #include <unordered_map>
 
 #include "tls/openssl_ptr.hpp"
@@ -116,6 +117,10 @@ std::vector<std::vector<std::string>> fingerprints(const std::vector<engine::fin
   std::unordered_map<std::string, std::size_t> seen;
   std::unordered_map<std::string, std::string> path_of;  // a file's project path, worked out once
   std::string key;
+  // SHA-256 fetched and its context made once: per place they cost more than the digest.
+  const tls::ossl_ptr<EVP_MD, EVP_MD_free> sha256(EVP_MD_fetch(nullptr, "SHA256", nullptr));
+  const tls::ossl_ptr<EVP_MD_CTX, EVP_MD_CTX_free> md_ctx(EVP_MD_CTX_new());
+  if (!sha256 || !md_ctx) throw std::runtime_error("fingerprints: SHA-256 is not available");
   auto one = [&](const engine::finding& f, const source_location& loc) {
     auto p = path_of.find(loc.file);
     if (p == path_of.end())
@@ -125,7 +130,10 @@ std::vector<std::vector<std::string>> fingerprints(const std::vector<engine::fin
     places.append_place(loc, key);
     unsigned char digest[EVP_MAX_MD_SIZE];
     unsigned int n = 0;
-    EVP_Digest(key.data(), key.size(), digest, &n, EVP_sha256(), nullptr);
+    if (!EVP_DigestInit_ex2(md_ctx.get(), sha256.get(), nullptr) ||
+        !EVP_DigestUpdate(md_ctx.get(), key.data(), key.size()) ||
+        !EVP_DigestFinal_ex(md_ctx.get(), digest, &n))
+      throw std::runtime_error("fingerprints: SHA-256 failed");
     const std::size_t k =
         ++seen[std::string(reinterpret_cast<const char*>(digest), static_cast<std::size_t>(n))];
     return tls::to_hex(digest, n) + ":" + std::to_string(k);
