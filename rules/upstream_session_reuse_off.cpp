@@ -43,6 +43,11 @@ upstream api { zone api 64k; server api.internal:8443; keepalive 16; }
 location / { proxy_pass https://api; }
 ```
 
+`ngxtls harden --upstream NAME=ADDRESS --upstream-ca FILE` writes all of it for the target
+nginx version: an upstream block with a zone and `keepalive`, and a location with HTTP/1.1,
+the Connection header cleared (before 1.30), session reuse, verification, `proxy_ssl_name` and
+SNI (docs/user-guide.md#harden-upstream).
+
 ## How the prober confirms it
 Not yet: the probe sees nginx's own listen sockets, not the connections nginx opens to its
 backends. A stand-in upstream in the sandbox, counting the TLS connections and handshakes it

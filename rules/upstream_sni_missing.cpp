@@ -37,6 +37,10 @@ location / {
 proxy_ssl_server_name on;
 proxy_ssl_name api.example.com;   # the name to send when it is not the proxy_pass host
 ```
+`ngxtls harden --upstream NAME=ADDRESS --upstream-ca FILE` writes all of it for the target
+nginx version: an upstream block with a zone and `keepalive`, and a location with HTTP/1.1,
+the Connection header cleared (before 1.30), session reuse, verification, `proxy_ssl_name` and
+SNI (docs/user-guide.md#harden-upstream).
 
 ## How the prober confirms it
 Not yet: the probe sees nginx's own listen sockets, not the connections nginx opens to its

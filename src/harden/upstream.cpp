@@ -3,6 +3,8 @@
 // HTTP/1.1 without `Connection: close`, resumes sessions, verifies the backend's certificate
 // for the right name and sends that name as SNI.
 
+#include "model/upstream.hpp"
+
 #include <algorithm>
 #include <cctype>
 #include <string_view>
@@ -10,7 +12,6 @@
 #include "base/error.hpp"
 #include "config/values.hpp"
 #include "harden/internal.hpp"
-#include "model/upstream.hpp"
 
 namespace ngxtls::harden {
 
@@ -22,7 +23,7 @@ namespace {
 // docs/nginx-facts.md#upstream-tls for what was measured).
 constexpr version upstream_keepalive_limits{1, 15, 3};  // keepalive_requests/_timeout in upstream
 constexpr version keepalive_requests_1000{1, 19, 10};   // their default 100 became 1000
-constexpr version tls13_default{1, 23, 4};   // proxy_ssl_protocols' default gains TLSv1.3
+constexpr version tls13_default{1, 23, 4};     // proxy_ssl_protocols' default gains TLSv1.3
 constexpr version no_tls10_default{1, 27, 3};  // ... and loses TLSv1 and TLSv1.1
 
 // Characters that would end a token, start a comment or a variable where NAME, ADDRESS or HOST
@@ -215,8 +216,9 @@ std::vector<snippet_line> location_lines(snippet& s, const upstream_options& u,
       "check the backend's certificate (nginx's default is off); the default "
       "proxy_ssl_verify_depth 1 accepts one intermediate CA (docs/nginx-facts.md#upstream-tls)");
   add("proxy_ssl_trusted_certificate " +
-          nginx_quote(o.upstream_trusted_certificate.empty() ? std::string("/path/to/backend-ca.pem")
-                                                             : o.upstream_trusted_certificate) +
+          nginx_quote(o.upstream_trusted_certificate.empty()
+                          ? std::string("/path/to/backend-ca.pem")
+                          : o.upstream_trusted_certificate) +
           ";",
       "the CA that issued the backends' certificates");
   bool defaulted = false;

@@ -9,6 +9,7 @@
 
 #include <fstream>
 #include <iostream>
+#include <nlohmann/json.hpp>
 #include <regex>
 #include <set>
 #include <sstream>
@@ -121,6 +122,16 @@ void hardened_location(const nginx_version_entry& v) {
   CHECK(t.exit_code == 0);
   CHECK(t.err.find("[warn]") == std::string::npos);
   CHECK(t.err.find("[emerg]") == std::string::npos);
+
+  // ngxtls lint on the same file, with its certificates and CA on disk: no upstream finding.
+  const auto lint = run({ngxtls_binary(), "lint", "--nginx-version", v.version, "--format", "json",
+                         "--fail-on", "never", ngx.conf_path().string()},
+                        "", 60);
+  REQUIRE_MESSAGE(lint.exit_code == 0, lint.err);
+  for (const auto& f : nlohmann::json::parse(lint.out).at("findings")) {
+    CAPTURE(f.dump());
+    CHECK(f.at("rule").get<std::string>().rfind("upstream-", 0) != 0);
+  }
 
   // 50 requests: 5 client connections of 10, one after another.
   std::size_t ok = 0;
