@@ -144,9 +144,9 @@ drive_result drive_requests(int port, const std::string& sni, const std::string&
   tls::ssl_ctx_ptr ctx(SSL_CTX_new(TLS_client_method()));
   if (!ctx) tls::throw_openssl("drive_requests: SSL_CTX_new");
   SSL_CTX_set_verify(ctx.get(), SSL_VERIFY_NONE, nullptr);
-  const std::string request = "GET " + path + " HTTP/1.1\r\nHost: " +
-                              (host.empty() ? std::string("localhost") : host) +
-                              "\r\nUser-Agent: ngxtls-check\r\n\r\n";
+  const std::string request =
+      "GET " + path + " HTTP/1.1\r\nHost: " + (host.empty() ? std::string("localhost") : host) +
+      "\r\nUser-Agent: ngxtls-check\r\n\r\n";
   drive_result total;
   std::mutex mutex;
   const auto start = clock::now();

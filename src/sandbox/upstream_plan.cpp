@@ -95,7 +95,8 @@ std::vector<std::string> sandbox::upstream_location(const model::model& m, std::
     const std::string directive = u.directive(suffix);
     if (suffix == "ssl_crl") {
       if (v == upstream_variant::as_configured)
-        notes_.push_back({label, directive + " left out: the stand-in's CA is not the one it lists"});
+        notes_.push_back(
+            {label, directive + " left out: the stand-in's CA is not the one it lists"});
       continue;
     }
     for (const auto* occ : setting.occurrences) {
@@ -127,9 +128,9 @@ std::vector<std::string> sandbox::upstream_location(const model::model& m, std::
   if (const std::string n = u.ssl_name(); !n.empty())
     lines.push_back(line_of(u.directive("ssl_name"), {n}));
   if (const auto* verify = u.get("ssl_verify"); verify && verify->first() == "on")
-    lines.push_back(line_of(u.directive("ssl_trusted_certificate"),
-                            {material_.file_for_nginx(standin.pki().root_cert,
-                                                      "the stand-in upstream's CA")}));
+    lines.push_back(
+        line_of(u.directive("ssl_trusted_certificate"),
+                {material_.file_for_nginx(standin.pki().root_cert, "the stand-in upstream's CA")}));
   if (fixed) lines.push_back(line_of(u.directive("ssl_session_reuse"), {"on"}));
   if (stream) {
     lines.push_back("proxy_ssl on;");
@@ -149,8 +150,9 @@ std::vector<std::string> sandbox::upstream_location(const model::model& m, std::
         // from the usual map, which is what the measurement sends.
         args = {args.empty() ? "Connection" : args[0], "close"};
         if (v == upstream_variant::as_configured)
-          notes_.push_back({label, "proxy_set_header Connection from a variable: measured as "
-                                   "`close` (a request without Upgrade)"});
+          notes_.push_back({label,
+                            "proxy_set_header Connection from a variable: measured as "
+                            "`close` (a request without Upgrade)"});
       }
       lines.push_back(line_of("proxy_set_header", args));
     }
@@ -201,8 +203,7 @@ void sandbox::plan_upstreams(const model::model& m, generation_plan& plan) {
     const std::string where = u.pass ? " at " + to_string(m.cfg->where(*u.pass)) : "";
     if (u.module != model::upstream_module::proxy) {
       notes_.push_back(
-          {label, u.directive("pass") + where +
-                      ": not measured (" +
+          {label, u.directive("pass") + where + ": not measured (" +
                       (u.module == model::upstream_module::grpc
                            ? "grpcs:// needs a backend that speaks HTTP/2; the stand-in speaks "
                              "HTTP/1.1"
@@ -218,12 +219,14 @@ void sandbox::plan_upstreams(const model::model& m, generation_plan& plan) {
     }
     const bool stream = u.context == model::context_kind::stream;
     std::vector<upstream_variant> variants{upstream_variant::as_configured};
-    if (!stream) variants.insert(variants.end(), {upstream_variant::wrong_name, upstream_variant::fixed});
+    if (!stream)
+      variants.insert(variants.end(), {upstream_variant::wrong_name, upstream_variant::fixed});
     for (auto v : variants) {
       standin_options so;
-      so.certificate_name = v == upstream_variant::wrong_name ? k_wrong_name : certificate_name_of(u);
-      so.pki_dir = (fs::path(run_dir_) / ("upstream-" + std::to_string(ui) + "-" + variant_tag(v)))
-                       .string();
+      so.certificate_name =
+          v == upstream_variant::wrong_name ? k_wrong_name : certificate_name_of(u);
+      so.pki_dir =
+          (fs::path(run_dir_) / ("upstream-" + std::to_string(ui) + "-" + variant_tag(v))).string();
       standins_.push_back(std::make_unique<upstream_standin>(so, taken_));
       const auto& standin = *standins_.back();
       material_.show_address_as(standin.address(), "the stand-in for " + u.target);

@@ -53,7 +53,9 @@ constexpr const char* k_not_implemented =
     "HTTP/1.1 501 Not Implemented\r\nContent-Length: 0\r\nConnection: close\r\n\r\n";
 
 // Accept every client certificate: the stand-in only records that one came.
-int accept_any(int, X509_STORE_CTX*) { return 1; }
+int accept_any(int, X509_STORE_CTX*) {
+  return 1;
+}
 
 // Lowercase ASCII.
 std::string lower(std::string s) {
@@ -72,8 +74,8 @@ request_head read_head(const std::string& head) {
   request_head r;
   const auto line_end = head.find("\r\n");
   const std::string request_line = head.substr(0, line_end);
-  const bool http10 = request_line.size() >= 8 &&
-                      request_line.compare(request_line.size() - 8, 8, "HTTP/1.0") == 0;
+  const bool http10 =
+      request_line.size() >= 8 && request_line.compare(request_line.size() - 8, 8, "HTTP/1.0") == 0;
   r.keep_alive = !http10;
   std::size_t pos = line_end == std::string::npos ? head.size() : line_end + 2;
   while (pos < head.size()) {
@@ -99,7 +101,9 @@ request_head read_head(const std::string& head) {
   return r;
 }
 
-void set_nonblocking(int fd) { ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK); }
+void set_nonblocking(int fd) {
+  ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK);
+}
 
 }  // namespace
 

@@ -8,13 +8,19 @@
 #include <doctest/doctest.h>
 
 #include <iostream>
+#include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "config/loader.hpp"
 #include "model/model.hpp"
 #include "sandbox/sandbox.hpp"
 #include "sandbox/upstream_drive.hpp"
+#include "support/nginx_instance.hpp"
 #include "support/nginx_version_cases.hpp"
 #include "support/process.hpp"
+#include "support/server_process.hpp"
 #include "tls/pki.hpp"
 
 using namespace ngxtls;
@@ -63,13 +69,12 @@ route_counts drive(const sandbox::sandbox_upstream& u, sandbox::upstream_variant
   route_counts c;
   c.drive = sandbox::drive_requests(u.port, u.sni, u.sni, r->path, o);
   c.standin = sandbox::count(r->standin->connections());
-  std::cout << u.location << " (" << sandbox::to_string(v) << "): " << c.drive.sent
-            << " requests, " << c.drive.ok << " ok, " << c.drive.bad_gateway << " 502; "
-            << c.standin.connections << " upstream TLS connections: " << c.standin.full_handshakes
-            << " full, " << c.standin.resumed << " resumed, SNI";
+  std::cout << u.location << " (" << sandbox::to_string(v) << "): " << c.drive.sent << " requests, "
+            << c.drive.ok << " ok, " << c.drive.bad_gateway << " 502; " << c.standin.connections
+            << " upstream TLS connections: " << c.standin.full_handshakes << " full, "
+            << c.standin.resumed << " resumed, SNI";
   for (const auto& n : c.standin.sni) std::cout << " " << (n.empty() ? "(none)" : n);
-  std::cout << ", "
-            << c.standin.requests << " upstream requests" << std::endl;
+  std::cout << ", " << c.standin.requests << " upstream requests" << std::endl;
   return c;
 }
 
@@ -146,7 +151,159 @@ void upstream_standins(const nginx_version_entry& v) {
   }
 }
 
+/// `openssl s_server -www`'s statistics page: the counter on the line that ends with `label`.
+long s_server_stat(const std::string& page, const std::string& label) {
+  std::istringstream in(page);
+  for (std::string line; std::getline(in, line);)
+    if (line.find(label) != std::string::npos) return std::strtol(line.c_str(), nullptr, 10);
+  FAIL("no '" << label << "' in s_server's page: " << page);
+  return -1;
+}
+
+/// The independent count: the same two locations run by nginx `v` itself (no sandbox) against
+/// `openssl s_server -www` backends, whose own session statistics count the TLS connections
+/// (accepts) and resumptions (session cache hits). -www answers HTTP/1.0 and closes, so only the
+/// locations whose upstream connections are per request anyway are compared.
+void upstream_counts_match_s_server(const nginx_version_entry& v) {
+  temp_dir dir;
+  tls::pki_options po;
+  po.dns_names = {"front.test"};
+  const auto pki = tls::make_pki((dir.path() / "pki").string(), po);
+
+  // 1. The sandbox and its stand-ins.
+  const std::string locations =
+      "    location /per-request/ { proxy_pass https://backend.example.com; }\n"
+      "    location /variable/ { set $b backend.example.com; proxy_pass https://$b; }\n";
+  const auto conf = dir.write(
+      "nginx.conf",
+      "events {}\nhttp {\n  server {\n    listen 443 ssl; server_name front.test;\n"
+      "    ssl_certificate " +
+          pki.chain + "; ssl_certificate_key " + pki.leaf_key + ";\n" + locations + "  }\n}\n");
+  const auto cfg = config::load_file(conf.string());
+  model::assumed_versions av;
+  av.nginx = *model::version::parse(v.version);
+  const auto m = model::build(cfg, av);
+  sandbox::sandbox_options so;
+  so.nginx_binary = v.binary;
+  so.base_dir = (dir.path() / "runs").string();
+  std::map<std::string, sandbox::standin_counts> standin;
+  {
+    sandbox::sandbox sb(m, so);
+    for (const char* loc : {"/per-request/", "/variable/"})
+      standin[loc] = drive(at(sb, loc), sandbox::upstream_variant::as_configured).standin;
+  }
+
+  // 2. The same locations on nginx itself, to s_server backends.
+  const int front = free_port(), per_request_port = free_port(), variable_port = free_port();
+  auto s_server = [&](int port, const std::string& log) {
+    return std::make_unique<server_process>(
+        std::vector<std::string>{"openssl", "s_server", "-accept", std::to_string(port), "-cert",
+                                 pki.chain, "-key", pki.leaf_key, "-www", "-quiet"},
+        (dir.path() / log).string(), port);
+  };
+  auto per_request_backend = s_server(per_request_port, "s1.log");
+  auto variable_backend = s_server(variable_port, "s2.log");
+  const std::string body =
+      "server {\n  listen 127.0.0.1:" + std::to_string(front) + " ssl;\n  ssl_certificate " +
+      pki.chain + ";\n  ssl_certificate_key " + pki.leaf_key +
+      ";\n  location /per-request/ { proxy_pass https://127.0.0.1:" +
+      std::to_string(per_request_port) +
+      "; }\n  location /variable/ { set $b 127.0.0.1:" + std::to_string(variable_port) +
+      "; proxy_pass https://$b; }\n}\n";
+  nginx_options o;
+  o.binary = v.binary;
+  o.wait_ports = {front};
+  nginx_instance ngx(nginx_conf(1, body), o);
+  for (const auto& [loc, port] : std::vector<std::pair<std::string, int>>{
+           {"/per-request/", per_request_port}, {"/variable/", variable_port}}) {
+    sandbox::drive_options d;
+    d.requests = k_requests;
+    const auto r = sandbox::drive_requests(front, "", "front.test", loc, d);
+    CHECK(r.ok == k_requests);
+    // The statistics page, fetched by one more client of its own (one more full handshake).
+    const auto page =
+        run({"curl", "-sk", "--max-time", "10", "https://127.0.0.1:" + std::to_string(port) + "/"});
+    REQUIRE(page.exit_code == 0);
+    const long accepts = s_server_stat(page.out, "server accepts that finished") - 1;
+    const long hits = s_server_stat(page.out, "session cache hits");
+    std::cout << loc << " s_server: " << accepts << " accepts, " << hits
+              << " session cache hits; stand-in: " << standin[loc].handshakes << " handshakes, "
+              << standin[loc].resumed << " resumed" << std::endl;
+    CHECK(accepts == standin[loc].handshakes);
+    CHECK(hits == standin[loc].resumed);
+  }
+}
+
+/// The verdict of the finding of `rule` at the location whose path is `location`, from check's
+/// JSON ("" when there is none).
+std::string verdict_of(const nlohmann::json& j, const std::string& rule, const std::string& place) {
+  for (const auto& f : j.at("findings"))
+    if (f.at("rule") == rule && f.at("message").get<std::string>().find(place) != std::string::npos)
+      return f.at("verdict").get<std::string>() + ": " + f.at("verdict_reason").get<std::string>();
+  return "";
+}
+
+/// `ngxtls check --sandbox` judges the upstream rules' findings by the stand-ins' counts, and
+/// with --load prices the keepalive fix.
+void check_judges_upstream_findings(const nginx_version_entry& v) {
+  temp_dir dir;
+  tls::pki_options po;
+  po.dns_names = {"front.test"};
+  const auto pki = tls::make_pki((dir.path() / "pki").string(), po);
+  const auto conf =
+      dir.write("nginx.conf",
+                "events {}\nhttp {\n  server {\n    listen 443 ssl; server_name front.test;\n"
+                "    ssl_certificate " +
+                    pki.chain + "; ssl_certificate_key " + pki.leaf_key +
+                    ";\n"
+                    "    location /per-request/ { proxy_pass https://backend.example.com; }\n"
+                    "    location /reuse-off/ { proxy_pass https://backend.example.com;\n"
+                    "      proxy_ssl_session_reuse off; proxy_ssl_server_name on; }\n"
+                    "  }\n}\n");
+  const auto r = run({ngxtls_binary(), "check", conf.string(), "--sandbox", "--nginx", v.binary,
+                      "-n", "2", "--no-ocsp", "--format", "json", "--fail-on", "never", "--load",
+                      "--duration", "1", "--select",
+                      "upstream-tls-per-request,upstream-session-reuse-off,upstream-sni-missing,"
+                      "upstream-not-verified"},
+                     "", 120);
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  const std::string loc = "/per-request/ of front.test";
+  CHECK(verdict_of(j, "upstream-tls-per-request", loc) ==
+        "confirmed: 50 requests through /per-request/ opened 50 upstream TLS connections: 1 full "
+        "handshake, 49 resumed, no SNI: a TLS connection per request");
+  CHECK(verdict_of(j, "upstream-sni-missing", loc) ==
+        "confirmed: 50 requests through /per-request/ opened 50 upstream TLS connections: 1 full "
+        "handshake, 49 resumed, no SNI: the stand-in received no server name");
+  CHECK(verdict_of(j, "upstream-not-verified", loc) ==
+        "confirmed: nginx completed 50/50 requests through /per-request/ to a stand-in whose "
+        "certificate is for another name than backend.example.com");
+  CHECK(verdict_of(j, "upstream-session-reuse-off", "/reuse-off/ of front.test") ==
+        "confirmed: 50 requests through /reuse-off/ opened 50 upstream TLS connections: 50 full "
+        "handshakes, 0 resumed, SNI backend.example.com: every new upstream connection was a full "
+        "handshake");
+  // No SNI finding where it is on.
+  CHECK(verdict_of(j, "upstream-sni-missing", "/reuse-off/") == "");
+  REQUIRE(j.at("upstreams").size() == 2);
+  const auto& per_request = j.at("upstreams").at(0);
+  CHECK(per_request.at("location") == "/per-request/");
+  CHECK(per_request.at("fixed").at("upstream_connections") == 1);
+  const auto& load = per_request.at("load");
+  std::cout << "nginx " << v.version << " --load /per-request/: " << load.dump() << std::endl;
+  CHECK(load.at("configured_requests_per_second").get<double>() > 0);
+  CHECK(load.at("fixed_requests_per_second").get<double>() > 0);
+  // The fix keeps its upstream connections: a few (nginx opens more than the 8 in flight when
+  // requests overlap on its side), against one per request as configured.
+  CHECK(load.at("fixed_upstream_connections").get<int>() * 10 <
+        load.at("configured_upstream_connections").get<int>());
+}
+
 }  // namespace
 
+NGINX_VERSION_CASES("check --sandbox judges the upstream findings by the stand-ins' counts",
+                    check_judges_upstream_findings)
 NGINX_VERSION_CASES("sandbox stand-in upstreams count nginx's upstream TLS handshakes",
                     upstream_standins)
+NGINX_VERSION_CASES("the stand-ins' counts match openssl s_server's session statistics",
+                    upstream_counts_match_s_server)
