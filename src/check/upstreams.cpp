@@ -10,7 +10,8 @@ std::string describe(const upstream_measurement& m, const upstream_counts& c) {
   std::string sni;
   for (const auto& n : c.sni)
     if (!n.empty()) sni += (sni.empty() ? "SNI " : ", ") + n;
-  if (sni.empty()) sni = c.sni.empty() ? "no handshake completed" : "no SNI";
+  if (sni.empty())
+    sni = c.sni.empty() ? "no handshake completed" : "no SNI";
   else if (std::find(c.sni.begin(), c.sni.end(), "") != c.sni.end())
     sni += " and none";
   return std::to_string(c.requests) + " requests through " +
@@ -91,9 +92,8 @@ void price_upstreams(const sandbox::sandbox& sb, std::vector<upstream_measuremen
     p.connections = connections;
     p.duration_ms = duration_ms;
     const auto before_conf = sandbox::count(conf->standin->connections());
-    p.configured_rps =
-        sandbox::drive_requests(ups[i].port, ups[i].sni, ups[i].sni, conf->path, o)
-            .requests_per_second();
+    p.configured_rps = sandbox::drive_requests(ups[i].port, ups[i].sni, ups[i].sni, conf->path, o)
+                           .requests_per_second();
     const auto after_conf = sandbox::count(conf->standin->connections());
     p.configured_upstream_connections = after_conf.connections - before_conf.connections;
     p.configured_full_handshakes = after_conf.full_handshakes - before_conf.full_handshakes;

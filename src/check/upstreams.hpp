@@ -12,7 +12,6 @@
 
 namespace ngxtls::check {
 
-
 /// --load: client connections with a request in flight, per variant.
 inline constexpr int k_upstream_load_connections = 8;
 

@@ -57,6 +57,16 @@ int accept_any(int, X509_STORE_CTX*) {
   return 1;
 }
 
+// The server name of the ClientHello, into the connection's string (SSL app data): read here
+// because after a resumed TLS 1.2 handshake SSL_get_servername answers from the session.
+int record_server_name(SSL* ssl, int*, void*) {
+  if (auto* sni = static_cast<std::string*>(SSL_get_app_data(ssl))) {
+    const char* name = SSL_get_servername(ssl, TLSEXT_NAMETYPE_host_name);
+    *sni = name ? name : "";
+  }
+  return SSL_TLSEXT_ERR_OK;
+}
+
 // Lowercase ASCII.
 std::string lower(std::string s) {
   for (auto& ch : s) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
@@ -121,6 +131,7 @@ struct upstream_standin::state {
     std::size_t record = 0;
     bool handshake_done = false;
     std::string in, out;
+    std::string sni;  ///< the ClientHello's server name (record_server_name)
     std::size_t body_left = 0;
     bool close_after_write = false;
     clock::time_point last_activity = clock::now();
@@ -156,6 +167,7 @@ upstream_standin::upstream_standin(const standin_options& options, std::set<int>
   const unsigned char sid_ctx[] = "ngxtls-standin";
   SSL_CTX_set_session_id_context(ctx, sid_ctx, sizeof sid_ctx - 1);
   SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, accept_any);
+  SSL_CTX_set_tlsext_servername_callback(ctx, record_server_name);
 
   if (::pipe2(wake_fd_, O_CLOEXEC | O_NONBLOCK) != 0)
     throw target_error("stand-in upstream: pipe: " + std::string(std::strerror(errno)));
@@ -221,13 +233,12 @@ next_step serve_connection(State& st, Conn& c) {
                                                                    : next_step::close;
     }
     c.handshake_done = true;
-    const char* sni = SSL_get_servername(ssl, TLSEXT_NAMETYPE_host_name);
     tls::x509_ptr peer(SSL_get_peer_certificate(ssl));
     st.record(c, [&](standin_connection& k) {
       k.handshake_done = true;
       k.resumed = SSL_session_reused(ssl) == 1;
       k.protocol = SSL_get_version(ssl);
-      k.sni = sni ? sni : "";
+      k.sni = c.sni;
       k.client_certificate = peer != nullptr;
     });
   }
@@ -325,6 +336,8 @@ void upstream_standin::serve() {
           st.records.emplace_back();
         }
         st.conns.push_back(std::move(c));
+        // The list keeps the element where it is: the callback may hold its string.
+        SSL_set_app_data(st.conns.back().ssl.get(), &st.conns.back().sni);
       }
     }
     const auto now = clock::now();

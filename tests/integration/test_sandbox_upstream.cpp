@@ -44,6 +44,9 @@ std::string front_config(const tls::pki_paths& pki) {
          // Kept connections, sessions not reused.
          "    location /reuse-off/ { proxy_pass https://kept; proxy_http_version 1.1;\n"
          "      proxy_set_header Connection \"\"; proxy_ssl_session_reuse off; }\n"
+         // SNI on, TLS 1.2, a connection per request: resumed handshakes carry SNI too.
+         "    location /sni-tls12/ { proxy_pass https://backend.example.com;\n"
+         "      proxy_ssl_server_name on; proxy_ssl_protocols TLSv1.2; }\n"
          // A target nginx works out per request: no session kept.
          "    location /variable/ { set $b backend.example.com; proxy_pass https://$b; }\n"
          // SNI on, verification on with a trusted CA.
@@ -103,7 +106,7 @@ void upstream_standins(const nginx_version_entry& v) {
   std::string untested;
   for (const auto& [label, why] : sb.untested()) untested += label + ": " + why + "; ";
   INFO("untested: " << untested);
-  REQUIRE(sb.upstreams().size() == 4);
+  REQUIRE(sb.upstreams().size() == 5);
 
   // proxy_pass https://HOST, no upstream block: one TLS connection per request on every version
   // (1.30 too); the implicit upstream keeps the session, so only the first is a full handshake.
@@ -121,6 +124,13 @@ void upstream_standins(const nginx_version_entry& v) {
   CHECK(reuse_off.standin.resumed == 0);
   CHECK(reuse_off.standin.full_handshakes == reuse_off.standin.connections);
   CHECK(reuse_off.standin.requests == k_requests);
+
+  // The stand-in reads SNI from each ClientHello, resumed TLS 1.2 ones included.
+  auto sni12 = drive(at(sb, "/sni-tls12/"), sandbox::upstream_variant::as_configured);
+  CHECK(sni12.standin.connections == k_requests);
+  CHECK(sni12.standin.resumed == k_requests - 1);
+  CHECK(sni12.standin.protocols == std::set<std::string>{"TLSv1.2"});
+  CHECK(sni12.standin.sni == std::set<std::string>{"backend.example.com"});
 
   // A variable target: a connection per request, never resumed.
   auto variable = drive(at(sb, "/variable/"), sandbox::upstream_variant::as_configured);

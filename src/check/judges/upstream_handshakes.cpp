@@ -24,9 +24,10 @@ const upstream_measurement* measured_upstream(const checked_finding& c, const ju
 
 void add_counts(checked_finding& c, const upstream_measurement& m, const upstream_counts& k,
                 const std::string& variant) {
-  const std::string target = m.server + (m.location.empty() ? "" : " " + m.location) + " (" +
-                             variant + ")";
-  c.evidence.push_back({"requests through nginx", frac(k.ok, k.requests) + " answered 2xx", target});
+  const std::string target =
+      m.server + (m.location.empty() ? "" : " " + m.location) + " (" + variant + ")";
+  c.evidence.push_back(
+      {"requests through nginx", frac(k.ok, k.requests) + " answered 2xx", target});
   c.evidence.push_back({"upstream TLS connections", std::to_string(k.connections), target});
   c.evidence.push_back({"full handshakes", std::to_string(k.full_handshakes), target});
   c.evidence.push_back({"resumed handshakes", std::to_string(k.resumed), target});
