@@ -48,9 +48,11 @@ SNI (docs/user-guide.md#harden-upstream).
 (`upstream-tls-config-error`).
 
 ## How the prober confirms it
-Not yet: the probe sees nginx's own listen sockets, not the connections nginx opens to its
-backends. A stand-in upstream in the sandbox, counting the TLS connections and handshakes it
-receives, is to come; until then these findings are reported as lint found them.
+`ngxtls check --sandbox` runs a copy of the location against a stand-in TLS server whose
+certificate is issued for another name (`wrong-name.ngxtls.invalid`) and sends 50 requests:
+nginx completing them confirms the finding, 502 Bad Gateway for every one refutes it (nginx
+verified the certificate and refused it). Stream servers are not tested this way (a second
+variant would need a listen socket of its own).
 
 ## Source
 nginx documentation, ngx_http_proxy_module: proxy_ssl_verify (default off), proxy_ssl_name
@@ -95,8 +97,7 @@ engine::rule upstream_not_verified() {
                  "The backend's certificate is not verified (proxy_ssl_verify off) for a backend "
                  "over a network",
                  doc, check};
-  // No judge yet: the sandbox's stand-in upstream, which counts upstream handshakes, is to come.
-  r.confirmed_by = engine::probe_question::none;
+  r.confirmed_by = engine::probe_question::upstream_verification;
   r.costs_resumption = false;
   return r;
 }

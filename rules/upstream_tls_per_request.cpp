@@ -65,9 +65,14 @@ the Connection header cleared (before 1.30), session reuse, verification, `proxy
 SNI (docs/user-guide.md#harden-upstream).
 
 ## How the prober confirms it
-Not yet: the probe sees nginx's own listen sockets, not the connections nginx opens to its
-backends. A stand-in upstream in the sandbox, counting the TLS connections and handshakes it
-receives, is to come; until then these findings are reported as lint found them.
+`ngxtls check --sandbox` points the location's upstream at a stand-in TLS server run by ngxtls
+on loopback (its certificate for the configured name) and sends 50 requests through the location
+from 5 keep-alive client connections, one at a time; the stand-in counts the TLS connections,
+full and resumed handshakes and the requests on each. A new upstream connection for every request
+confirms the finding ("50 requests through /api/ opened 50 upstream TLS connections: 1 full
+handshake, 49 resumed, no SNI"); fewer refute it. `check --sandbox --load` prices the fix:
+requests per second through the location as configured and with keepalive, HTTP/1.1, a cleared
+Connection header and session reuse, one after the other in the same sandbox.
 
 ## Source
 docs/nginx-facts.md#upstream-tls, measured on nginx 1.22.1, 1.26.3 and 1.30.6 by
@@ -202,8 +207,7 @@ engine::rule upstream_tls_per_request() {
       id, engine::severity::warning,
       "A TLS upstream without connection reuse: a TLS handshake to the backend for every request",
       doc, check};
-  // No judge yet: the sandbox's stand-in upstream, which counts upstream handshakes, is to come.
-  r.confirmed_by = engine::probe_question::none;
+  r.confirmed_by = engine::probe_question::upstream_connections;
   r.costs_resumption = false;
   return r;
 }
