@@ -134,14 +134,19 @@ std::string notice_line(const lint_report& r) {
 
 std::string no_tls_text(const lint_report& r) {
   if (r.tls_servers > 0 || r.files_read == 0) return {};
-  return "no TLS server in " + std::to_string(r.files_read) +
-         (r.files_read == 1 ? " file" : " files") + ": nothing TLS was checked";
+  const std::string files = std::to_string(r.files_read) + (r.files_read == 1 ? " file" : " files");
+  if (r.tls_upstreams > 0)
+    return "no TLS server in " + files + ": only nginx's " + std::to_string(r.tls_upstreams) +
+           " TLS " + (r.tls_upstreams == 1 ? "connection" : "connections") +
+           " to its backends were checked";
+  return "no TLS server in " + files + ": nothing TLS was checked";
 }
 
 void note_reading(lint_report& r, const std::string& path, const config::config& cfg,
                   const model::model& m) {
   r.files_read += cfg.files.size();
   for (const auto& s : m.servers) r.tls_servers += model::offers_tls(s);
+  r.tls_upstreams += m.tls_upstreams.size();
   if (cfg.implied == config::implied_context::none && cfg.skipped_files.empty()) return;
   const std::string how = cfg.implied == config::implied_context::none && !cfg.files.empty()
                               ? "from " + cfg.files.front().path + " and the files it includes"

@@ -51,6 +51,9 @@ struct lint_report {
   /// none says "nothing TLS was checked" on its summary line.
   std::size_t tls_servers = 0;
   std::size_t files_read = 0;
+  /// TLS connections nginx opens to its backends (model::tls_upstreams): with no TLS server,
+  /// those are what was checked.
+  std::size_t tls_upstreams = 0;
   /// The directory paths are made relative to for code scanning (SARIF's %SRCROOT%, GitHub
   /// annotations, fingerprints): --project-root, else the git work tree holding the working
   /// directory, else the working directory. Empty: every path absolute.
