@@ -91,19 +91,20 @@ void price_upstreams(const sandbox::sandbox& sb, std::vector<upstream_measuremen
     upstream_price p;
     p.connections = connections;
     p.duration_ms = duration_ms;
-    const auto before_conf = sandbox::count(conf->standin->connections());
-    p.configured_rps = sandbox::drive_requests(ups[i].port, ups[i].sni, ups[i].sni, conf->path, o)
-                           .requests_per_second();
-    const auto after_conf = sandbox::count(conf->standin->connections());
-    p.configured_upstream_connections = after_conf.connections - before_conf.connections;
-    p.configured_full_handshakes = after_conf.full_handshakes - before_conf.full_handshakes;
+    // One route under load: its requests per second, and the upstream connections and full
+    // handshakes it cost.
+    auto load = [&](const sandbox::sandbox_upstream_route& route, double& rps, int& opened,
+                    int& full) {
+      const auto before = sandbox::count(route.standin->connections());
+      rps = sandbox::drive_requests(ups[i].port, ups[i].sni, ups[i].sni, route.path, o)
+                .requests_per_second();
+      const auto after = sandbox::count(route.standin->connections());
+      opened = after.connections - before.connections;
+      full = after.full_handshakes - before.full_handshakes;
+    };
+    load(*conf, p.configured_rps, p.configured_upstream_connections, p.configured_full_handshakes);
     if (stop && stop->load()) continue;
-    const auto before_fix = sandbox::count(fix->standin->connections());
-    p.fixed_rps = sandbox::drive_requests(ups[i].port, ups[i].sni, ups[i].sni, fix->path, o)
-                      .requests_per_second();
-    const auto after_fix = sandbox::count(fix->standin->connections());
-    p.fixed_upstream_connections = after_fix.connections - before_fix.connections;
-    p.fixed_full_handshakes = after_fix.full_handshakes - before_fix.full_handshakes;
+    load(*fix, p.fixed_rps, p.fixed_upstream_connections, p.fixed_full_handshakes);
     measured[i].price = p;
   }
 }

@@ -88,21 +88,33 @@ const sandbox::sandbox_upstream& at(const sandbox::sandbox& sb, const std::strin
   throw std::logic_error("unreachable");
 }
 
+/// The config `conf` modelled for nginx `v` and run in a sandbox under `dir`/runs.
+struct sandboxed {
+  config::config cfg;
+  model::model m;
+  std::unique_ptr<sandbox::sandbox> sb;
+  sandboxed(const nginx_version_entry& v, const std::filesystem::path& conf,
+            const std::filesystem::path& dir)
+      : cfg(config::load_file(conf.string())) {
+    model::assumed_versions av;
+    av.nginx = *model::version::parse(v.version);
+    m = model::build(cfg, av);
+    sandbox::sandbox_options so;
+    so.nginx_binary = v.binary;
+    so.base_dir = (dir / "runs").string();
+    sb = std::make_unique<sandbox::sandbox>(m, so);
+  }
+};
+
 void upstream_standins(const nginx_version_entry& v) {
   temp_dir dir;
   tls::pki_options po;
   po.dns_names = {"front.test"};
   const auto pki = tls::make_pki((dir.path() / "pki").string(), po);
   const auto conf = dir.write("nginx.conf", front_config(pki));
-  const auto cfg = config::load_file(conf.string());
-  model::assumed_versions av;
-  av.nginx = *model::version::parse(v.version);
-  const auto m = model::build(cfg, av);
-  sandbox::sandbox_options so;
-  so.nginx_binary = v.binary;
-  so.base_dir = (dir.path() / "runs").string();
-  sandbox::sandbox sb(m, so);
-  INFO("TLS upstreams in the model: " << m.tls_upstreams.size());
+  const sandboxed run(v, conf, dir.path());
+  const auto& sb = *run.sb;
+  INFO("TLS upstreams in the model: " << run.m.tls_upstreams.size());
   std::string untested;
   for (const auto& [label, why] : sb.untested()) untested += label + ": " + why + "; ";
   INFO("untested: " << untested);
@@ -189,18 +201,11 @@ void upstream_counts_match_s_server(const nginx_version_entry& v) {
       "events {}\nhttp {\n  server {\n    listen 443 ssl; server_name front.test;\n"
       "    ssl_certificate " +
           pki.chain + "; ssl_certificate_key " + pki.leaf_key + ";\n" + locations + "  }\n}\n");
-  const auto cfg = config::load_file(conf.string());
-  model::assumed_versions av;
-  av.nginx = *model::version::parse(v.version);
-  const auto m = model::build(cfg, av);
-  sandbox::sandbox_options so;
-  so.nginx_binary = v.binary;
-  so.base_dir = (dir.path() / "runs").string();
   std::map<std::string, sandbox::standin_counts> standin;
   {
-    sandbox::sandbox sb(m, so);
+    const sandboxed run(v, conf, dir.path());
     for (const char* loc : {"/per-request/", "/variable/"})
-      standin[loc] = drive(at(sb, loc), sandbox::upstream_variant::as_configured).standin;
+      standin[loc] = drive(at(*run.sb, loc), sandbox::upstream_variant::as_configured).standin;
   }
 
   // 2. The same locations on nginx itself, to s_server backends.
