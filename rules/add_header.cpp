@@ -79,6 +79,17 @@ bool has_header(const std::vector<const config::directive*>& headers, std::strin
   return false;
 }
 
+bool passes_to_backend(const model::server& s) {
+  bool passes = false;
+  if (!s.where) return false;
+  walk(s.where->block, [&](const config::directive& d) {
+    const std::string_view n = d.name.view();
+    passes = passes || n == "proxy_pass" || n == "fastcgi_pass" || n == "uwsgi_pass" ||
+             n == "scgi_pass" || n == "grpc_pass";
+  });
+  return passes;
+}
+
 void visit_header_levels(
     const engine::context& ctx, const model::server& s,
     const std::function<void(const header_level& here, const header_level& parent)>& visit) {

@@ -31,6 +31,11 @@ bool adds_header(const config::directive& d, std::string_view name);
 /// True when `headers` holds an add_header for `name`.
 bool has_header(const std::vector<const config::directive*>& headers, std::string_view name);
 
+/// True when some location of http server `s` hands requests to a backend (`proxy_pass`,
+/// `fastcgi_pass`, `uwsgi_pass`, `scgi_pass`, `grpc_pass`), whose responses may carry headers
+/// the config does not add.
+bool passes_to_backend(const model::server& s);
+
 /// Visits the server level of http server `s` and then every `location` and `if` block in it
 /// (depth first, parents before children) with the add_header list in effect there and that of
 /// the enclosing level. A level's own add_header list replaces the inherited one; with

@@ -74,7 +74,7 @@ void check(const engine::context& ctx, engine::finding_list& out) {
     if (!s.has_ssl || s.context != model::context_kind::http || !s.where) continue;
     if (model::is_on(s.get("ssl_reject_handshake")) || closes_every_request(s)) continue;
     if (!seen.insert(s.where).second) continue;
-    bool anywhere = false, proxied = false;
+    bool anywhere = false;
     auto more_headers = [](const header_level& l) {
       for (const auto* d : l.more_set)
         if (more_headers_sets_hsts(*d)) return true;
@@ -86,11 +86,7 @@ void check(const engine::context& ctx, engine::finding_list& out) {
                  more_headers(parent);
     });
     if (anywhere) continue;
-    walk(s.where->block, [&](const config::directive& d) {
-      const std::string_view n = d.name.view();
-      proxied = proxied || n == "proxy_pass" || n == "fastcgi_pass" || n == "uwsgi_pass" ||
-                n == "scgi_pass" || n == "grpc_pass";
-    });
+    const bool proxied = passes_to_backend(s);
     // An unnamed server's label already reads "server at FILE:LINE".
     const std::string label = server_label(ctx, s);
     auto f = ctx.make(

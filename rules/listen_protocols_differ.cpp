@@ -86,7 +86,8 @@ void check(const engine::context& ctx, engine::finding_list& out) {
       flags f;
       const model::listen_directive* first = nullptr;
       for (const auto& l : m.servers[si].listens) {
-        if (l.address != k.address || l.port != k.port) continue;
+        // A quic listen is on the UDP socket of its address, not on the TCP one.
+        if (l.address != k.address || l.port != k.port || l.quic != k.quic) continue;
         if (!first) first = &l;
         f.ssl = f.ssl || l.ssl;
         f.http2 = f.http2 || l.http2;

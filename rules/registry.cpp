@@ -54,6 +54,12 @@ const std::vector<rule>& all_rules() {
       rules::upstream_not_verified(),
       rules::upstream_sni_missing(),
       rules::upstream_tls_config_error(),
+      rules::quic_without_tcp_tls(),
+      rules::quic_not_advertised(),
+      rules::quic_without_tls13(),
+      rules::quic_reuseport(),
+      rules::quic_host_key_missing(),
+      rules::quic_early_data(),
   };
   return catalog;
 }

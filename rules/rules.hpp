@@ -78,5 +78,21 @@ engine::rule upstream_not_verified();
 engine::rule upstream_sni_missing();
 /// upstream-tls-config-error: An upstream TLS setting nginx refuses at start.
 engine::rule upstream_tls_config_error();
+/// quic-without-tcp-tls: QUIC listener without a TCP TLS listener for the same names.
+engine::rule quic_without_tcp_tls();
+/// quic-not-advertised: QUIC listener that no Alt-Svc advertises, or Alt-Svc naming a port without
+/// QUIC.
+engine::rule quic_not_advertised();
+/// quic-without-tls13: QUIC server whose ssl_protocols lack TLSv1.3 (nginx refuses it).
+engine::rule quic_without_tls13();
+/// quic-reuseport: QUIC socket with reuseport doubled, missing with several workers, or without
+/// quic_bpf.
+engine::rule quic_reuseport();
+/// quic-host-key-missing: QUIC tokens sealed with a random key per reload, or keys differing across
+/// a fleet.
+engine::rule quic_host_key_missing();
+/// quic-early-data: ssl_early_data on over QUIC (replayable 0-RTT, or none with the compatibility
+/// layer).
+engine::rule quic_early_data();
 
 }  // namespace ngxtls::rules

@@ -69,7 +69,7 @@ const model::listen_directive* tls_listen(const model::server& s, const model::l
   for (const auto& l : s.listens) {
     if (!(l.ssl || l.quic) || !l.where) continue;
     if (!any) any = &l;
-    if (k && l.address == k->address && l.port == k->port) return &l;
+    if (k && l.address == k->address && l.port == k->port && l.quic == k->quic) return &l;
   }
   return any;
 }
@@ -99,7 +99,7 @@ void check(const engine::context& ctx, engine::finding_list& out) {
     bool tls = false;
     for (std::size_t si : k.servers)
       for (const auto& l : m.servers[si].listens)
-        if ((l.ssl || l.quic) && l.address == k.address && l.port == k.port) tls = true;
+        if ((k.quic ? l.quic : l.ssl) && l.address == k.address && l.port == k.port) tls = true;
     if (!tls) continue;
     const model::server& d = m.servers[k.default_server];
     if (has_certificate(d)) continue;

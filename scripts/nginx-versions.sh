@@ -5,7 +5,10 @@
 #   1.22   Debian 12's nginx package, installed on the system (/usr/sbin/nginx).
 #   1.26   upstream nginx 1.26.3, built from the orig tarball that Debian trixie ships, with the
 #          system OpenSSL, into a private prefix:
-#          ./configure --with-http_ssl_module --with-http_v2_module --with-stream --with-stream_ssl_module
+#          ./configure --with-http_ssl_module --with-http_v2_module --with-http_v3_module
+#                      --with-stream --with-stream_ssl_module
+#          OpenSSL 3.0 has no QUIC API, so nginx's HTTP/3 runs over its OpenSSL compatibility
+#          layer (configure says "OpenSSL QUIC compatibility"), which has no early data.
 #   1.30   Debian sid's nginx 1.30.x binary package, run with sid's own runtime libraries (libc,
 #          libssl3t64, libpcre2, zlib, ...) unpacked beside it and started through sid's dynamic
 #          loader by a wrapper sbin/nginx. It runs with sid's OpenSSL (3.6 when this was written).
@@ -20,11 +23,15 @@
 # ${XDG_CACHE_HOME:-~/.cache}/ngxtls-nginx without write access to /var/cache), which outlives
 # build directories, so CI runs on the same machine reuse them without any network
 # access. A version is installed into a staging directory and renamed into place only when it
-# works, so an interrupted run leaves no half-installed version. --refresh reinstalls.
+# works, so an interrupted run leaves no half-installed version. --refresh reinstalls. A built
+# version's stamp records its configure arguments: when the script's arguments change, the cached
+# build is rebuilt once, and later runs reuse the new one.
 #
 # Output: the manifest $NGXTLS_NGINX_CACHE/manifest (also printed on stdout), one line per slot,
 # tab-separated: SLOT VERSION STATUS PATH NOTE
-#   STATUS ok    PATH is the nginx binary; NOTE says where it comes from and its OpenSSL
+#   STATUS ok    PATH is the nginx binary; NOTE says where it comes from, its OpenSSL and how
+#                it does QUIC (none; nginx's compatibility layer, no early data; or OpenSSL's own
+#                QUIC API, early data possible)
 #   STATUS skip  the version is not available here; NOTE says why and what to pin instead
 #                (the tests skip that version with NOTE)
 #   STATUS fail  a download failed verification or the build failed (the tests fail)
@@ -156,6 +163,31 @@ openssl_of() { # NGINX: "OpenSSL X.Y.Z" it runs with
     tail -1
 }
 
+# quic_of NGINX [ELF]: how that nginx does QUIC, from its configure arguments and the dynamic
+# symbols of the binary (ELF, when NGINX is a wrapper script): OpenSSL's own QUIC API (3.5+)
+# imports SSL_set_quic_tls_cbs; the BoringSSL/quictls API imports SSL_set_quic_method from libssl;
+# nginx's OpenSSL compatibility layer defines SSL_set_quic_method itself (over OpenSSL's keylog
+# callback) and cannot do early data.
+quic_of() {
+  local elf=${2:-$1} syms
+  if ! "$1" -V 2>&1 | grep -q -e '--with-http_v3_module'; then
+    echo "no QUIC (built without --with-http_v3_module)"
+    return
+  fi
+  syms=$(nm -D "$elf" 2>/dev/null | grep -E ' SSL_set_quic_(tls_cbs|method)' || true)
+  if grep -q ' U SSL_set_quic_tls_cbs' <<<"$syms"; then
+    echo "QUIC through OpenSSL's own QUIC API (early data possible)"
+  elif grep -q ' U SSL_set_quic_method' <<<"$syms"; then
+    echo "QUIC through the BoringSSL/quictls QUIC API (early data possible)"
+  elif grep -q ' T SSL_set_quic_method' <<<"$syms"; then
+    echo "QUIC through nginx's OpenSSL compatibility layer (no early data)"
+  else
+    echo "QUIC through an OpenSSL interface not recognised (nm -D $elf)"
+  fi
+}
+
+src_configure="--with-http_ssl_module --with-http_v2_module --with-http_v3_module --with-stream --with-stream_ssl_module"
+
 t_download=0
 t_build=0
 now() { date +%s; }
@@ -173,16 +205,19 @@ slot_122() {
     line_for 1.22 "${v:-unknown}" skip - "$bin is nginx ${v:-of unknown version}, not Debian 12's 1.22.1"
     return
   fi
-  line_for 1.22 "$v" ok "$bin" "Debian ${pkg:-package}, $(openssl_of "$bin")"
+  line_for 1.22 "$v" ok "$bin" "Debian ${pkg:-package}, $(openssl_of "$bin"), $(quic_of "$bin")"
 }
 
 # ---- 1.26: upstream tarball from the source suite, built with the system OpenSSL ----
 slot_126() {
   local prefix=$cache/nginx-$src_version
-  if [ "$refresh" = 0 ] && [ -f "$prefix/.ngxtls-installed" ] && "$prefix/sbin/nginx" -v >/dev/null 2>&1; then
-    line_for 1.26 "$src_version" ok "$prefix/sbin/nginx" "upstream, built with $(openssl_of "$prefix/sbin/nginx") (cached)"
+  if [ "$refresh" = 0 ] && [ -f "$prefix/.ngxtls-installed" ] && "$prefix/sbin/nginx" -v >/dev/null 2>&1 &&
+    grep -qxF "configure $src_configure" "$prefix/.ngxtls-installed"; then
+    line_for 1.26 "$src_version" ok "$prefix/sbin/nginx" "upstream, built with $(openssl_of "$prefix/sbin/nginx"), $(quic_of "$prefix/sbin/nginx") (cached)"
     return
   fi
+  [ -f "$prefix/.ngxtls-installed" ] && [ "$refresh" = 0 ] &&
+    log "nginx $src_version: the cached build's configure arguments differ from [$src_configure]: rebuilding"
   local need="" p
   for p in build-essential libpcre2-dev zlib1g-dev libssl-dev; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || need="$need $p"
@@ -234,23 +269,27 @@ slot_126() {
   tar -xzf "$work/$orig" -C "$work/src" --strip-components=1
   local stage=$work/stage
   if ! (cd "$work/src" &&
-    ./configure --prefix="$prefix" --with-http_ssl_module --with-http_v2_module \
-      --with-stream --with-stream_ssl_module >"$work/configure.log" 2>&1 &&
+    # shellcheck disable=SC2086 # the arguments are words
+    ./configure --prefix="$prefix" $src_configure >"$work/configure.log" 2>&1 &&
     make -j"$jobs" >"$work/make.log" 2>&1 &&
     make install DESTDIR="$stage" >"$work/install.log" 2>&1); then
     tail -30 "$work"/configure.log "$work"/make.log "$work"/install.log 2>/dev/null >&2 || true
     line_for 1.26 "$src_version" fail - "building nginx $src_version failed (log above)"
     return
   fi
-  printf 'nginx %s from %s/%s/%s sha256 %s\n' "$src_version" "$mirror" "$dir" "$orig" "$sha" \
-    >"$stage$prefix/.ngxtls-installed"
-  rm -rf "$prefix"
+  printf 'nginx %s from %s/%s/%s sha256 %s\nconfigure %s\n' "$src_version" "$mirror" "$dir" "$orig" \
+    "$sha" "$src_configure" >"$stage$prefix/.ngxtls-installed"
+  # The old build moves aside before the new one moves in, so a test starting nginx meanwhile
+  # finds one or the other, never neither.
+  rm -rf "$prefix.old"
+  [ ! -e "$prefix" ] || mv "$prefix" "$prefix.old"
   mv "$stage$prefix" "$prefix"
+  rm -rf "$prefix.old"
   local t2
   t2=$(now)
   t_build=$((t_build + t2 - t1))
   log "nginx $src_version: download+verify $((t1 - t0)) s, configure+make+install $((t2 - t1)) s with -j$jobs"
-  line_for 1.26 "$src_version" ok "$prefix/sbin/nginx" "upstream, built with $(openssl_of "$prefix/sbin/nginx")"
+  line_for 1.26 "$src_version" ok "$prefix/sbin/nginx" "upstream, built with $(openssl_of "$prefix/sbin/nginx"), $(quic_of "$prefix/sbin/nginx")"
 }
 
 # ---- 1.30: sid's binary package with sid's runtime libraries ----
@@ -260,7 +299,7 @@ slot_130() {
   if [ "$refresh" = 0 ] && [ -f "$prefix/.ngxtls-installed" ] && "$prefix/sbin/nginx" -v >/dev/null 2>&1; then
     local v
     v=$("$prefix/sbin/nginx" -v 2>&1 | sed -n 's|^nginx version: nginx/\([0-9.]*\).*|\1|p')
-    line_for "$sid_series" "$v" ok "$prefix/sbin/nginx" "$(cat "$prefix/.ngxtls-note") (cached)"
+    line_for "$sid_series" "$v" ok "$prefix/sbin/nginx" "$(cat "$prefix/.ngxtls-note"), $(quic_of "$prefix/sbin/nginx" "$prefix/root/usr/sbin/nginx") (cached)"
     return
   fi
   [ "$mirror_known" = 1 ] || { line_for "$sid_series" "$sid_series.x" skip - "$mirror_msg"; return; }
@@ -340,7 +379,7 @@ EOF
   t2=$(now)
   t_build=$((t_build + t2 - t1))
   log "nginx $pkgver (sid): download+verify $((t1 - t0)) s, unpack $((t2 - t1)) s"
-  line_for "$sid_series" "${pkgver%-*}" ok "$prefix/sbin/nginx" "$(cat "$prefix/.ngxtls-note")"
+  line_for "$sid_series" "${pkgver%-*}" ok "$prefix/sbin/nginx" "$(cat "$prefix/.ngxtls-note"), $(quic_of "$prefix/sbin/nginx" "$prefix/root/usr/sbin/nginx")"
 }
 
 # The mirror is needed only for versions not in the cache.

@@ -171,7 +171,7 @@ namespace {
 
 bool tracked(std::string_view name) {
   return name.rfind("ssl_", 0) == 0 || name == "ssl" || name == "resolver" || name == "http2" ||
-         name == "starttls";
+         name == "starttls" || name.rfind("quic_", 0) == 0 || name.rfind("http3", 0) == 0;
 }
 
 /// Occurrences of the tracked directives of one block, by name in config order, sorted.
@@ -379,7 +379,9 @@ const config::directive* earlier_listen(const model& m, const listen_socket& k, 
       (k.context == context_kind::stream && m.versions.nginx < version{1, 25, 5});
   if (!cross_server_refused || k.servers.empty() || k.servers.front() == si) return nullptr;
   for (const auto& e : m.servers[k.servers.front()].listens)
-    if (e.where && !e.duplicate_of && e.address == l.address && e.port == l.port) return e.where;
+    if (e.where && !e.duplicate_of && e.address == l.address && e.port == l.port &&
+        e.quic == l.quic)
+      return e.where;
   return nullptr;
 }
 
@@ -402,7 +404,10 @@ model build(const config::config& cfg, const assumed_versions& versions) {
       add_context(d, context_kind::stream, m);
     else if (d.name == "mail" && d.has_block)
       add_context(d, context_kind::mail, m);
-    else if (d.name == "worker_processes" && !d.args.empty()) {
+    else if (d.name == "quic_bpf" && !d.args.empty()) {
+      m.quic_bpf_where = &d;
+      m.quic_bpf = d.args[0].value() == "on";
+    } else if (d.name == "worker_processes" && !d.args.empty()) {
       m.worker_processes_where = &d;
       const std::string_view v = d.args[0].value();
       if (v == "auto")
@@ -423,6 +428,7 @@ model build(const config::config& cfg, const assumed_versions& versions) {
     for (std::size_t li = 0; li < s.listens.size(); ++li) {
       auto& l = s.listens[li];
       key.assign(1, static_cast<char>(s.context));
+      key += l.quic ? 'u' : 't';  // UDP (QUIC) and TCP sockets of one address are two sockets
       key += std::to_string(l.port);
       key += ' ';
       key += l.address;
@@ -442,6 +448,7 @@ model build(const config::config& cfg, const assumed_versions& versions) {
         k.address = l.address;
         k.port = l.port;
         k.default_server = i;
+        k.quic = l.quic;
         socket_of.emplace(key, m.sockets.size());
         m.sockets.push_back(k);
         it = m.sockets.end() - 1;
@@ -454,6 +461,7 @@ model build(const config::config& cfg, const assumed_versions& versions) {
         s.sockets.insert(std::upper_bound(s.sockets.begin(), s.sockets.end(), socket), socket);
       it->ssl = it->ssl || l.ssl;
       it->reuseport = it->reuseport || l.reuseport;
+      if (l.reuseport && l.where) it->reuseport_listens.push_back(l.where);
       if (l.default_server && !it->default_marked) {
         it->default_server = i;
         it->default_marked = true;
@@ -505,6 +513,19 @@ std::optional<std::uint64_t> shared_cache_bytes(const setting* cache) {
 
 bool is_on(const setting* s) {
   return s && s->first() == "on";
+}
+
+std::vector<const listen_socket*> quic_sockets_of(const model& m, const server& s) {
+  std::vector<const listen_socket*> out;
+  for (const std::uint32_t ki : s.sockets)
+    if (m.sockets[ki].quic) out.push_back(&m.sockets[ki]);
+  return out;
+}
+
+bool has_tcp_tls(const server& s) {
+  for (const auto& l : s.listens)
+    if (l.ssl && !l.quic) return true;
+  return false;
 }
 
 }  // namespace ngxtls::model

@@ -256,7 +256,8 @@ struct server {
   const config::directive* block = nullptr;
   std::vector<listen_directive> listens;
   std::vector<std::string> names;  ///< server_name arguments in order ("" kept)
-  /// The ssl_* directives (plus `resolver`, `ssl`, `http2`) set in the server block.
+  /// The ssl_* directives (plus `resolver`, `ssl`, `http2`, `http3*` and `quic_*`) set in the
+  /// server block.
   setting_list own;
   /// Those of the enclosing http/stream block and the defaults for the assumed nginx version.
   std::shared_ptr<const context_settings> outer;
@@ -286,8 +287,15 @@ struct listen_socket {
   context_kind context = context_kind::http;
   std::string address;
   int port = 0;
-  bool ssl = false;                  ///< any listen on it has `ssl` (nginx ORs the flag)
-  bool reuseport = false;            ///< any listen on it has `reuseport`
+  bool ssl = false;        ///< any listen on it has `ssl` (nginx ORs the flag)
+  bool reuseport = false;  ///< any listen on it has `reuseport`
+  /// A `listen ... quic` socket: UDP, HTTP/3 over QUIC, TLS 1.3 only (nginx refuses a QUIC
+  /// server whose ssl_protocols lack TLSv1.3: docs/nginx-facts.md#quic). A TCP and a QUIC
+  /// listen on one address and port are two sockets; `ssl` stays false on a QUIC socket.
+  bool quic = false;
+  /// The listens on it that carry `reuseport` (nginx refuses a second one: "duplicate listen
+  /// options").
+  std::vector<const config::directive*> reuseport_listens;
   std::size_t default_server = 0;    ///< index into model::servers
   bool default_marked = false;       ///< the default came from `default_server`
   std::vector<std::size_t> servers;  ///< every server on it, in config order (ascending, once)
@@ -304,6 +312,11 @@ struct model {
   /// worker_processes: a number, 0 for `auto`, nullopt when absent (nginx default 1).
   std::optional<int> worker_processes;
   const config::directive* worker_processes_where = nullptr;
+  /// `quic_bpf on|off` in the main context: nginx routes a QUIC connection's packets to the
+  /// worker that owns it with an eBPF program (Linux, reuseport sockets); nullopt when absent
+  /// (default off).
+  std::optional<bool> quic_bpf;
+  const config::directive* quic_bpf_where = nullptr;
   /// The `upstream` blocks of every http and stream block, in config order.
   std::vector<upstream_block> upstreams;
   /// Every TLS upstream (model/upstream.hpp), in config order within each server.
@@ -345,5 +358,10 @@ session_cache_kind cache_kind(const setting* cache);
 std::optional<std::uint64_t> shared_cache_bytes(const setting* cache);
 /// True when an on/off setting is "on".
 bool is_on(const setting* s);
+
+/// The QUIC sockets (`listen ... quic`) server `s` is on, in socket order.
+std::vector<const listen_socket*> quic_sockets_of(const model& m, const server& s);
+/// True when server `s` has a `listen ... ssl` (a TCP TLS listen; `ssl on` counts before 1.25.1).
+bool has_tcp_tls(const server& s);
 
 }  // namespace ngxtls::model

@@ -110,19 +110,21 @@ void sandbox::assign_ports(const model::model& m, generation_plan& plan) {
                                 ": not started, the sandbox runs http and stream servers"});
       continue;
     }
+    if (sock.quic) {
+      // A QUIC socket beside a TCP one of the same address is said once, by its listens.
+      const bool tcp_twin = std::any_of(m.sockets.begin(), m.sockets.end(), [&](const auto& o) {
+        return !o.quic && o.context == sock.context && o.address == sock.address &&
+               o.port == sock.port;
+      });
+      if (!tcp_twin)
+        notes_.push_back({"", "listen socket " + sock.name() +
+                                  " is QUIC (UDP) only: not started, the prober speaks TCP"});
+      continue;
+    }
     bool tls = sock.ssl;
     // `ssl on` (nginx < 1.25.1) makes every listen of the server TLS.
     for (auto si : sock.servers) tls = tls || model::is_on(m.servers[si].get("ssl"));
     if (!tls) continue;
-    bool tcp = false;
-    for (auto si : sock.servers)
-      for (const auto& l : m.servers[si].listens)
-        if (l.port == sock.port && l.address == sock.address && !l.quic) tcp = true;
-    if (!tcp) {
-      notes_.push_back({"", "listen socket " + sock.name() +
-                                " is QUIC (UDP) only: not started, the prober speaks TCP"});
-      continue;
-    }
     // The same socket keeps its port across generations (reload_into).
     const std::string key =
         (sock.context == model::context_kind::stream ? "stream " : "http ") + sock.name();
@@ -527,6 +529,8 @@ void sandbox::plan_listens(const model::model& m, generation_plan& plan) {
     std::set<std::string> noted;
     for (const auto& ld : s.listens) {
       if (!ld.where) continue;
+      // QUIC sockets get no port (p.sockets holds TCP ones): a quic listen meets the TCP socket
+      // of its address, where it is noted, or kept for nginx -t when this nginx has no QUIC.
       std::size_t k = m.sockets.size();
       for (auto sk : p.sockets)
         if (m.sockets[sk].address == ld.address && m.sockets[sk].port == ld.port) k = sk;

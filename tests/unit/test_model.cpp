@@ -163,7 +163,8 @@ http {
   CHECK(b->m.servers[5].listens[0].duplicate_of == nullptr);  // http: name-based, shared
   for (const auto& k : b->m.sockets) {
     if (k.context == model::context_kind::http) {
-      CHECK(k.servers == std::vector<std::size_t>{4, 5});
+      // The quic listen is a UDP socket of its own, beside the TCP one.
+      CHECK(k.servers == (k.quic ? std::vector<std::size_t>{4} : std::vector<std::size_t>{4, 5}));
     } else {
       CHECK(k.servers.size() == 1);
     }
@@ -179,6 +180,41 @@ stream {
   CHECK(newer->m.servers[1].listens[0].duplicate_of == nullptr);
   REQUIRE(newer->m.sockets.size() == 1);
   CHECK(newer->m.sockets[0].servers.size() == 2);
+}
+
+TEST_CASE("quic listens are UDP sockets of their own with their reuseport listens and quic_bpf") {
+  auto b = build(R"(
+quic_bpf on;
+http {
+  server { listen 443 ssl; listen 443 quic reuseport; server_name a; quic_retry on; http3 on; }
+  server { listen 443 quic reuseport; server_name b; quic_host_key k.key; }
+  server { listen 443 ssl; server_name c; }
+}
+)",
+                 "1.26.3");
+  REQUIRE(b->m.sockets.size() == 2);
+  const auto& tcp = b->m.sockets[0];
+  const auto& udp = b->m.sockets[1];
+  CHECK((!tcp.quic && tcp.ssl && !tcp.reuseport));
+  CHECK(tcp.servers == std::vector<std::size_t>{0, 2});
+  CHECK((udp.quic && !udp.ssl && udp.reuseport));
+  CHECK(udp.servers == std::vector<std::size_t>{0, 1});
+  CHECK(udp.default_server == 0);
+  // nginx refuses the second reuseport ("duplicate listen options"): both are kept to say so.
+  REQUIRE(udp.reuseport_listens.size() == 2);
+  CHECK(udp.reuseport_listens[1]->line == 5);
+  CHECK(b->m.quic_bpf == std::optional<bool>(true));
+  REQUIRE(b->m.quic_bpf_where);
+  CHECK(b->m.quic_bpf_where->line == 2);
+  // QUIC and HTTP/3 directives resolve like the ssl_* ones.
+  CHECK(model::is_on(b->m.servers[0].get("quic_retry")));
+  CHECK(model::is_on(b->m.servers[0].get("http3")));
+  CHECK(b->m.servers[1].get("quic_host_key")->first() == "k.key");
+  CHECK(b->m.servers[0].get("quic_host_key") == nullptr);
+  CHECK(model::quic_sockets_of(b->m, b->m.servers[0]).size() == 1);
+  CHECK(model::quic_sockets_of(b->m, b->m.servers[2]).empty());
+  CHECK(model::has_tcp_tls(b->m.servers[0]));
+  CHECK_FALSE(model::has_tcp_tls(b->m.servers[1]));
 }
 
 TEST_CASE("ssl_protocols defaults follow the nginx version") {

@@ -1,0 +1,322 @@
+// QUIC on real nginx, per slot of the version matrix (scripts/nginx-versions.sh: Debian 12's
+// 1.22.1 without QUIC, 1.26.3 built with --with-http_v3_module over OpenSSL 3.0 through nginx's
+// compatibility layer, Debian sid's 1.30.x with OpenSSL 3.6's own QUIC API), against what the
+// QUIC rules say about the same configurations. The QUIC client is ngtcp2's example client
+// (Debian's ngtcp2-client, /usr/bin/gtlsclient, GnuTLS): a client the project did not write.
+// docs/nginx-facts.md#quic cites these cases.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "support/nginx_instance.hpp"
+#include "support/nginx_run.hpp"
+#include "support/nginx_version_cases.hpp"
+#include "support/process.hpp"
+#include "tls/pki.hpp"
+
+using namespace ngxtls;
+using namespace ngxtls::test;
+
+namespace {
+
+constexpr const char* quic_client = "/usr/bin/gtlsclient";
+
+/// The 1-based line of the first line of `conf` that contains `marker`, or 0.
+std::uint32_t line_of(const std::string& conf, const std::string& marker) {
+  std::istringstream lines(conf);
+  std::uint32_t n = 0;
+  for (std::string line; std::getline(lines, line);) {
+    ++n;
+    if (line.find(marker) != std::string::npos) return n;
+  }
+  return 0;
+}
+
+/// `nginx -t` of `conf` in a fresh prefix: exit code and stderr.
+command_result nginx_test(const nginx_version_entry& v, const temp_dir& d,
+                          const std::string& conf) {
+  d.write("nginx.conf", conf);
+  const std::string p = d.path().string() + "/";
+  return run_nginx({v.binary, "-t", "-p", p, "-c", p + "nginx.conf"}, "", 30);
+}
+
+/// nginx's [emerg] line in `err` (its first line when there is none).
+std::string emerg_line(const std::string& err) {
+  const auto at = err.find("[emerg]");
+  const auto start = at == std::string::npos ? 0 : at;
+  return err.substr(start, err.find('\n', start) - start);
+}
+
+/// lint --format json of `conf` with the version's nginx (and OpenSSL) assumed:
+/// (rule, line, severity, message) of each finding.
+nlohmann::json lint_json(const nginx_version_entry& v, const std::filesystem::path& conf,
+                         const std::string& openssl, const std::string& select) {
+  std::vector<std::string> argv = {ngxtls_binary(), "lint", "--nginx-version", v.version,
+                                   "--select",      select, "--format",        "json",
+                                   "--fail-on",     "never"};
+  if (!openssl.empty()) argv.insert(argv.end(), {"--openssl-version", openssl});
+  argv.push_back(conf.string());
+  auto r = run(argv);
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  return nlohmann::json::parse(r.out)["findings"];
+}
+
+/// The finding of `rule` at `line`, or null.
+const nlohmann::json* finding_at(const nlohmann::json& findings, const std::string& rule,
+                                 std::uint32_t line) {
+  for (const auto& f : findings)
+    if (f["rule"] == rule && f["location"]["line"] == line) return &f;
+  return nullptr;
+}
+
+std::string server_block(const tls::pki_paths& pki, const std::string& listens,
+                         const std::string& extra) {
+  return "  server {\n" + listens + "    server_name quic.test;\n    ssl_certificate " + pki.chain +
+         ";\n    ssl_certificate_key " + pki.leaf_key + ";\n" + extra +
+         "    location / { add_header X-Early-Data $ssl_early_data always; return 200 ok; }\n"
+         "  }\n";
+}
+
+/// ssl_protocols without TLSv1.3 on a QUIC server: nginx's verdict and quic-without-tls13's.
+void tls12_only(const nginx_version_entry& v, const tls::pki_paths& pki) {
+  temp_dir d;
+  const std::string conf = nginx_conf(
+      1, server_block(pki, "    listen 127.0.0.1:8443 ssl;\n    listen 127.0.0.1:8443 quic;\n",
+                      "    ssl_protocols TLSv1.2;\n"));
+  const auto t = nginx_test(v, d, conf);
+  std::cout << "nginx " << v.version << " -t, quic + ssl_protocols TLSv1.2: exit " << t.exit_code
+            << ": " << emerg_line(t.err) << std::endl;
+  CHECK(t.exit_code != 0);
+  const auto findings =
+      lint_json(v, d.path() / "nginx.conf", "", "quic-without-tls13,directive-arguments");
+  if (v.slot == "1.22") {
+    CHECK(t.err.find("invalid parameter \"quic\"") != std::string::npos);
+    CHECK(finding_at(findings, "directive-arguments", line_of(conf, " quic;")));
+    CHECK(findings.size() == 1);
+    return;
+  }
+  const std::string words =
+      "\"ssl_protocols\" must enable TLSv1.3 for the \"listen ... quic\" directive";
+  CHECK(t.err.find(words) != std::string::npos);
+  // nginx names the server line; the rule points at the directive that causes it.
+  CHECK(t.err.find("nginx.conf:" + std::to_string(line_of(conf, "server {"))) != std::string::npos);
+  const auto* f = finding_at(findings, "quic-without-tls13", line_of(conf, "ssl_protocols"));
+  REQUIRE(f);
+  CHECK((*f)["severity"] == "error");
+  CHECK((*f)["message"].get<std::string>().find(words) != std::string::npos);
+}
+
+/// `reuseport` on the QUIC listens of two servers: nginx's verdict and quic-reuseport's.
+void reuseport_twice(const nginx_version_entry& v, const tls::pki_paths& pki) {
+  if (v.slot == "1.22") return;  // no QUIC: tls12_only measured the refusal of `quic`
+  temp_dir d;
+  const std::string second = "    listen 127.0.0.1:8443 quic reuseport; # second\n";
+  const std::string conf =
+      nginx_conf(1, server_block(pki, "    listen 127.0.0.1:8443 quic reuseport;\n", "") +
+                        server_block(pki, second, ""));
+  const auto t = nginx_test(v, d, conf);
+  std::cout << "nginx " << v.version << " -t, reuseport on the quic listens of two servers: exit "
+            << t.exit_code << ": " << emerg_line(t.err) << std::endl;
+  CHECK(t.exit_code != 0);
+  CHECK(t.err.find("duplicate listen options for 127.0.0.1:8443 in " + d.path().string() +
+                   "/nginx.conf:" + std::to_string(line_of(conf, "# second"))) !=
+        std::string::npos);
+  const auto findings = lint_json(v, d.path() / "nginx.conf", "", "quic-reuseport");
+  const auto* f = finding_at(findings, "quic-reuseport", line_of(conf, "# second"));
+  REQUIRE(f);
+  CHECK((*f)["severity"] == "error");
+  CHECK((*f)["message"].get<std::string>().find("duplicate listen options for 127.0.0.1:8443") !=
+        std::string::npos);
+}
+
+/// A QUIC socket whose default server has no certificate, beside a TCP socket on the same port
+/// whose default server has one: nginx's verdict and ssl-certificate-missing's.
+void quic_default_without_certificate(const nginx_version_entry& v, const tls::pki_paths& pki) {
+  if (v.slot == "1.22") return;
+  temp_dir d;
+  const std::string conf =
+      nginx_conf(1, server_block(pki, "    listen 127.0.0.1:8443 ssl;\n", "") +
+                        "  server { listen 127.0.0.1:8443 quic; server_name b.test; }\n");
+  const auto t = nginx_test(v, d, conf);
+  std::cout << "nginx " << v.version
+            << " -t, quic socket's default server without certificate: " << emerg_line(t.err)
+            << std::endl;
+  CHECK(t.exit_code != 0);
+  const std::string words =
+      "no \"ssl_certificate\" is defined for the \"listen ... quic\" directive";
+  CHECK(t.err.find(words) != std::string::npos);
+  const auto findings = lint_json(v, d.path() / "nginx.conf", "", "ssl-certificate-missing");
+  const auto* f = finding_at(findings, "ssl-certificate-missing", line_of(conf, "b.test"));
+  REQUIRE(f);
+  CHECK((*f)["message"].get<std::string>().find(words) != std::string::npos);
+}
+
+/// The QUIC directives before nginx has QUIC: nginx's errors and the version gates'.
+void directives_known(const nginx_version_entry& v, const tls::pki_paths& pki) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"http3 on;", "http3"},
+      {"http3_hq on;", "http3_hq"},
+      {"quic_retry on;", "quic_retry"},
+      {"quic_gso on;", "quic_gso"},
+      {"quic_host_key k.key;", "quic_host_key"}};
+  for (const auto& [line, name] : cases) {
+    temp_dir d;
+    d.write("k.key", std::string(32, 'k'));
+    const std::string conf =
+        nginx_conf(1, server_block(pki, "    listen 127.0.0.1:8443 ssl;\n", "    " + line + "\n"));
+    const auto t = nginx_test(v, d, conf);
+    std::cout << "nginx " << v.version << " -t, " << line << " -> exit " << t.exit_code
+              << std::endl;
+    const auto findings =
+        lint_json(v, d.path() / "nginx.conf", "", "unknown-directive,directive-not-allowed-here");
+    if (v.slot == "1.22") {
+      CHECK(t.exit_code != 0);
+      CHECK(t.err.find("unknown directive \"" + name + "\"") != std::string::npos);
+      REQUIRE(findings.size() == 1);
+      CHECK(findings[0]["location"]["line"] == line_of(conf, line));
+      CHECK(findings[0]["message"].get<std::string>().find(name) != std::string::npos);
+    } else {
+      CHECK_MESSAGE(t.exit_code == 0, t.err);
+      CHECK(findings.empty());
+    }
+  }
+  temp_dir d;
+  const std::string conf = nginx_conf(1, "", "quic_bpf on;\n");
+  const auto t = nginx_test(v, d, conf);
+  std::cout << "nginx " << v.version << " -t, quic_bpf on -> exit " << t.exit_code << std::endl;
+  if (v.slot == "1.22")
+    CHECK(t.err.find("unknown directive \"quic_bpf\"") != std::string::npos);
+  else
+    CHECK_MESSAGE(t.exit_code == 0, t.err);
+}
+
+void verdicts(const nginx_version_entry& v) {
+  temp_dir keys;
+  tls::pki_options o;
+  o.dns_names = {"quic.test"};
+  const auto pki = tls::make_pki((keys.path() / "pki").string(), o);
+  tls12_only(v, pki);
+  reuseport_twice(v, pki);
+  quic_default_without_certificate(v, pki);
+  directives_known(v, pki);
+}
+
+/// One HTTP/3 request with ngtcp2's client: its output (stderr and stdout joined).
+std::string h3_request(int port, const std::vector<std::string>& extra) {
+  std::vector<std::string> argv = {quic_client, "--exit-on-all-streams-close", "--timeout=3s"};
+  argv.insert(argv.end(), extra.begin(), extra.end());
+  argv.insert(argv.end(), {"127.0.0.1", std::to_string(port), "https://quic.test/"});
+  auto r = run(argv, "", 10);
+  return r.out + r.err;
+}
+
+bool answered(const std::string& client_output) {
+  return client_output.find("[:status: 200]") != std::string::npos;
+}
+
+/// How many of `n` fresh HTTP/3 requests got their answer.
+int answered_of(int port, int n) {
+  int ok = 0;
+  for (int i = 0; i < n; ++i) ok += answered(h3_request(port, {})) ? 1 : 0;
+  return ok;
+}
+
+/// The handshake, Alt-Svc, 0-RTT and workers, live.
+void live(const nginx_version_entry& v) {
+  // The manifest's NOTE says how each build does QUIC (scripts/nginx-versions.sh); the
+  // measurements below must agree with it.
+  CHECK(v.note.find(by_version<std::string>(v, "no QUIC", "nginx's OpenSSL compatibility layer",
+                                            "OpenSSL's own QUIC API")) != std::string::npos);
+  if (v.slot == "1.22") {
+    std::cout << "nginx " << v.version << ": no QUIC (measured by the verdicts case)" << std::endl;
+    return;
+  }
+  if (!std::filesystem::exists(quic_client)) {
+    std::cout << "NGXTLS_SKIP: " << quic_client
+              << " not installed (Debian's ngtcp2-client, scripts/install-deps.sh)" << std::endl;
+    return;
+  }
+  temp_dir keys;
+  tls::pki_options o;
+  o.dns_names = {"quic.test"};
+  const auto pki = tls::make_pki((keys.path() / "pki").string(), o);
+  const int port = free_port();
+  const std::string p = std::to_string(port);
+  auto conf_with = [&](int workers, const std::string& quic_options) {
+    return nginx_conf(
+        workers, server_block(pki,
+                              "    listen 127.0.0.1:" + p + " ssl;\n    listen 127.0.0.1:" + p +
+                                  " quic" + quic_options + ";\n",
+                              "    ssl_early_data on;\n    ssl_session_cache shared:S:1m;\n"));
+  };
+  nginx_options opts;
+  opts.binary = v.binary;
+  opts.wait_ports = {port};
+  nginx_instance ngx(conf_with(1, ""), opts);
+
+  // The handshake and the request over HTTP/3.
+  temp_dir state;
+  const std::string session = (state.path() / "session").string();
+  const std::string params = (state.path() / "tp").string();
+  const std::string first = h3_request(port, {"--session-file=" + session, "--tp-file=" + params});
+  INFO(first.substr(first.size() > 3000 ? first.size() - 3000 : 0));
+  REQUIRE(answered(first));
+  // 0-RTT: the saved session and transport parameters let the client send the request early.
+  const std::string second = h3_request(port, {"--session-file=" + session, "--tp-file=" + params});
+  REQUIRE(answered(second));
+  CHECK(second.find("type=0RTT") != std::string::npos);  // the client did send early data
+  const bool early_rejected = second.find("Early data was rejected by server") != std::string::npos;
+  const bool early_answered = second.find("[x-early-data: 1]") != std::string::npos;
+  std::cout << "nginx " << v.version << ": HTTP/3 answered; 0-RTT "
+            << (early_answered ? "accepted and answered with $ssl_early_data 1"
+                               : (early_rejected ? "rejected" : "neither"))
+            << " (ssl_early_data on)" << std::endl;
+  CHECK(early_rejected == (v.slot == "1.26"));  // the compatibility layer has no early data
+  CHECK(early_answered == (v.slot == "1.30"));
+  const std::string openssl = v.slot == "1.26" ? "3.0.19" : "3.6.5";
+  {
+    const auto findings = lint_json(v, ngx.conf_path(), openssl, "quic-early-data");
+    REQUIRE(findings.size() == 1);
+    const std::string message = findings[0]["message"];
+    CHECK(message.find(v.slot == "1.26" ? "does nothing for QUIC" : "accepts 0-RTT over QUIC") !=
+          std::string::npos);
+  }
+
+  // nginx adds no Alt-Svc of its own to the TCP responses.
+  auto tcp = run({"openssl", "s_client", "-connect", "127.0.0.1:" + p, "-servername", "quic.test",
+                  "-quiet", "-ign_eof"},
+                 "GET / HTTP/1.0\r\nHost: quic.test\r\n\r\n", 30);
+  std::string head = tcp.out.substr(0, tcp.out.find("\r\n\r\n"));
+  for (auto& c : head) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  INFO(head);
+  REQUIRE(head.rfind("http/1.1 200", 0) == 0);
+  CHECK(head.find("\nalt-svc:") == std::string::npos);
+  {
+    const auto findings = lint_json(v, ngx.conf_path(), "", "quic-not-advertised");
+    REQUIRE(findings.size() == 1);
+    CHECK(findings[0]["severity"] == "warning");
+  }
+
+  // Four workers on one QUIC socket, without and with reuseport: fresh requests answered.
+  constexpr int requests = 20;
+  ngx.reload(conf_with(4, ""));
+  const int shared_socket = answered_of(port, requests);
+  ngx.reload(conf_with(4, " reuseport"));
+  const int per_worker = answered_of(port, requests);
+  std::cout << "nginx " << v.version << ", 4 workers: " << shared_socket << "/" << requests
+            << " HTTP/3 requests answered without reuseport, " << per_worker << "/" << requests
+            << " with it" << std::endl;
+  CHECK(per_worker == requests);
+  if (v.slot == "1.26")
+    CHECK(shared_socket < requests);  // datagrams reach workers that do not hold the connection
+  else
+    CHECK(shared_socket == requests);
+}
+
+}  // namespace
+
+NGINX_VERSION_CASES("QUIC configurations get nginx's verdicts and the QUIC rules agree", verdicts)
+NGINX_VERSION_CASES("HTTP/3 handshake and 0-RTT and Alt-Svc and workers measured with ngtcp2", live)
