@@ -102,11 +102,7 @@ quic_connection_result connect_once(quic_plan& p, const quic_connection_options&
 }
 
 void fill_try(early_data_try& e, const quic_connection_result& c) {
-  e.tried = true;
-  e.outcome = c.early;
-  e.http_status = c.http_status;
-  e.error = c.error;
-  if (!c.handshake_ok && !e.error) e.error = "no QUIC handshake";
+  e = early_try_of(c.early, c.http_status, c.error, c.handshake_ok, "no QUIC handshake");
 }
 
 // 0-RTT: a fresh ticket that allows early data, the request with it, and again.
