@@ -14,11 +14,7 @@ namespace {
 constexpr int too_early = 425;  // RFC 8470: 425 Too Early
 
 void fill(early_data_try& e, const connection& c) {
-  e.tried = true;
-  e.outcome = c.early;
-  e.http_status = c.http_status;
-  e.error = c.error;
-  if (!c.handshake_ok && !e.error) e.error = "no TLS handshake";
+  e = early_try_of(c.early, c.http_status, c.error, c.handshake_ok, "no TLS handshake");
 }
 
 // A replayed flight the application answered.
@@ -35,11 +31,27 @@ std::string try_text(const early_data_try& e) {
   return to_string(e.outcome) + ", " + status_text(e.http_status);
 }
 
-nlohmann::json try_json(const early_data_try& e) {
+}  // namespace
+
+early_data_try early_try_of(early_data_outcome outcome, const std::optional<int>& http_status,
+                            const std::optional<std::string>& error, bool handshake_ok,
+                            const char* no_handshake) {
+  early_data_try e;
+  e.tried = true;
+  e.outcome = outcome;
+  e.http_status = http_status;
+  e.error = error;
+  if (!handshake_ok && !e.error) e.error = no_handshake;
+  return e;
+}
+
+nlohmann::json early_try_json(const early_data_try& e) {
   return {{"outcome", to_string(e.outcome)},
           {"http_status", e.http_status ? nlohmann::json(*e.http_status) : nlohmann::json(nullptr)},
           {"error", e.error ? nlohmann::json(*e.error) : nlohmann::json(nullptr)}};
 }
+
+namespace {
 
 class early_data final : public measurement {
  public:
@@ -110,8 +122,8 @@ class early_data final : public measurement {
     }
     nlohmann::json statuses = nlohmann::json::object();
     for (const auto& [status, n] : r.early_parallel_statuses) statuses[std::to_string(status)] = n;
-    p["early_data"] = {{"first", try_json(r.early_first)},
-                       {"replay", try_json(r.early_replay)},
+    p["early_data"] = {{"first", early_try_json(r.early_first)},
+                       {"replay", early_try_json(r.early_replay)},
                        {"parallel",
                         {{"connections", r.early_parallel_sent},
                          {"accepted", r.early_parallel_accepted},
