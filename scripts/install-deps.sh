@@ -4,7 +4,8 @@ set -euo pipefail
 packages=(
   build-essential cmake ninja-build pkg-config
   libpcre2-dev zlib1g-dev curl xz-utils gpgv debian-archive-keyring
-  libssl-dev openssl tao-pegtl-dev libcli11-dev libtoml11-dev doctest-dev nlohmann-json3-dev
+  libssl-dev openssl libngtcp2-dev libngtcp2-crypto-gnutls-dev libgnutls28-dev ngtcp2-server
+  ngtcp2-client tao-pegtl-dev libcli11-dev libtoml11-dev doctest-dev nlohmann-json3-dev
   libmicrohttpd-dev libcpp-httplib-dev libbrotli-dev libyaml-cpp-dev libcrypt-dev prometheus
   nginx libnginx-mod-http-lua libnginx-mod-stream libnginx-mod-mail apache2-utils
   ngtcp2-client

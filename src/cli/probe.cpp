@@ -34,7 +34,7 @@ struct probe_args {
       total_timeout_ms = probe::probe_options{}.total_timeout_ms,
       keepalive_wait_ms = probe::probe_options{}.keepalive_wait_ms;
   bool tls12 = false, tls13 = false, no_http = false, fresh = false, no_ocsp = false,
-       early_data = false, no_strict_client = false;
+       early_data = false, no_strict_client = false, quic = false, no_quic = false;
   std::string format = "text";
   std::string color = "auto";  ///< --color
   // --load and its settings (probe::load_options holds the defaults).
@@ -218,6 +218,8 @@ probe::probe_options options_of(const probe_args& a) {
   o.early_data = a.early_data;
   o.keepalive_wait_ms = a.keepalive_wait_ms;
   o.strict_client = !a.no_strict_client;
+  o.quic = a.quic ? probe::quic_mode::always
+                  : (a.no_quic ? probe::quic_mode::never : probe::quic_mode::alt_svc);
   o.ocsp = !a.no_ocsp;
   o.sess_in = a.sess_in;
   o.sess_out = a.sess_out;
@@ -334,6 +336,12 @@ void register_probe(CLI::App& app, std::function<int()>& run) {
                 "allow it, then replay it with the same ticket, once and from two connections "
                 "at once: a write to the server, so only when this is given (check --sandbox "
                 "does it against its own nginx)");
+  auto* quic = sub->add_flag("--quic", args->quic,
+                             "probe QUIC (HTTP/3) too: on the port the TCP response's Alt-Svc "
+                             "advertises for h3, else on the target's port (UDP); without this, "
+                             "QUIC is probed when Alt-Svc advertises h3 on the same host");
+  sub->add_flag("--no-quic", args->no_quic, "do not probe QUIC, even when Alt-Svc advertises h3")
+      ->excludes(quic);
   sub->add_option("--keepalive-wait", args->keepalive_wait_ms,
                   "ms: one more connection sends a keep-alive HEAD / and waits this long for the "
                   "server to close it (e.g. past nginx's keepalive_timeout), recording whether "

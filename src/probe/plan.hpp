@@ -54,6 +54,14 @@ struct run_state {
 /// Where a target is in its plan.
 enum class target_stage { waiting, runs, retries, finished };
 
+/// The Host (HTTP/1.1) or :authority (HTTP/3) the probe's requests name: the SNI, else the host,
+/// with the port when it is not 443.
+std::string http_authority(const target& t);
+
+/// The QUIC probe of `t` after its TCP probe `r` (its Alt-Svc header picks the port), as
+/// `options.quic` says; sets `r.quic` when it ran.
+void probe_quic(const target& t, target_result& r, const probe_options& options);
+
 /// The request sent after each handshake: `HEAD /` with the name the server is asked for.
 std::string http_request(const target& t);
 

@@ -10,6 +10,7 @@
 #include <signal.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cstring>
 #include <list>
 #include <memory>
@@ -33,6 +34,13 @@ std::string address_text(const sockaddr_storage& a) {
   auto* s = reinterpret_cast<const sockaddr_in*>(&a);
   inet_ntop(AF_INET, &s->sin_addr, buf, sizeof buf);
   return std::string(buf) + ":" + std::to_string(ntohs(s->sin_port));
+}
+
+// A header field name compared as HTTP does (case-insensitively); `lower` is lower case.
+bool header_named(const std::string& name, std::string_view lower) {
+  return name.size() == lower.size() &&
+         std::equal(name.begin(), name.end(), lower.begin(),
+                    [](char a, char b) { return std::tolower(static_cast<unsigned char>(a)) == b; });
 }
 
 bool unsupported_protocol(const std::string& reason) {
@@ -650,15 +658,64 @@ std::vector<target_result> run_probe(const std::vector<target>& targets,
   // (OpenSSL's socket BIO uses write()).
   ::signal(SIGPIPE, SIG_IGN);
   prober p(targets, options);
-  return p.run();
+  auto results = p.run();
+  if (options.quic != quic_mode::never)
+    for (std::size_t i = 0; i < targets.size() && i < results.size(); ++i) {
+      if (options.stop && options.stop->load()) break;
+      probe_quic(targets[i], results[i], options);
+    }
+  return results;
 }
 
-std::string http_request(const target& t) {
+void probe_quic(const target& t, target_result& r, const probe_options& options) {
+  std::optional<std::string> alt_svc;
+  std::optional<int> port;
+  for (const auto& [name, value] : r.response_headers) {
+    if (!header_named(name, "alt-svc")) continue;
+    if (auto p = alt_svc_h3_port(value, t.host)) {
+      alt_svc = value;
+      port = p;
+      break;
+    }
+  }
+  if (!port && options.quic != quic_mode::always) return;
+  quic_result q;
+  q.trigger = options.quic == quic_mode::always ? quic_trigger::asked : quic_trigger::alt_svc;
+  q.alt_svc = alt_svc;
+  sockaddr_storage addr{};
+  socklen_t addr_len = 0;
+  target udp = t;
+  // --connect names another backend: Alt-Svc's port is then the backend's, on its address.
+  udp.connect_port = port ? *port : t.connect_port;
+  if (auto err = resolve_target(udp, addr, addr_len)) {
+    q.error = *err;
+    r.quic = std::move(q);
+    return;
+  }
+  quic_probe_options o;
+  o.attempts = options.attempts;
+  o.timeout_ms = options.timeout_ms;
+  o.http = options.http;
+  o.early_data = options.early_data;
+  o.sni = t.sni;
+  o.authority = http_authority(t);
+  auto measured = run_quic_probe(addr, addr_len, o);
+  measured.trigger = q.trigger;
+  measured.alt_svc = q.alt_svc;
+  measured.address = address_text(addr);
+  r.quic = std::move(measured);
+}
+
+std::string http_authority(const target& t) {
   std::string host = !t.sni.empty()
                          ? t.sni
                          : (t.host.find(':') != std::string::npos ? "[" + t.host + "]" : t.host);
   if (t.port != 443) host += ":" + std::to_string(t.port);
-  return "HEAD / HTTP/1.1\r\nHost: " + host +
+  return host;
+}
+
+std::string http_request(const target& t) {
+  return "HEAD / HTTP/1.1\r\nHost: " + http_authority(t) +
          "\r\nUser-Agent: ngxtls/" NGXTLS_VERSION "\r\nConnection: close\r\n\r\n";
 }
 

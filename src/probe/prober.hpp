@@ -28,6 +28,13 @@ struct progress {
 /// A target's `error` when probe_options::stop ended its probe.
 inline constexpr const char* probe_interrupted_error = "interrupted before the probe finished";
 
+/// When the QUIC probe runs after a target's TCP probe.
+enum class quic_mode {
+  alt_svc,  ///< when the TCP response advertises h3 in Alt-Svc on the same host (the default)
+  always,   ///< --quic: on the Alt-Svc port, or the target's port without one
+  never,    ///< --no-quic
+};
+
 /// How to probe. The defaults here are the only ones: the CLI reads them from a
 /// default-constructed probe_options.
 struct probe_options {
@@ -56,6 +63,9 @@ struct probe_options {
   /// `HEAD /` and waits up to this long after the response for the server to close it (nginx:
   /// keepalive_timeout), recording whether close_notify came first; ms, 0 = no such connection.
   int keepalive_wait_ms = 0;
+  /// The QUIC probe (probe/quic_probe.hpp): its handshakes, resumption attempts (`attempts`),
+  /// Retry and NEW_TOKEN, and 0-RTT with `early_data`.
+  quic_mode quic = quic_mode::alt_svc;
   bool ocsp = true;                        ///< ask for staples (--no-ocsp: don't)
   int ocsp_min_wait_ms = 2000;             ///< keep retrying at least this long before "absent", ms
   int ocsp_min_connections = 4;            ///< and at least this many connections

@@ -19,6 +19,7 @@
 #include "probe/modules/resumption.hpp"
 #include "probe/modules/tickets.hpp"
 #include "probe/modules/timings.hpp"
+#include "probe/quic_probe.hpp"
 #include "probe/timing.hpp"
 
 namespace ngxtls::probe {
@@ -91,6 +92,8 @@ struct target_result {
   ocsp_result ocsp;                              ///< the OCSP module's part
   std::optional<load_result> load;               ///< the load driver's part (only with --load)
   std::optional<keepalive_close> keepalive;      ///< the close module's part (--keepalive-wait)
+  /// The QUIC probe (--quic, or an Alt-Svc with h3 on the same host); null when it did not run.
+  std::optional<quic_result> quic;
   double elapsed_ms = 0;
   /// The headers module's part: the header fields of the first complete response to the
   /// probe's `HEAD /` (names as sent, values trimmed), in order; empty with --no-http or when

@@ -35,11 +35,15 @@ std::string try_text(const early_data_try& e) {
   return to_string(e.outcome) + ", " + status_text(e.http_status);
 }
 
-nlohmann::json try_json(const early_data_try& e) {
+}  // namespace
+
+nlohmann::json early_try_json(const early_data_try& e) {
   return {{"outcome", to_string(e.outcome)},
           {"http_status", e.http_status ? nlohmann::json(*e.http_status) : nlohmann::json(nullptr)},
           {"error", e.error ? nlohmann::json(*e.error) : nlohmann::json(nullptr)}};
 }
+
+namespace {
 
 class early_data final : public measurement {
  public:
@@ -110,8 +114,8 @@ class early_data final : public measurement {
     }
     nlohmann::json statuses = nlohmann::json::object();
     for (const auto& [status, n] : r.early_parallel_statuses) statuses[std::to_string(status)] = n;
-    p["early_data"] = {{"first", try_json(r.early_first)},
-                       {"replay", try_json(r.early_replay)},
+    p["early_data"] = {{"first", early_try_json(r.early_first)},
+                       {"replay", early_try_json(r.early_replay)},
                        {"parallel",
                         {{"connections", r.early_parallel_sent},
                          {"accepted", r.early_parallel_accepted},

@@ -4,6 +4,7 @@
 // again, and from two connections at once.
 
 #include <map>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 
@@ -31,5 +32,9 @@ struct early_data_part {
   /// application (a status other than 425 Too Early).
   bool early_replay_answered = false;
 };
+
+/// `e` as docs/probe-json.md writes one early-data connection: `{"outcome", "http_status",
+/// "error"}` (the TCP runs' and the QUIC probe's).
+nlohmann::json early_try_json(const early_data_try& e);
 
 }  // namespace ngxtls::probe

@@ -1,0 +1,83 @@
+#pragma once
+// The QUIC probe of one target: full handshakes, resumption attempts offering the first
+// connection's session as the TCP runs do, ticket key names and lifetime, Retry and NEW_TOKEN
+// (address validation), and with --early-data the request as 0-RTT, once and replayed. Each
+// connection is a quic_connection (quic_connection.hpp), one after another.
+
+#include <sys/socket.h>
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "probe/modules/early_data.hpp"
+#include "probe/timing.hpp"
+
+namespace ngxtls::probe {
+
+/// Why the QUIC probe of a target ran.
+enum class quic_trigger {
+  asked,    ///< --quic
+  alt_svc,  ///< the TCP response advertised h3 in Alt-Svc on the same host
+};
+/// "asked" or "alt_svc".
+std::string to_string(quic_trigger t);
+
+/// What the QUIC probe of one target measured (the target's `quic` in docs/probe-json.md).
+struct quic_result {
+  quic_trigger trigger = quic_trigger::asked;
+  std::string address;                ///< "ip:port" of the UDP socket dialled
+  std::optional<std::string> alt_svc; ///< the Alt-Svc header value that named it (alt_svc)
+  std::optional<std::string> error;   ///< why nothing could be measured; null when it could
+  bool handshake_ok = false;          ///< at least one QUIC handshake completed
+  std::string alpn, cipher, group, version;  ///< of the first handshake
+  int full_handshakes = 0;            ///< full handshakes completed (first and samples)
+  int attempts = 0;                   ///< resumption attempts made
+  int resumed = 0;                    ///< of them, resumed
+  double rate = 0;                    ///< resumed / attempts (0 without attempts)
+  int failed_connections = 0;         ///< connections that ended with an error
+  std::vector<std::string> errors;    ///< the first few of those errors, distinct
+  int tickets = 0;                    ///< NewSessionTicket messages over all connections
+  std::vector<std::string> ticket_key_names;  ///< distinct, in the order first seen
+  std::optional<std::uint32_t> ticket_lifetime_hint_s;  ///< of the first ticket
+  std::optional<std::uint32_t> max_early_data;          ///< of the first ticket (0: no 0-RTT)
+  bool retry = false;                 ///< a connection without a token was answered with Retry
+  bool new_token_received = false;    ///< a connection got a NEW_TOKEN frame
+  /// With the NEW_TOKEN token of an earlier connection, the server still sent a Retry
+  /// (true: the token did not validate the address; null: not measured).
+  std::optional<bool> retry_with_token;
+  std::optional<bool> token_resumed;  ///< that connection (offering the session too) resumed
+  std::map<int, int> http_statuses;   ///< HTTP/3 :status -> connections
+  timing_ms full_handshake_ms;        ///< first Initial until handshake complete, full
+  timing_ms resumed_handshake_ms;     ///< the same, resumed attempts
+  /// --early-data: the request as 0-RTT with a ticket that allows it, once and replayed.
+  bool early_data_tried = false;
+  early_data_try early_first;         ///< the ticket's first 0-RTT use
+  early_data_try early_replay;        ///< the same ticket and 0-RTT request again
+  bool early_replay_answered = false;  ///< the replay accepted and answered (not 425)
+  std::optional<double> early_response_ms;  ///< early_first: first Initial until the response
+  double elapsed_ms = 0;               ///< the whole QUIC probe
+};
+
+/// How to probe QUIC on a target.
+struct quic_probe_options {
+  int attempts = 20;         ///< resumption attempts (-n)
+  int samples = 3;           ///< extra full handshakes after the first (key names, timings)
+  int timeout_ms = 5000;     ///< per connection
+  bool http = true;          ///< an HTTP/3 HEAD / on every connection
+  bool early_data = false;   ///< --early-data
+  std::string sni;           ///< name sent ("" = none)
+  std::string authority;     ///< the request's :authority
+};
+
+/// Probes QUIC on `addr` (a UDP address) as `o` says. Never throws for what the server does.
+quic_result run_quic_probe(const sockaddr_storage& addr, socklen_t addr_len,
+                           const quic_probe_options& o);
+
+/// The port an `Alt-Svc` header value advertises for h3 on the same host (`h3=":443"`, or with
+/// the host named `same_host`); null when it advertises none there.
+std::optional<int> alt_svc_h3_port(const std::string& value, const std::string& same_host);
+
+}  // namespace ngxtls::probe
