@@ -324,19 +324,14 @@ void sandbox_quic(const nginx_version_entry& v) {
   tls::pki_options o;
   o.dns_names = {"quic.test"};
   const auto pki = tls::make_pki((d.path() / "pki").string(), o);
-  const std::string conf = nginx_conf(
-      1, server_block(pki, "    listen 443 ssl;
-    listen 443 quic reuseport;
-",
-                      "    http3 on;
-    quic_retry on;
-    quic_gso off;
-"));
+  const std::string conf =
+      nginx_conf(1, server_block(pki, "    listen 443 ssl;\n    listen 443 quic reuseport;\n",
+                                 "    http3 on;\n    quic_retry on;\n    quic_gso off;\n"));
   d.write("nginx.conf", conf);
-  auto r = run({ngxtls_binary(), "check", (d.path() / "nginx.conf").string(), "--sandbox",
-                "--nginx", v.binary, "-n", "2", "--no-ocsp", "--format", "json", "--fail-on",
-                "never"},
-               "", 120);
+  auto r =
+      run({ngxtls_binary(), "check", (d.path() / "nginx.conf").string(), "--sandbox", "--nginx",
+           v.binary, "-n", "2", "--no-ocsp", "--format", "json", "--fail-on", "never"},
+          "", 120);
   INFO(r.err);
   REQUIRE(!r.out.empty());
   const auto doc = nlohmann::json::parse(r.out);
