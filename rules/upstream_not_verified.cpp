@@ -37,20 +37,29 @@ proxy_ssl_verify on;
 proxy_ssl_trusted_certificate /etc/ssl/certs/internal-ca.pem;  # the CA that issued the backend's certificate
 proxy_ssl_name api.internal;       # the name its certificate holds (default: the proxy_pass host)
 proxy_ssl_server_name on;          # and send it as SNI
-proxy_ssl_verify_depth 2;          # the default 1 accepts no intermediate CA
 ```
+The default `proxy_ssl_verify_depth 1` accepts a backend certificate issued by one intermediate
+CA under the trusted root (and 0 refuses it); a longer chain needs a larger depth.
+`ngxtls harden --upstream NAME=ADDRESS --upstream-ca FILE` writes all of it for the target
+nginx version: an upstream block with a zone and `keepalive`, and a location with HTTP/1.1,
+the Connection header cleared (before 1.30), session reuse, verification, `proxy_ssl_name` and
+SNI (docs/user-guide.md#harden-upstream).
 `proxy_ssl_verify on` without `proxy_ssl_trusted_certificate` is an error at start
 (`upstream-tls-config-error`).
 
 ## How the prober confirms it
-Not yet: the probe sees nginx's own listen sockets, not the connections nginx opens to its
-backends. A stand-in upstream in the sandbox, counting the TLS connections and handshakes it
-receives, is to come; until then these findings are reported as lint found them.
+`ngxtls check --sandbox` runs a copy of the location against a stand-in TLS server whose
+certificate is issued for another name (`wrong-name.ngxtls.invalid`) and sends 50 requests:
+nginx completing them confirms the finding, 502 Bad Gateway for every one refutes it (nginx
+verified the certificate and refused it). Stream servers are not tested this way (a second
+variant would need a listen socket of its own).
 
 ## Source
 nginx documentation, ngx_http_proxy_module: proxy_ssl_verify (default off), proxy_ssl_name
 (default $proxy_host), proxy_ssl_verify_depth (default 1); docs/nginx-facts.md#upstream-tls
-(the error without a trusted certificate, measured on nginx 1.22.1, 1.26.3 and 1.30.6).
+(the error without a trusted certificate, and what depth 1 accepts, measured on nginx 1.22.1,
+1.26.3 and 1.30.6 by tests/integration/test_harden_upstream.cpp: a backend whose certificate
+another CA issued gets 502 with verification on).
 )";
 
 void check(const engine::context& ctx, engine::finding_list& out) {
@@ -88,8 +97,7 @@ engine::rule upstream_not_verified() {
                  "The backend's certificate is not verified (proxy_ssl_verify off) for a backend "
                  "over a network",
                  doc, check};
-  // No judge yet: the sandbox's stand-in upstream, which counts upstream handshakes, is to come.
-  r.confirmed_by = engine::probe_question::none;
+  r.confirmed_by = engine::probe_question::upstream_verification;
   r.costs_resumption = false;
   return r;
 }

@@ -43,10 +43,16 @@ upstream api { zone api 64k; server api.internal:8443; keepalive 16; }
 location / { proxy_pass https://api; }
 ```
 
+`ngxtls harden --upstream NAME=ADDRESS --upstream-ca FILE` writes all of it for the target
+nginx version: an upstream block with a zone and `keepalive`, and a location with HTTP/1.1,
+the Connection header cleared (before 1.30), session reuse, verification, `proxy_ssl_name` and
+SNI (docs/user-guide.md#harden-upstream).
+
 ## How the prober confirms it
-Not yet: the probe sees nginx's own listen sockets, not the connections nginx opens to its
-backends. A stand-in upstream in the sandbox, counting the TLS connections and handshakes it
-receives, is to come; until then these findings are reported as lint found them.
+`ngxtls check --sandbox` points the location's upstream at a stand-in TLS server run by ngxtls
+on loopback and sends 50 requests through the location: new upstream TLS connections that are
+all full handshakes confirm the finding, a resumed one refutes it. When nginx keeps one connection
+for all 50 requests there is no second handshake to resume, and the finding is not testable.
 
 ## Source
 docs/nginx-facts.md#upstream-tls, measured on nginx 1.22.1, 1.26.3 and 1.30.6 by
@@ -111,8 +117,7 @@ engine::rule upstream_session_reuse_off() {
       id, engine::severity::warning,
       "Upstream TLS sessions not resumed: every new upstream connection is a full handshake", doc,
       check};
-  // No judge yet: the sandbox's stand-in upstream, which counts upstream handshakes, is to come.
-  r.confirmed_by = engine::probe_question::none;
+  r.confirmed_by = engine::probe_question::upstream_resumption;
   r.costs_resumption = false;
   return r;
 }

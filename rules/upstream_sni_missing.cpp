@@ -37,11 +37,15 @@ location / {
 proxy_ssl_server_name on;
 proxy_ssl_name api.example.com;   # the name to send when it is not the proxy_pass host
 ```
+`ngxtls harden --upstream NAME=ADDRESS --upstream-ca FILE` writes all of it for the target
+nginx version: an upstream block with a zone and `keepalive`, and a location with HTTP/1.1,
+the Connection header cleared (before 1.30), session reuse, verification, `proxy_ssl_name` and
+SNI (docs/user-guide.md#harden-upstream).
 
 ## How the prober confirms it
-Not yet: the probe sees nginx's own listen sockets, not the connections nginx opens to its
-backends. A stand-in upstream in the sandbox, counting the TLS connections and handshakes it
-receives, is to come; until then these findings are reported as lint found them.
+`ngxtls check --sandbox` points the location's upstream at a stand-in TLS server run by ngxtls
+on loopback, which records the server name of every handshake: handshakes without SNI confirm
+the finding, a server name received refutes it.
 
 ## Source
 docs/nginx-facts.md#upstream-tls, measured on nginx 1.22.1, 1.26.3 and 1.30.6 by
@@ -101,8 +105,7 @@ engine::rule upstream_sni_missing() {
   engine::rule r{id, engine::severity::warning,
                  "No SNI sent to a backend named by host name (proxy_ssl_server_name off)", doc,
                  check};
-  // No judge yet: the sandbox's stand-in upstream, which counts upstream handshakes, is to come.
-  r.confirmed_by = engine::probe_question::none;
+  r.confirmed_by = engine::probe_question::upstream_sni;
   r.costs_resumption = false;
   return r;
 }

@@ -3,6 +3,7 @@
 
 #include <set>
 
+#include "config/values.hpp"
 #include "rules/upstream_tls.hpp"
 
 namespace ngxtls::rules {
@@ -58,10 +59,20 @@ location /api/ {
 }
 ```
 
+`ngxtls harden --upstream NAME=ADDRESS --upstream-ca FILE` writes all of it for the target
+nginx version: an upstream block with a zone and `keepalive`, and a location with HTTP/1.1,
+the Connection header cleared (before 1.30), session reuse, verification, `proxy_ssl_name` and
+SNI (docs/user-guide.md#harden-upstream).
+
 ## How the prober confirms it
-Not yet: the probe sees nginx's own listen sockets, not the connections nginx opens to its
-backends. A stand-in upstream in the sandbox, counting the TLS connections and handshakes it
-receives, is to come; until then these findings are reported as lint found them.
+`ngxtls check --sandbox` points the location's upstream at a stand-in TLS server run by ngxtls
+on loopback (its certificate for the configured name) and sends 50 requests through the location
+from 5 keep-alive client connections, one at a time; the stand-in counts the TLS connections,
+full and resumed handshakes and the requests on each. A new upstream connection for every request
+confirms the finding ("50 requests through /api/ opened 50 upstream TLS connections: 1 full
+handshake, 49 resumed, no SNI"); fewer refute it. `check --sandbox --load` prices the fix:
+requests per second through the location as configured and with keepalive, HTTP/1.1, a cleared
+Connection header and session reuse, one after the other in the same sandbox.
 
 ## Source
 docs/nginx-facts.md#upstream-tls, measured on nginx 1.22.1, 1.26.3 and 1.30.6 by
@@ -74,12 +85,42 @@ connections without `keepalive` (1 connection for 10 requests); `proxy_pass http
 without a block still opened 10.
 )";
 
+using config::equal_ignoring_case;
+
+// `map $http_upgrade $connection_upgrade { default upgrade; '' close; }`: what it sends.
+std::string map_reason(const model::tls_upstream& u) {
+  const std::string var(u.connection_map->args[1].value());
+  if (equal_ignoring_case(u.connection_map->args[0].value(), "$http_upgrade"))
+    return "every request without an Upgrade header sends `Connection: close` (`map " +
+           std::string(u.connection_map->args[0].value()) + " " + var + "` gives `close` for " +
+           (u.connection_map_entry && u.connection_map_entry->name.empty() ? "''" : "its default") +
+           ")";
+  return "`Connection: close` is sent (`map " + std::string(u.connection_map->args[0].value()) +
+         " " + var + "` gives `close` for every request)";
+}
+
+std::string map_fix(const model::tls_upstream& u) {
+  const std::string source(u.connection_map->args[0].value()),
+      var(u.connection_map->args[1].value());
+  if (!equal_ignoring_case(source, "$http_upgrade"))
+    return "# map " + source + " " + var + ": give \"\" instead of close (no Connection header)\n";
+  return "map " + source + " " + var +
+         " {\n    default upgrade;\n    ''      \"\";  # no Connection header without Upgrade: "
+         "the connection is kept\n}\n";
+}
+
 void check(const engine::context& ctx, engine::finding_list& out) {
   const auto& m = ctx.model();
   for (const auto& u : m.tls_upstreams) {
     if (u.context != model::context_kind::http || u.module == model::upstream_module::uwsgi)
       continue;
-    if (u.module == model::upstream_module::proxy && u.connection_variable) continue;
+    // The Connection header requests get: as written, or what the map gives requests without
+    // an Upgrade header; when each request decides, the header is not judged.
+    const std::optional<std::string> connection =
+        u.connection_variable ? u.connection_for_plain_requests
+                              : std::optional<std::string>(u.connection_header);
+    if (u.module == model::upstream_module::proxy && !connection) continue;
+    const bool sends_close = connection && equal_ignoring_case(*connection, "close");
     std::vector<std::string> reasons;
     const model::upstream_block* block = u.block ? &m.upstreams[*u.block] : nullptr;
     if (!block)
@@ -94,10 +135,12 @@ void check(const engine::context& ctx, engine::finding_list& out) {
     if (proxy && u.http_version == "1.0")
       reasons.push_back(std::string("proxy_http_version is 1.0") +
                         (u.get("http_version")->is_default() ? " (nginx's default)" : ""));
-    if (proxy && u.connection_header == "close")
-      reasons.push_back(u.connection_where ? "`Connection: close` is sent"
-                                           : "nginx sends `Connection: close` (no "
-                                             "`proxy_set_header Connection \"\"` at this level)");
+    if (proxy && sends_close)
+      reasons.push_back(u.connection_map ? map_reason(u)
+                        : u.connection_where
+                            ? "`Connection: close` is sent"
+                            : "nginx sends `Connection: close` (no `proxy_set_header Connection "
+                              "\"\"` at this level)");
     if (reasons.empty()) continue;
     std::string why;
     for (std::size_t i = 0; i < reasons.size(); ++i)
@@ -105,9 +148,12 @@ void check(const engine::context& ctx, engine::finding_list& out) {
     const auto* reuse = u.get("ssl_session_reuse");
     const bool resumes = reuse && reuse->first() == "on" && block;
     const std::string cost =
-        resumes ? "a TCP and a resumed TLS handshake to the backend (a full one for the first "
-                  "request of each worker)"
-                : "a TCP and a full TLS handshake to the backend";
+        !resumes ? "a TCP and a full TLS handshake to the backend"
+        : block->zone_where
+            ? "a TCP and a resumed TLS handshake to the backend (a full one for the first "
+              "request after a start: the zone shares the session between workers)"
+            : "a TCP and a resumed TLS handshake to the backend (a full one for the first "
+              "request of each worker)";
     auto f = ctx.make(id, engine::severity::warning,
                       "every request through " + upstream_place(ctx, u) +
                           " opens a new TLS connection to " + backend_label(ctx, u) + ": " + why +
@@ -122,6 +168,11 @@ void check(const engine::context& ctx, engine::finding_list& out) {
                                                 : std::nullopt});
     if (proxy) {
       f.facts.push_back(upstream_evidence(ctx, u, "http_version"));
+      if (u.connection_map)
+        f.facts.push_back({"map " + std::string(u.connection_map->args[0].value()) + " " +
+                               std::string(u.connection_map->args[1].value()),
+                           connection ? "gives `" + *connection + "` without Upgrade" : "", "http",
+                           ctx.where(u.connection_map)});
       f.facts.push_back(
           {"Connection header sent", u.connection_header,
            u.connection_where ? "proxy_set_header" : "default",
@@ -139,7 +190,9 @@ void check(const engine::context& ctx, engine::finding_list& out) {
     if (!block)
       fix += std::string(u.pass->name) + " " + (proxy ? "https://" : "grpcs://") + name + ";\n";
     if (proxy && u.http_version == "1.0") fix += "proxy_http_version 1.1;\n";
-    if (proxy && u.connection_header == "close")
+    if (proxy && sends_close && u.connection_map)
+      fix += map_fix(u);
+    else if (proxy && sends_close)
       fix += "proxy_set_header Connection \"\";  # and this level's other proxy_set_header lines\n";
     if (!fix.empty() && fix.back() == '\n') fix.pop_back();
     f.fix = fix;
@@ -154,8 +207,7 @@ engine::rule upstream_tls_per_request() {
       id, engine::severity::warning,
       "A TLS upstream without connection reuse: a TLS handshake to the backend for every request",
       doc, check};
-  // No judge yet: the sandbox's stand-in upstream, which counts upstream handshakes, is to come.
-  r.confirmed_by = engine::probe_question::none;
+  r.confirmed_by = engine::probe_question::upstream_connections;
   r.costs_resumption = false;
   return r;
 }

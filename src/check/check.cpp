@@ -139,6 +139,30 @@ std::string describe(const session_crossing& c) {
   return out.empty() ? "nothing completed" : out;
 }
 
+namespace {
+
+// The upstream questions, judged by the stand-ins' counts; false for every other question.
+bool judge_upstream(checked_finding& c, engine::probe_question q, const judge_options& o) {
+  switch (q) {
+    case engine::probe_question::upstream_connections:
+      judges::upstream_connections(c, o);
+      return true;
+    case engine::probe_question::upstream_resumption:
+      judges::upstream_resumption(c, o);
+      return true;
+    case engine::probe_question::upstream_sni:
+      judges::upstream_sni(c, o);
+      return true;
+    case engine::probe_question::upstream_verification:
+      judges::upstream_verification(c, o);
+      return true;
+    default:
+      return false;
+  }
+}
+
+}  // namespace
+
 engine::probe_question question_of(const engine::finding& f, const engine::rule_catalog* catalog) {
   if (f.question) return *f.question;
   const engine::rule* r = catalog ? engine::find_rule(*catalog, f.rule) : engine::find_rule(f.rule);
@@ -169,6 +193,10 @@ bool answers(engine::probe_question q) {
     case engine::probe_question::hsts_header_served:
     case engine::probe_question::early_data_replayed:
     case engine::probe_question::closes_without_close_notify:
+    case engine::probe_question::upstream_connections:
+    case engine::probe_question::upstream_resumption:
+    case engine::probe_question::upstream_sni:
+    case engine::probe_question::upstream_verification:
       return true;
   }
   return false;
@@ -200,6 +228,8 @@ std::vector<checked_finding> judge(const std::vector<engine::finding>& findings,
       // nginx -t's own word: no probe needed.
     } else if (q == engine::probe_question::session_crosses_names) {
       judges::session_crosses_names(c, options);  // the crossing probes, not the main ones
+    } else if (judge_upstream(c, q, options)) {
+      // The stand-in upstreams' counts, not the probes of nginx's own sockets.
     } else if (rs.empty()) {
       c.reason = f.ports.empty() ? "no target could be probed"
                                  : "no probed endpoint serves this finding's listen socket";
@@ -265,6 +295,10 @@ std::vector<checked_finding> judge(const std::vector<engine::finding>& findings,
           c.reason = "the probe reports invalid staples as findings of their own";
           break;
         case engine::probe_question::session_crosses_names:  // judged above
+        case engine::probe_question::upstream_connections:
+        case engine::probe_question::upstream_resumption:
+        case engine::probe_question::upstream_sni:
+        case engine::probe_question::upstream_verification:
         case engine::probe_question::none:
           c.reason = "no probe measures this rule";
           break;

@@ -3,6 +3,7 @@
 // The only place where config facts and live measurements meet (CONVENTIONS, The house).
 
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <utility>
@@ -81,6 +82,54 @@ struct nginx_warning {
   std::string message;
 };
 
+/// Requests per variant of each TLS upstream in `check --sandbox`.
+inline constexpr int k_upstream_requests = 50;
+/// Client connections they come from (taking turns, one request in flight).
+inline constexpr int k_upstream_client_connections = 5;
+
+/// What nginx did through one variant of a TLS upstream in `check --sandbox`: the requests
+/// driven through nginx and what the stand-in upstream saw (sandbox/upstream_standin.hpp).
+struct upstream_counts {
+  bool measured = false;         ///< the variant ran and requests were driven through it
+  int requests = 0;              ///< client requests sent through nginx
+  int ok = 0;                    ///< answered 2xx
+  int bad_gateway = 0;           ///< answered 502
+  int failed = 0;                ///< other statuses and failures
+  int connections = 0;           ///< TLS connections nginx opened to the stand-in
+  int full_handshakes = 0;       ///< completed, not resumed
+  int resumed = 0;               ///< completed, resumed
+  int upstream_requests = 0;     ///< requests the stand-in answered
+  int client_certificates = 0;   ///< connections on which nginx presented a client certificate
+  std::vector<std::string> sni;  ///< distinct SNI values received ("" for none)
+  std::vector<std::string> protocols;  ///< distinct protocols negotiated
+};
+
+/// `check --sandbox --load`: requests per second through the location as configured and with
+/// the keepalive fix, measured one after the other in the same sandbox.
+struct upstream_price {
+  int connections = 0;  ///< client connections, each with a request in flight
+  int duration_ms = 0;  ///< per variant
+  double configured_rps = 0, fixed_rps = 0;
+  int configured_upstream_connections = 0, fixed_upstream_connections = 0;
+  int configured_full_handshakes = 0, fixed_full_handshakes = 0;
+};
+
+/// One TLS upstream of the config as `check --sandbox` measured it.
+struct upstream_measurement {
+  source_location pass;  ///< the *_pass directive
+  std::string server;    ///< server label
+  std::string location;  ///< "/api/" ("" in stream)
+  std::string ssl_name;  ///< the name nginx sends and verifies; the stand-in's certificate name
+  upstream_counts as_configured;
+  upstream_counts wrong_name;           ///< stand-in certificate for another name
+  upstream_counts fixed;                ///< keepalive, HTTP/1.1, Connection "", session reuse
+  std::optional<upstream_price> price;  ///< --load
+};
+
+/// "50 requests through /api/ opened 50 upstream TLS connections: 50 full handshakes, 0
+/// resumed, no SNI" (SNI "SNI backend.example.com"; stream: "through the stream server ...").
+std::string describe(const upstream_measurement& m, const upstream_counts& c);
+
 /// Options of the judgement.
 struct judge_options {
   /// Several endpoints (or backends via --connect) stand for the instances behind one name:
@@ -110,6 +159,9 @@ struct judge_options {
   /// Sandbox: the responses come from the sandbox's own `location / { return 200 }`, not from
   /// the server's add_header, locations or upstreams, so response headers say nothing about them.
   bool sandbox_responses = false;
+  /// Sandbox: the TLS upstreams measured through stand-ins (upstream findings' judges match
+  /// them by the finding's *_pass fact).
+  std::vector<upstream_measurement> upstreams;
   /// The catalog the findings' rules come from (their rule::confirmed_by); null: the built-in.
   const engine::rule_catalog* catalog = nullptr;
 };

@@ -11,6 +11,7 @@
 
 #include "base/error.hpp"
 #include "check/load_findings.hpp"
+#include "check/upstreams.hpp"
 #include "config/values.hpp"
 #include "engine/engine.hpp"
 #include "probe/target.hpp"
@@ -335,6 +336,15 @@ void sandbox_evidence(session& s) {
   s.out.sandbox = std::move(sum);
 }
 
+// --sandbox: requests through every location that proxies to TLS, counted by the stand-ins.
+void measure_upstream_handshakes(session& s) {
+  if (!s.sb || s.sb->upstreams().empty()) return;
+  step(s, "sending requests through " + std::to_string(s.sb->upstreams().size()) + " TLS upstream" +
+              (s.sb->upstreams().size() == 1 ? "" : "s"));
+  s.out.upstreams = measure_upstreams(*s.sb, *s.out.lint.models.front());
+  s.jo.upstreams = s.out.upstreams;
+}
+
 void judge_findings(session& s) {
   step(s, "offering sessions across server names");
   s.jo.crossings = cross_names(s);
@@ -366,6 +376,11 @@ void price_under_load(session& s) {
     lo.on_tick = [&s](const probe::load_tick& t) { s.hooks.step("load: " + probe::tick_text(t)); };
   load_resumption_findings(s.out.checked, s.targets, s.out.probes, s.jo.port_map, lo, s.out.notes,
                            s.hooks.say, s.hooks.interrupt_cause);
+  if (!s.out.upstreams.empty()) {
+    step(s, "pricing the keepalive fix of the TLS upstreams under load");
+    price_upstreams(*s.sb, s.out.upstreams, std::min(s.req.load_duration_s, 10) * 1000,
+                    k_upstream_load_connections, s.req.stop);
+  }
 }
 
 // Which configured key file sealed the live tickets.
@@ -529,6 +544,7 @@ check_run run(const check_request& req, const check_hooks& hooks) {
   else
     aim_at_endpoints(s);
   probe_targets(s);
+  measure_upstream_handshakes(s);
   judge_findings(s);
   price_under_load(s);
   match_ticket_keys(s);

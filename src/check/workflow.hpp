@@ -94,7 +94,9 @@ struct check_run {
   std::vector<std::string> notes;            ///< what was not tested and why
   /// What stops nginx and no lint finding predicted (nginx -t rejections).
   std::vector<std::string> errors;
-  std::optional<sandbox_summary> sandbox;        ///< set by --sandbox
+  std::optional<sandbox_summary> sandbox;  ///< set by --sandbox
+  /// --sandbox: each TLS upstream measured through the sandbox's stand-ins (with --load, priced).
+  std::vector<upstream_measurement> upstreams;
   std::optional<nginx_test_summary> nginx_test;  ///< set when the sandbox ran
   std::string sandbox_failure;  ///< why the sandbox did not run ("" = it ran, or no --sandbox)
   bool unreachable = false;     ///< a target could not be probed, or the sandbox did not run

@@ -66,6 +66,7 @@ report::check_report report_of(check::check_run& run) {
   rep.notes = std::move(run.notes);
   rep.errors = std::move(run.errors);
   rep.sandbox = std::move(run.sandbox);
+  rep.upstreams = std::move(run.upstreams);
   rep.nginx_test = std::move(run.nginx_test);
   return rep;
 }

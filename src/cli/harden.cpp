@@ -29,6 +29,9 @@ struct harden_args {
   std::string format = "text";
   std::string output;
   std::string config_file;
+  std::vector<std::string> upstreams, upstream_ssl_names;
+  std::string upstream_ca;
+  int upstream_keepalive = 16;
 };
 
 int run_harden(const harden_args& a) {
@@ -54,6 +57,9 @@ int run_harden(const harden_args& a) {
   o.trusted_certificate = a.trusted_cert;
   o.resolver = a.resolver;
   if (a.expected_sessions > 0) o.expected_sessions = a.expected_sessions;
+  o.upstreams = harden::parse_upstreams(a.upstreams, a.upstream_ssl_names);
+  o.upstream_trusted_certificate = a.upstream_ca;
+  o.upstream_keepalive = a.upstream_keepalive;
 
   auto s = harden::generate(o);
   report::output_context ctx;
@@ -89,6 +95,19 @@ void register_harden(CLI::App& app, std::function<int()>& run) {
   sub->add_option("--expected-sessions", a->expected_sessions,
                   "sessions the shared cache must hold (about 4,000 per MB)")
       ->check(CLI::Range(std::int64_t{1}, std::int64_t{1} << 40));
+  sub->add_option("--upstream", a->upstreams,
+                  "NAME=ADDRESS: an upstream block NAME and a location proxying to it over TLS "
+                  "(ADDRESS host:port, [v6]:port or unix:/PATH; repeat NAME for more servers)")
+      ->allow_extra_args(false);
+  sub->add_option("--upstream-ca", a->upstream_ca,
+                  "proxy_ssl_trusted_certificate: the CA that issued the backends' certificates");
+  sub->add_option("--upstream-ssl-name", a->upstream_ssl_names,
+                  "NAME=HOST: proxy_ssl_name (and SNI) for upstream NAME (default: its first "
+                  "server's host name, else NAME)")
+      ->allow_extra_args(false);
+  sub->add_option("--upstream-keepalive", a->upstream_keepalive,
+                  "idle connections each worker keeps per upstream block")
+      ->check(CLI::Range(1, 100000));
   sub->add_option("--format", a->format, "output format")
       ->check(CLI::IsMember(report::format_names(report::command::harden)));
   sub->add_option("-o,--output", a->output, "write the snippet to FILE");

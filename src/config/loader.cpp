@@ -14,6 +14,7 @@
 #include <filesystem>
 #include <set>
 #include <stdexcept>
+#include <unordered_set>
 #include <utility>
 
 #include "config/parse_internal.hpp"
@@ -55,6 +56,9 @@ struct glob_walk {
   const std::string& pattern;
   std::size_t max_matches;
   std::size_t max_entries;
+  /// Matches the walk saw as regular files (lstat, or the directory entry's type): read()
+  /// then needs no stat() of its own before it opens them.
+  std::unordered_set<std::string>& regular;
   file_source::glob_result out{};
   std::vector<std::string> parts{};
   std::size_t entries = 0;
@@ -84,21 +88,23 @@ struct glob_walk {
     return out;
   }
 
-  void found(std::string path) {
+  void found(std::string path, bool is_regular) {
     ++out.matches;
-    if (out.paths.size() < max_matches) out.paths.push_back(std::move(path));
+    if (out.paths.size() >= max_matches) return;
+    if (is_regular) regular.insert(path);
+    out.paths.push_back(std::move(path));
   }
 
-  void step(const std::string& dir, std::size_t i) {
+  void step(const std::string& dir, std::size_t i, bool is_regular = false) {
     if (i == parts.size()) {
-      found(dir);
+      found(dir, is_regular);
       return;
     }
     const std::string& part = parts[i];
     if (!has_glob_chars(part)) {
       const std::string path = join(dir, unescape(part));
       struct stat sb {};
-      if (::lstat(path.c_str(), &sb) == 0) step(path, i + 1);
+      if (::lstat(path.c_str(), &sb) == 0) step(path, i + 1, S_ISREG(sb.st_mode));
       return;
     }
     DIR* d = ::opendir(dir.empty() ? "." : dir.c_str());
@@ -108,7 +114,7 @@ struct glob_walk {
         out.unreadable.emplace_back(dir.empty() ? "." : dir, errno);
       return;
     }
-    std::vector<std::string> names;
+    std::vector<std::pair<std::string, bool>> names;  // with "a regular file"
     try {
       while (const dirent* e = ::readdir(d)) {
         if (++entries > max_entries) {
@@ -117,14 +123,15 @@ struct glob_walk {
                                 std::to_string(max_entries) +
                                 " directory entries looking for matches (max_glob_entries)");
         }
-        if (::fnmatch(part.c_str(), e->d_name, FNM_PERIOD) == 0) names.emplace_back(e->d_name);
+        if (::fnmatch(part.c_str(), e->d_name, FNM_PERIOD) == 0)
+          names.emplace_back(e->d_name, e->d_type == DT_REG);
       }
     } catch (...) {
       ::closedir(d);
       throw;
     }
     ::closedir(d);
-    for (const auto& name : names) step(join(dir, name), i + 1);
+    for (const auto& [name, is_regular] : names) step(join(dir, name), i + 1, is_regular);
   }
 };
 
@@ -134,16 +141,20 @@ class disk_source final : public file_source {
 
   std::string_view read(const std::string& path, const source_location& from,
                         storage& store) override {
-    struct stat sb {};
-    if (::stat(path.c_str(), &sb) != 0)
-      throw input_error(from, syscall_failed("open()", path, errno));
-    if (S_ISDIR(sb.st_mode)) throw input_error(from, syscall_failed("pread()", path, EISDIR));
-    // nginx reads st_size bytes: a device such as /dev/null reads as empty. A FIFO or
-    // socket would block nginx (and us): refuse it.
-    if (S_ISCHR(sb.st_mode) || S_ISBLK(sb.st_mode)) return store.adopt({});
-    if (!S_ISREG(sb.st_mode)) throw input_error(from, "\"" + path + "\" is not a regular file");
-    if (static_cast<std::size_t>(sb.st_size) > max_bytes_) throw too_big(path, from);
-    // O_NONBLOCK: the file may have been replaced by a FIFO since stat().
+    // A glob match just seen as a regular file is opened at once (fstat() below checks it
+    // again): one stat() less per file of a fleet of site files.
+    if (regular_.erase(path) == 0) {
+      struct stat sb {};
+      if (::stat(path.c_str(), &sb) != 0)
+        throw input_error(from, syscall_failed("open()", path, errno));
+      if (S_ISDIR(sb.st_mode)) throw input_error(from, syscall_failed("pread()", path, EISDIR));
+      // nginx reads st_size bytes: a device such as /dev/null reads as empty. A FIFO or
+      // socket would block nginx (and us): refuse it.
+      if (S_ISCHR(sb.st_mode) || S_ISBLK(sb.st_mode)) return store.adopt({});
+      if (!S_ISREG(sb.st_mode)) throw input_error(from, "\"" + path + "\" is not a regular file");
+      if (static_cast<std::size_t>(sb.st_size) > max_bytes_) throw too_big(path, from);
+    }
+    // O_NONBLOCK: the file may have been replaced by a FIFO since it was seen.
     const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
     if (fd < 0) throw input_error(from, syscall_failed("open()", path, errno));
     std::size_t got = 0;
@@ -180,7 +191,7 @@ class disk_source final : public file_source {
 
   glob_result glob(const std::string& pattern, std::size_t max_matches,
                    std::size_t max_entries) override {
-    glob_walk walk{pattern, max_matches, max_entries};
+    glob_walk walk{pattern, max_matches, max_entries, regular_};
     walk.run();
     std::sort(walk.out.paths.begin(), walk.out.paths.end());
     return std::move(walk.out);
@@ -192,6 +203,7 @@ class disk_source final : public file_source {
                                  std::to_string(max_bytes_) + " bytes (max_file_bytes)");
   }
   std::size_t max_bytes_;
+  std::unordered_set<std::string> regular_;  ///< see glob_walk::regular
 };
 
 /// Files held in memory: copies it owns (copied into the loader's storage when read), or
@@ -282,6 +294,7 @@ class loader {
       active_.push_back(main);
       cfg_.root = expand(cfg_.files[main].parsed, 0, block_context::directives);
       active_.pop_back();
+      mark(main, expanded);
     } catch (const std::length_error& e) {
       // Storage's address range is full (docs/limits.md): too much input, not a bug.
       throw input_error({main_path, 0, 0}, e.what());
@@ -302,6 +315,7 @@ class loader {
         active_.push_back(index);
         roots.push_back(expand(cfg_.files[index].parsed, 0, block_context::directives));
         active_.pop_back();
+        mark(index, expanded);
         indices.push_back(index);
       }
     } catch (const std::length_error& e) {
@@ -362,28 +376,54 @@ class loader {
     return d.name == "include" && !d.has_block && !d.lua;
   }
 
-  /// Counts a shared run toward max_directives like a copied one.
-  void count_shared(list<directive> run, std::uint32_t chain) {
+  /// Counts a shared run toward max_directives like a copied one; with `stamp`, sets each of
+  /// its records' chain to `chain` (the run's file is being expanded for the first time, and
+  /// its records are not yet part of the expanded tree anywhere).
+  void count_shared(list<directive> run, std::uint32_t chain, bool stamp) {
     for (const directive& d : run) {
       if (++directives_ > options_.max_directives) {
         throw input_error(where(d), detail::too_many_directives(options_.max_directives),
                           chain_locations(chain));
       }
-      if (d.has_block) count_shared(d.block, chain);
+      // The records live in the config's own storage, written only by this loader.
+      if (stamp) const_cast<directive&>(d).chain = chain;
+      if (d.has_block) count_shared(d.block, chain, stamp);
     }
   }
 
+  /// What is known of a file's records (file_state_ bits, per config::files index).
+  static constexpr std::uint8_t expanded = 1;  ///< expanded before: its records may be in the tree
+  static constexpr std::uint8_t stamped = 2;   ///< some of its records carry a chain
+  bool has(std::uint32_t index, std::uint8_t bit) const {
+    return index < file_state_.size() && (file_state_[index] & bit) != 0;
+  }
+  void mark(std::uint32_t index, std::uint8_t bit) {
+    if (file_state_.size() <= index) file_state_.resize(index + 1);
+    file_state_[index] |= bit;
+  }
+
   /// The expanded form of `src` (directives of one block of a file's own tree) under include
-  /// chain `chain`: each include replaced by the directives of the files it names. A run
-  /// reached without includes that holds none is the file's own run, shared, not copied.
+  /// chain `chain`: each include replaced by the directives of the files it names. A run that
+  /// holds no include is the file's own run, shared, not copied: reached without includes
+  /// (chain 0) while no record of its file carries a chain, or in the first expansion of its
+  /// file, its records then stamped with `chain` in place (a site file included once, the
+  /// usual case, costs no second copy of its blocks). Other expansions copy.
   list<directive> expand(list<directive> src, std::uint32_t chain, block_context context) {
-    if (chain == 0) {
-      bool copy = false;
-      if (!options_.single_file) {
-        for (const directive& d : src) copy = copy || is_include(d) || d.include_below;
+    if (src.empty()) return src;
+    bool holds_include = false;
+    if (!options_.single_file) {
+      for (const directive& d : src)
+        holds_include = holds_include || is_include(d) || d.include_below;
+    }
+    if (!holds_include) {
+      const std::uint32_t file = src.front().file;
+      if (chain == 0 && !has(file, stamped)) {
+        count_shared(src, chain, false);
+        return src;
       }
-      if (!copy) {
-        count_shared(src, chain);
+      if (chain != 0 && !has(file, expanded)) {
+        mark(file, stamped);
+        count_shared(src, chain, true);
         return src;
       }
     }
@@ -520,6 +560,7 @@ class loader {
       active_.push_back(index);
       expand_into(cfg_.files[index].parsed, new_chain, context, out);
       active_.pop_back();
+      mark(index, expanded);
     }
     // The site's own file records what it named (first expansion only: the same text
     // names the same files at every site).
@@ -538,6 +579,7 @@ class loader {
   config cfg_;
   std::map<std::string, std::uint32_t> index_;
   std::set<std::pair<std::uint32_t, block_context>> checked_;
+  std::vector<std::uint8_t> file_state_;  ///< per config::files index: see has()
   std::vector<std::uint32_t> active_;
   std::size_t directives_ = 0;
   std::size_t expansions_ = 0;   ///< files expanded by includes, every site counted

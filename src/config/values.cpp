@@ -3,6 +3,8 @@
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include <pcre2.h>
 
+#include <algorithm>
+#include <cctype>
 #include <limits>
 #include <memory>
 
@@ -314,6 +316,13 @@ std::vector<nginx_log_line> parse_nginx_log_lines(std::string_view text) {
 std::string message_with_place(const nginx_log_line& l) {
   if (l.file.empty()) return l.message;
   return l.message + " in " + l.file + ":" + std::to_string(l.line);
+}
+
+bool equal_ignoring_case(std::string_view a, std::string_view b) {
+  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+           return std::tolower(static_cast<unsigned char>(x)) ==
+                  std::tolower(static_cast<unsigned char>(y));
+         });
 }
 
 std::optional<int> parse_port(std::string_view text) {

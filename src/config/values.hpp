@@ -93,6 +93,10 @@ std::vector<nginx_log_line> parse_nginx_log_lines(std::string_view text);
 /// nginx named no place.
 std::string message_with_place(const nginx_log_line& l);
 
+/// True when `a` and `b` are equal but for ASCII case (nginx compares names, header values and
+/// upstream names so: ngx_strncasecmp).
+bool equal_ignoring_case(std::string_view a, std::string_view b);
+
 /// A port as nginx's listen reads it (ngx_parse_url, ngx_atoi: digits only, leading zeros
 /// allowed, 1..65535); nullopt otherwise.
 std::optional<int> parse_port(std::string_view text);

@@ -61,6 +61,14 @@ std::string to_string(probe_question q) {
       return "early_data_replayed";
     case probe_question::closes_without_close_notify:
       return "closes_without_close_notify";
+    case probe_question::upstream_connections:
+      return "upstream_connections";
+    case probe_question::upstream_resumption:
+      return "upstream_resumption";
+    case probe_question::upstream_sni:
+      return "upstream_sni";
+    case probe_question::upstream_verification:
+      return "upstream_verification";
   }
   return "?";
 }
@@ -130,6 +138,24 @@ std::string describe(probe_question q) {
              "strict-client attempts (a client that reads to EOF without ignoring a close "
              "without close_notify): connections ended without close_notify and a lower "
              "strict-client rate confirm it, connections ended with close_notify refute it";
+    case probe_question::upstream_connections:
+      return "`ngxtls check --sandbox` points the upstream at a stand-in TLS server of its own "
+             "and sends 50 requests through the location from 5 keep-alive client connections, "
+             "one at a time: a new upstream TLS connection for every request confirms it, fewer "
+             "connections than requests refute it";
+    case probe_question::upstream_resumption:
+      return "`ngxtls check --sandbox` points the upstream at a stand-in TLS server of its own "
+             "and sends 50 requests through the location: new upstream TLS connections that are "
+             "all full handshakes confirm it, a resumed one refutes it; one kept connection "
+             "leaves it not testable";
+    case probe_question::upstream_sni:
+      return "`ngxtls check --sandbox` points the upstream at a stand-in TLS server of its own "
+             "that records the server name each handshake carries: handshakes without SNI "
+             "confirm it, SNI received refutes it";
+    case probe_question::upstream_verification:
+      return "`ngxtls check --sandbox` points a copy of the location at a stand-in TLS server "
+             "whose certificate is issued for another name (wrong-name.ngxtls.invalid) and sends "
+             "50 requests: nginx completing them confirms it, 502 Bad Gateway refutes it";
   }
   return "?";
 }

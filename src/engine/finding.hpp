@@ -42,6 +42,12 @@ enum class probe_question {
   early_data_replayed,    ///< is a replayed 0-RTT first flight accepted and answered (not 425)?
   closes_without_close_notify,  ///< does the server end connections without close_notify, and
                                 ///< do clients that read to EOF then resume less?
+  upstream_connections,         ///< does each request through the location open a TLS connection
+                                ///< to the (stand-in) upstream?
+  upstream_resumption,          ///< are nginx's new upstream TLS connections resumed?
+  upstream_sni,                 ///< does nginx send SNI to the upstream?
+  upstream_verification,        ///< does nginx complete requests to an upstream whose certificate
+                                ///< is for another name?
 };
 /// "none", "nginx_t_verdict", ... (the enumerator's name).
 std::string to_string(probe_question q);

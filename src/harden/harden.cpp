@@ -8,6 +8,7 @@
 
 #include "base/error.hpp"
 #include "config/values.hpp"
+#include "harden/internal.hpp"
 #include "tls/certificate.hpp"
 #include "tls/ticket_key.hpp"
 
@@ -48,12 +49,6 @@ constexpr version tls13_nginx{1, 13, 0};       // TLSv1.3 in ssl_protocols
 constexpr version tls13_openssl{1, 1, 1};      // TLS 1.3 in OpenSSL
 constexpr version shm_ticket_keys{1, 23, 2};   // ticket keys kept in the shared cache zone
 constexpr version always_add_header{1, 7, 5};  // add_header ... always
-
-std::string join(const std::vector<std::string>& v, const std::string& sep) {
-  std::string out;
-  for (const auto& s : v) out += (out.empty() ? "" : sep) + s;
-  return out;
-}
 
 struct builder {
   snippet& s;
@@ -174,7 +169,11 @@ std::string shell_quote(const std::string& value) {
   return out + "'";
 }
 
-namespace {
+std::string join(const std::vector<std::string>& v, const std::string& sep) {
+  std::string out;
+  for (const auto& s : v) out += (out.empty() ? "" : sep) + s;
+  return out;
+}
 
 // Paths land in directives, shell commands and `# ` comment lines: a control character would
 // end a comment line and start a directive (or a command).
@@ -190,7 +189,13 @@ void check_path(const std::string& flag, const std::string& path, bool variables
                       "(`[emerg] unknown variable`), and has no escape for it: rename the file");
 }
 
-}  // namespace
+std::vector<std::string> target_protocols(const harden_options& o, const profile& p) {
+  const bool tls13_ok = o.nginx >= tls13_nginx && o.openssl >= tls13_openssl;
+  std::vector<std::string> protocols;
+  for (const auto& proto : p.protocols)
+    if (proto != "TLSv1.3" || tls13_ok) protocols.push_back(proto);
+  return protocols;
+}
 
 namespace {
 
@@ -201,6 +206,7 @@ void check_inputs(const harden_options& o) {
   check_path("--key", o.key_file, true);
   check_path("--trusted-cert", o.trusted_certificate, false);
   check_path("--ticket-key-dir", o.ticket_key_dir, false);
+  check_path("--upstream-ca", o.upstream_trusted_certificate, false);
   for (char c : o.resolver)
     if (static_cast<unsigned char>(c) < 0x20 ||
         std::string_view(";{}\"'\\#$").find(c) != std::string_view::npos)
@@ -227,12 +233,7 @@ snippet start_snippet(const harden_options& o, const profile& p) {
 // Protocols, groups and ciphers of the profile, within what the target can speak.
 void add_protocols_and_ciphers(builder& b, const harden_options& o, const profile& p) {
   snippet& s = b.s;
-  const bool tls13_ok = o.nginx >= tls13_nginx && o.openssl >= tls13_openssl;
-  std::vector<std::string> protocols;
-  for (const auto& proto : p.protocols) {
-    if (proto == "TLSv1.3" && !tls13_ok) continue;
-    protocols.push_back(proto);
-  }
+  const std::vector<std::string> protocols = target_protocols(o, p);
   if (protocols.empty())
     throw usage_error("profile " + p.name +
                       " needs TLS 1.3: nginx >= 1.13.0 with OpenSSL >= 1.1.1 (target: nginx " +
@@ -459,6 +460,7 @@ snippet generate(const harden_options& o) {
          "(docs/nginx-facts.md#early-data-replay)");
   add_server_block(b, o, p);
   add_ocsp_stapling(b, o, p);
+  add_tls_backends(s, o, p);
   return s;
 }
 

@@ -33,6 +33,16 @@ enum class ocsp_mode {
 std::string to_string(tickets_mode m);
 std::string to_string(ocsp_mode m);
 
+/// One backend pool nginx proxies to over TLS (`--upstream NAME=ADDRESS`, repeatable: the same
+/// NAME again adds a server to its block).
+struct upstream_options {
+  std::string name;                  ///< the upstream block's name: `proxy_pass https://NAME`
+  std::vector<std::string> servers;  ///< `host:port`, `[v6]:port` or `unix:PATH`, in order
+  /// proxy_ssl_name: the name the backend's certificate holds and SNI carries; "" = the first
+  /// server's host name when it is one, else NAME (nginx's own default, `$proxy_host`).
+  std::string ssl_name;
+};
+
 /// What to generate for.
 struct harden_options {
   std::string profile = "intermediate";              ///< a name of profile_names()
@@ -56,6 +66,13 @@ struct harden_options {
   /// Sessions the shared cache must hold (about 4,000 per MB, nginx docs for
   /// ssl_session_cache); nullopt = the profile's expected_sessions.
   std::optional<std::int64_t> expected_sessions;
+  /// TLS backends: an `upstream` block and a `location` proxying to it for each.
+  std::vector<upstream_options> upstreams;
+  /// proxy_ssl_trusted_certificate: the CA(s) that issued the backends' certificates; "" = a
+  /// placeholder path.
+  std::string upstream_trusted_certificate;
+  /// `keepalive N` of each upstream block: idle connections each worker keeps.
+  int upstream_keepalive = 16;
 };
 
 /// One line of the snippet.
@@ -64,6 +81,14 @@ struct snippet_line {
                           ///< docs/nginx-facts.md#default-server-rules) or "server"
   std::string directive;  ///< one nginx directive with its ';'; empty for a comment-only line
   std::string reason;     ///< short why, shown as a comment
+};
+
+/// An upstream block and the location that proxies to it over TLS.
+struct snippet_upstream {
+  std::string name;                          ///< the block's name
+  std::string location;                      ///< the location's path ("/", "/NAME/")
+  std::vector<snippet_line> block;           ///< lines of `upstream NAME { ... }`
+  std::vector<snippet_line> location_lines;  ///< lines of `location PATH { ... }`
 };
 
 /// One step of the ticket key rotation procedure (fleet mode).
@@ -80,14 +105,15 @@ struct snippet {
   std::string versions_source;  ///< as in harden_options
   tickets_mode tickets = tickets_mode::host;
   ocsp_mode ocsp = ocsp_mode::automatic;
-  bool stapling = false;                ///< stapling lines were emitted
-  std::string ticket_key_dir;           ///< absolute; empty in host mode
-  std::int64_t session_cache_mb = 0;    ///< size of the shared cache zone, MB
-  std::vector<snippet_line> lines;      ///< http lines, then server lines
-  std::vector<std::string> warnings;    ///< things the user must act on or accept
-  std::vector<std::string> notes;       ///< context (omissions, version choices)
-  std::vector<rotation_step> rotation;  ///< fleet mode: the key procedure; empty otherwise
-  std::vector<difference> differences;  ///< where the snippet departs from the guideline
+  bool stapling = false;                    ///< stapling lines were emitted
+  std::string ticket_key_dir;               ///< absolute; empty in host mode
+  std::int64_t session_cache_mb = 0;        ///< size of the shared cache zone, MB
+  std::vector<snippet_line> lines;          ///< http lines, then server lines
+  std::vector<snippet_upstream> upstreams;  ///< TLS backends (--upstream), in the order given
+  std::vector<std::string> warnings;        ///< things the user must act on or accept
+  std::vector<std::string> notes;           ///< context (omissions, version choices)
+  std::vector<rotation_step> rotation;      ///< fleet mode: the key procedure; empty otherwise
+  std::vector<difference> differences;      ///< where the snippet departs from the guideline
 };
 
 /// Name of the shared session cache zone the snippet declares.
@@ -102,8 +128,19 @@ inline constexpr const char* session_zone = "tls_sessions";
 /// profile the target cannot serve (modern without TLS 1.3), a path holding a control
 /// character (it would end the snippet's comment lines) or a certificate or key path holding
 /// `$` (nginx reads variables there: `[emerg] unknown "x" variable`); ngxtls::input_error when
-/// --cert cannot be read.
+/// --cert cannot be read. Each of `upstreams` adds an upstream block (zone, servers, keepalive,
+/// keepalive_requests and keepalive_timeout from nginx 1.15.3) and a location with TLS to the
+/// backend (HTTP/1.1; `Connection ""` before nginx 1.30, which sends none; session reuse;
+/// verification with a trusted certificate, proxy_ssl_name and SNI; the profile's protocols).
 snippet generate(const harden_options& options);
+
+/// The backends of `--upstream NAME=ADDRESS` (each argument as given; a NAME given again adds a
+/// server) with `--upstream-ssl-name NAME=HOST` (proxy_ssl_name of NAME). NAME: letters, digits,
+/// `.`, `_`, `-` (it is the host of `proxy_pass https://NAME`); ADDRESS: `host:port`,
+/// `[v6]:port` or `unix:/PATH` (a port is required: an upstream server without one is port
+/// 80). Throws ngxtls::usage_error naming the argument and what is wrong with it.
+std::vector<upstream_options> parse_upstreams(const std::vector<std::string>& upstream_args,
+                                              const std::vector<std::string>& ssl_name_args);
 
 /// `value` as one nginx token that reads back as `value`: as it is when it holds nothing nginx's
 /// tokenizer treats specially (white space, `;`, `{`, `}`, quotes, `\`, `#`, `$`), else in

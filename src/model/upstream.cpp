@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <set>
 #include <unordered_map>
 
 #include "config/values.hpp"
@@ -66,15 +67,8 @@ host_port split_address(std::string_view a) {
 
 namespace {
 
-bool iequals(std::string_view a, std::string_view b) {
-  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
-           return std::tolower(static_cast<unsigned char>(x)) ==
-                  std::tolower(static_cast<unsigned char>(y));
-         });
-}
-
 bool starts_with_nocase(std::string_view s, std::string_view p) {
-  return s.size() >= p.size() && iequals(s.substr(0, p.size()), p);
+  return s.size() >= p.size() && config::equal_ignoring_case(s.substr(0, p.size()), p);
 }
 
 bool is_ipv4(const std::string& h) {
@@ -226,6 +220,57 @@ std::string substitute_set(const level_chain& chain, std::string_view target) {
   return out;
 }
 
+/// What `map SOURCE $var { ... }` gives requests without an Upgrade header (see
+/// tls_upstream::connection_for_plain_requests).
+void resolve_connection_map(tls_upstream& u, const config::directive& http) {
+  const std::string& v = u.connection_header;
+  if (v.size() < 2 || v.front() != '$' || !std::all_of(v.begin() + 1, v.end(), [](unsigned char c) {
+        return std::isalnum(c) || c == '_';
+      }))
+    return;  // not exactly one `$name`
+  const config::directive* map = nullptr;
+  for (const auto& d : http.block)
+    if (d.has_block && d.name == "map" && d.args.size() == 2 && d.args[1].value() == v) {
+      map = &d;
+      break;
+    }
+  if (!map) return;
+  u.connection_map = map;
+  bool unknown = false, regex = false;
+  const config::directive *empty_key = nullptr, *default_entry = nullptr;
+  std::set<std::string> values;
+  for (const auto& e : map->block) {
+    if (e.has_block || e.name == "include" || e.args.size() != 1) {
+      unknown = unknown || (e.has_block || e.name == "include");
+      continue;  // `hostnames;`, `volatile;` take no value
+    }
+    const std::string value(e.args[0].value());
+    if (value.find('$') != std::string::npos) unknown = true;
+    values.insert(value);
+    if (e.name == "default")
+      default_entry = &e;
+    else if (e.name.empty())
+      empty_key = &e;
+    else if (e.name.front() == '~')
+      regex = true;
+  }
+  if (!default_entry) values.insert("");  // an absent default gives the empty string
+  if (unknown) return;
+  if (config::equal_ignoring_case(map->args[0].value(), "$http_upgrade")) {
+    // Exact strings first, then regular expressions, then the default (ngx_http_map_find).
+    if (empty_key) {
+      u.connection_map_entry = empty_key;
+      u.connection_for_plain_requests = std::string(empty_key->args[0].value());
+    } else if (!regex) {
+      u.connection_map_entry = default_entry;
+      u.connection_for_plain_requests =
+          default_entry ? std::string(default_entry->args[0].value()) : std::string();
+    }
+    return;
+  }
+  if (values.size() == 1) u.connection_for_plain_requests = *values.begin();
+}
+
 upstream_block read_block(const config::directive& d, context_kind ctx) {
   upstream_block b;
   b.context = ctx;
@@ -275,7 +320,7 @@ struct builder {
 
   std::optional<std::size_t> block_named(std::string_view host) const {
     for (std::size_t i : blocks)
-      if (iequals(m.upstreams[i].name, host)) return i;
+      if (config::equal_ignoring_case(m.upstreams[i].name, host)) return i;
     return std::nullopt;
   }
 
@@ -294,11 +339,12 @@ struct builder {
       // Before 1.30 nginx adds `Connection: close`; 1.30 adds none, whatever the HTTP version.
       u.connection_header = keeps_upstream_connections_by_default(m.versions.nginx) ? "" : "close";
       for (const auto* d : u.get("set_header")->occurrences)
-        if (!d->args.empty() && iequals(d->args[0].value(), "connection")) {
+        if (!d->args.empty() && config::equal_ignoring_case(d->args[0].value(), "connection")) {
           u.connection_where = d;
           u.connection_header = d->args.size() > 1 ? std::string(d->args[1].value()) : "";
         }
       u.connection_variable = u.connection_header.find('$') != std::string::npos;
+      if (u.connection_variable) resolve_connection_map(u, *chain.front());
     } else if (u.module == upstream_module::grpc) {
       u.http_version = "2";
     }

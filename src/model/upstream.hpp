@@ -131,6 +131,17 @@ struct tls_upstream {
   const config::directive* connection_where = nullptr;
   /// The Connection value holds a variable (a `map`, often "upgrade" or "close").
   bool connection_variable = false;
+  /// When the Connection value is one variable set by a `map` of the http block: that map.
+  const config::directive* connection_map = nullptr;
+  /// The map's entry that decides connection_for_plain_requests (its `''` line or `default`);
+  /// null for the implicit default (an empty value) or when unknown.
+  const config::directive* connection_map_entry = nullptr;
+  /// The Connection value a request without an Upgrade header gets through connection_map: for
+  /// `map $http_upgrade` the `''` entry, else its default (regular expressions checked after the
+  /// exact strings, as nginx's map does); for any other map whose every entry gives the same
+  /// literal, that literal. nullopt when each request decides (other sources, regular
+  /// expressions that may match the empty string, values with variables, an `include`).
+  std::optional<std::string> connection_for_plain_requests;
   /// The name nginx would send as SNI and verify: proxy_ssl_name's value, else the host.
   std::string ssl_name() const;
 };

@@ -1,5 +1,6 @@
 #include "report/check_output.hpp"
 
+#include <cstdio>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -18,6 +19,88 @@ nlohmann::json nginx_test_json(const nginx_test_summary& t) {
           {"message", t.message},
           {"reason", t.reason}};
 }
+
+namespace {
+
+// The upstream measurements of check --sandbox, one block per TLS upstream.
+std::string upstreams_text(const std::vector<check::upstream_measurement>& ups) {
+  if (ups.empty()) return "";
+  std::string out = "upstream TLS (stand-in upstreams on loopback, " +
+                    std::to_string(check::k_upstream_requests) + " requests per route from " +
+                    std::to_string(check::k_upstream_client_connections) +
+                    " client connections, one at a time):\n";
+  for (const auto& u : ups) {
+    out += "  " + terminal_safe(u.server) +
+           (u.location.empty() ? "" : " location " + terminal_safe(u.location)) + " (" +
+           terminal_safe(to_string(u.pass)) + "):\n";
+    auto line = [&](const char* what, const check::upstream_counts& c) {
+      if (!c.measured) return;
+      std::string protocols;
+      for (const auto& p : c.protocols) protocols += (protocols.empty() ? "" : ", ") + p;
+      out += std::string("    ") + what + ": " + terminal_safe(check::describe(u, c)) + "; " +
+             std::to_string(c.ok) + " answered 2xx, " + std::to_string(c.bad_gateway) + " 502" +
+             (protocols.empty() ? "" : "; " + protocols) + "\n";
+    };
+    line("as configured", u.as_configured);
+    line("certificate for another name", u.wrong_name);
+    line("with the keepalive fix", u.fixed);
+    if (const auto& p = u.price) {
+      char buf[256];
+      std::snprintf(buf, sizeof buf,
+                    "    under load (%d connections, %d ms each): %.0f req/s as configured (%d "
+                    "upstream connections, %d full handshakes), %.0f req/s with the fix (%d, "
+                    "%d)\n",
+                    p->connections, p->duration_ms, p->configured_rps,
+                    p->configured_upstream_connections, p->configured_full_handshakes, p->fixed_rps,
+                    p->fixed_upstream_connections, p->fixed_full_handshakes);
+      out += buf;
+    }
+  }
+  return out;
+}
+
+nlohmann::json counts_json(const check::upstream_counts& c) {
+  if (!c.measured) return nullptr;
+  return {{"requests", c.requests},
+          {"ok", c.ok},
+          {"bad_gateway", c.bad_gateway},
+          {"failed", c.failed},
+          {"upstream_connections", c.connections},
+          {"full_handshakes", c.full_handshakes},
+          {"resumed_handshakes", c.resumed},
+          {"upstream_requests", c.upstream_requests},
+          {"client_certificates", c.client_certificates},
+          {"sni", c.sni},
+          {"protocols", c.protocols}};
+}
+
+nlohmann::json upstreams_json(const std::vector<check::upstream_measurement>& ups) {
+  nlohmann::json a = nlohmann::json::array();
+  for (const auto& u : ups) {
+    nlohmann::json price = nullptr;
+    if (const auto& p = u.price)
+      price = {{"client_connections", p->connections},
+               {"duration_ms", p->duration_ms},
+               {"configured_requests_per_second", p->configured_rps},
+               {"fixed_requests_per_second", p->fixed_rps},
+               {"configured_upstream_connections", p->configured_upstream_connections},
+               {"fixed_upstream_connections", p->fixed_upstream_connections},
+               {"configured_full_handshakes", p->configured_full_handshakes},
+               {"fixed_full_handshakes", p->fixed_full_handshakes}};
+    a.push_back({{"server", u.server},
+                 {"location", u.location},
+                 {"pass", to_string(u.pass)},
+                 {"ssl_name", u.ssl_name},
+                 {"summary", check::describe(u, u.as_configured)},
+                 {"as_configured", counts_json(u.as_configured)},
+                 {"wrong_name", counts_json(u.wrong_name)},
+                 {"fixed", counts_json(u.fixed)},
+                 {"load", price}});
+  }
+  return a;
+}
+
+}  // namespace
 
 void write_check_text(const check_report& r, bool color, std::ostream& os) {
   std::string out;
@@ -78,6 +161,7 @@ void write_check_text(const check_report& r, bool color, std::ostream& os) {
     for (const auto& [server, why] : sb.untested)
       out += "  not tested: " + terminal_safe(server) + ": " + terminal_safe(why) + '\n';
   }
+  out += upstreams_text(r.upstreams);
   for (const auto& k : r.key_names) out += "key names: " + terminal_safe(k) + '\n';
   for (const auto& n : r.notes) out += "note: " + terminal_safe(n) + '\n';
   for (const auto& e : r.errors)
@@ -118,6 +202,7 @@ void write_check_json(const check_report& r, std::ostream& out) {
              {"errors", r.errors}};
   if (r.sandbox) add.top.emplace_back("sandbox", sandbox_json(*r.sandbox));
   if (r.nginx_test) add.top.emplace_back("nginx_test", nginx_test_json(*r.nginx_test));
+  if (r.sandbox) add.top.emplace_back("upstreams", upstreams_json(r.upstreams));
   add.finding = [&](std::size_t i) {
     json_additions::fields f;
     if (i >= r.checked.size()) return f;

@@ -31,6 +31,8 @@ struct check_report {
   /// What stops nginx and no lint finding predicted (check --sandbox: nginx -t rejections).
   std::vector<std::string> errors;
   std::optional<sandbox_summary> sandbox;  ///< set by `check --sandbox`
+  /// `check --sandbox`: the TLS upstreams measured through stand-ins (and priced with --load).
+  std::vector<check::upstream_measurement> upstreams;
   /// Set by `check --sandbox` when the sandbox ran: shown before the findings.
   std::optional<nginx_test_summary> nginx_test;
 };
@@ -46,7 +48,7 @@ void write_check_text(const check_report& r, bool color, std::ostream& out);
 /// ("confirmed" / "refuted" / "not_testable"), `verdict_reason` and `probe_evidence`
 /// ([{name, value, target}]); plus `probe` (the probe record of docs/probe-json.md),
 /// `key_names`, `notes`, `errors`, with --sandbox `nginx_test` ({verdict, location, message,
-/// reason}) and `sandbox` ({nginx_binary, nginx_version,
+/// reason}), `upstreams` (docs/check-json.md) and `sandbox` ({nginx_binary, nginx_version,
 /// instances, workers, pid_namespace, reload, sockets: [{configured, sandbox}], notes: [{server,
 /// text}], untested: [{server, reason}]}).
 std::string render_check_json(const check_report& r);

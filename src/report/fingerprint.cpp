@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <filesystem>
 #include <map>
+#include <stdexcept>
+#include <unordered_map>
 
 #include "tls/openssl_ptr.hpp"
 
@@ -77,14 +79,20 @@ void place_index::add(const config::config& cfg) {
 }
 
 std::string place_index::place(const source_location& loc) const {
+  std::string out;
+  append_place(loc, out);
+  return out;
+}
+
+void place_index::append_place(const source_location& loc, std::string& out) const {
   auto f = files_.find(loc.file);
-  if (f == files_.end()) return {};
+  if (f == files_.end()) return;
   auto l = f->second.find(loc.line);
-  if (l == f->second.end() || l->second.empty()) return {};
+  if (l == f->second.end() || l->second.empty()) return;
   const entry* best = &l->second.front();
   for (const auto& e : l->second)
     if (e.column <= loc.column) best = &e;
-  return best->text;
+  out += best->text;
 }
 
 std::string project_path(const std::string& file, const std::string& project_root) {
@@ -103,19 +111,32 @@ std::vector<std::vector<std::string>> fingerprints(const std::vector<engine::fin
                                                    const place_index& places,
                                                    const std::string& project_root) {
   std::vector<std::vector<std::string>> out(findings.size());
-  std::map<std::string, std::size_t> seen;
-  std::map<std::string, std::string> path_of;  // a file's project path, worked out once
+  // Places are counted by the SHA-256 of their key: equal keys have equal digests, and a
+  // digest is 32 bytes where a key holds a whole block path (a map of the keys cost more
+  // than the findings on a config with 100,000s of places).
+  std::unordered_map<std::string, std::size_t> seen;
+  std::unordered_map<std::string, std::string> path_of;  // a file's project path, worked out once
+  std::string key;
+  // SHA-256 fetched and its context made once: per place they cost more than the digest.
+  const tls::ossl_ptr<EVP_MD, EVP_MD_free> sha256(EVP_MD_fetch(nullptr, "SHA256", nullptr));
+  const tls::ossl_ptr<EVP_MD_CTX, EVP_MD_CTX_free> md_ctx(EVP_MD_CTX_new());
+  if (!sha256 || !md_ctx) throw std::runtime_error("fingerprints: SHA-256 is not available");
   auto one = [&](const engine::finding& f, const source_location& loc) {
     auto p = path_of.find(loc.file);
     if (p == path_of.end())
       p = path_of.emplace(loc.file, project_path(loc.file, project_root)).first;
-    std::string key = f.rule;
+    key = f.rule;
     ((key += '\0') += p->second) += '\0';
-    key += places.place(loc);
+    places.append_place(loc, key);
     unsigned char digest[EVP_MAX_MD_SIZE];
     unsigned int n = 0;
-    EVP_Digest(key.data(), key.size(), digest, &n, EVP_sha256(), nullptr);
-    return tls::to_hex(digest, n) + ":" + std::to_string(++seen[key]);
+    if (!EVP_DigestInit_ex2(md_ctx.get(), sha256.get(), nullptr) ||
+        !EVP_DigestUpdate(md_ctx.get(), key.data(), key.size()) ||
+        !EVP_DigestFinal_ex(md_ctx.get(), digest, &n))
+      throw std::runtime_error("fingerprints: SHA-256 failed");
+    const std::size_t k =
+        ++seen[std::string(reinterpret_cast<const char*>(digest), static_cast<std::size_t>(n))];
+    return tls::to_hex(digest, n) + ":" + std::to_string(k);
   };
   for (std::size_t i = 0; i < findings.size(); ++i) {
     out[i].reserve(1 + findings[i].also_at.size());

@@ -35,6 +35,8 @@ class place_index {
   /// column not after loc.column (a finding may point at an argument); "" when no directive
   /// starts on that line (a file-level finding).
   std::string place(const source_location& loc) const;
+  /// place(loc) appended to `out`.
+  void append_place(const source_location& loc, std::string& out) const;
 
  private:
   struct entry {

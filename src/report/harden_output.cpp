@@ -26,13 +26,13 @@ void comment(std::ostringstream& out, const std::string& prefix, const std::stri
   if (!line.empty()) out << lead << line << '\n';
 }
 
-void lines_of(std::ostringstream& out, const harden::snippet& s, const std::string& context,
-              const std::string& indent) {
+void lines_of(std::ostringstream& out, const std::vector<harden::snippet_line>& lines,
+              const std::string& context, const std::string& indent) {
   std::size_t col = 0;
-  for (const auto& l : s.lines)
+  for (const auto& l : lines)
     if (l.context == context) col = std::max(col, l.directive.size());
   col = std::min<std::size_t>(col, 60);
-  for (const auto& l : s.lines) {
+  for (const auto& l : lines) {
     if (l.context != context) continue;
     if (l.directive.empty()) {
       out << indent << "# " << l.reason << '\n';
@@ -51,9 +51,19 @@ std::string config_text(const harden::snippet& s, bool http_block) {
   std::ostringstream out;
   const std::string in = http_block ? "    " : "";
   if (http_block) out << "http {\n";
-  lines_of(out, s, "http", in);
+  lines_of(out, s.lines, "http", in);
+  for (const auto& u : s.upstreams) {
+    out << '\n' << in << "upstream " << u.name << " {\n";
+    lines_of(out, u.block, "upstream", in + "    ");
+    out << in << "}\n";
+  }
   out << '\n' << in << "server {\n";
-  lines_of(out, s, "server", in + "    ");
+  lines_of(out, s.lines, "server", in + "    ");
+  for (const auto& u : s.upstreams) {
+    out << '\n' << in << "    location " << u.location << " {\n";
+    lines_of(out, u.location_lines, "location", in + "        ");
+    out << in << "    }\n";
+  }
   out << in << "}\n";
   if (http_block) out << "}\n";
   return out.str();
@@ -114,12 +124,22 @@ nlohmann::json harden_json(const harden::snippet& s,
   j["ticket_key_dir"] =
       s.ticket_key_dir.empty() ? nlohmann::json(nullptr) : nlohmann::json(s.ticket_key_dir);
   j["session_cache_mb"] = s.session_cache_mb;
-  j["lines"] = nlohmann::json::array();
-  for (const auto& l : s.lines)
-    j["lines"].push_back(
-        {{"context", l.context},
-         {"directive", l.directive.empty() ? nlohmann::json(nullptr) : nlohmann::json(l.directive)},
-         {"reason", l.reason}});
+  auto lines_json = [](const std::vector<harden::snippet_line>& lines) {
+    nlohmann::json a = nlohmann::json::array();
+    for (const auto& l : lines)
+      a.push_back({{"context", l.context},
+                   {"directive",
+                    l.directive.empty() ? nlohmann::json(nullptr) : nlohmann::json(l.directive)},
+                   {"reason", l.reason}});
+    return a;
+  };
+  j["lines"] = lines_json(s.lines);
+  j["upstreams"] = nlohmann::json::array();
+  for (const auto& u : s.upstreams)
+    j["upstreams"].push_back({{"name", u.name},
+                              {"location", u.location},
+                              {"upstream", lines_json(u.block)},
+                              {"location_lines", lines_json(u.location_lines)}});
   j["warnings"] = s.warnings;
   j["notes"] = s.notes;
   j["rotation"] = nlohmann::json::array();

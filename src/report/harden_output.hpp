@@ -22,12 +22,15 @@ struct harden_text_options {
 
 /// The snippet as nginx configuration text: every directive followed by `# reason`, comment-only
 /// lines as `# reason`; http lines first, then `server { ... }`. Every non-comment line is a
-/// directive that nginx parses as is. Never contains key bytes.
+/// directive that nginx parses as is; each --upstream adds `upstream NAME { ... }` after the http
+/// lines and `location PATH { ... }` inside the server block. Never contains key bytes.
 std::string harden_text(const harden::snippet& s, const harden_text_options& options = {});
 
 /// The JSON record: {"profile", "guideline", "guideline_url", "nginx_version",
 /// "openssl_version", "tickets", "ocsp", "stapling", "ticket_key_dir", "session_cache_mb",
-/// "lines": [{"context", "directive" (null for a comment), "reason"}], "warnings", "notes",
+/// "lines": [{"context", "directive" (null for a comment), "reason"}], "upstreams": [{"name",
+/// "location", "upstream": lines of the block, "location_lines": lines of the location}],
+/// "warnings", "notes",
 /// "rotation": [{"title", "commands", "why"}], "differences": [{"topic", "mozilla", "ngxtls",
 /// "why"}], "config": the text of harden_text without header, "project_config": the
 /// .ngxtls.toml the versions may come from, or null}.

@@ -22,6 +22,10 @@ void append_json_string(std::string& out, std::string_view s) {
 }
 
 void json_writer::item() {
+  if (spill_ && out_.size() >= spill_size_bytes) {
+    spill_->write(out_.data(), static_cast<std::streamsize>(out_.size()));
+    out_.clear();
+  }
   if (after_key_) {
     after_key_ = false;
     return;

@@ -4,7 +4,9 @@
 // sorted order): reports of 100,000s of findings built a json value per finding and dumped
 // it, which cost more than linting.
 
+#include <cstddef>
 #include <cstdint>
+#include <ostream>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -19,9 +21,13 @@ void append_json_string(std::string& out, std::string_view s);
 /// `step` (the first line is not indented: the caller has placed it).
 class json_writer {
  public:
-  /// Writes into `out`, which it appends to and never clears.
-  explicit json_writer(std::string& out, int level = 0, int step = 2)
-      : out_(out), level_(level), step_(step) {}
+  /// Writes into `out`, which it appends to. With `spill`, what `out` holds is written to
+  /// `*spill` and `out` cleared whenever it reaches spill_size_bytes between two values, so a
+  /// value of any size is written through a bounded buffer.
+  explicit json_writer(std::string& out, int level = 0, int step = 2, std::ostream* spill = nullptr)
+      : out_(out), spill_(spill), level_(level), step_(step) {}
+  /// How much text a json_writer with a spill stream holds before writing it out.
+  static constexpr std::size_t spill_size_bytes = 64 * 1024;
   /// `{` / `[`; the matching end_object() / end_array() closes it.
   void begin_object() { open('{'); }
   void begin_array() { open('['); }
@@ -55,6 +61,7 @@ class json_writer {
   void close(char c);
   void item();  // before a value or key: the separator and the indent
   std::string& out_;
+  std::ostream* spill_;
   int level_;
   int step_;
   std::vector<bool> has_items_;  // per open container: something was written in it

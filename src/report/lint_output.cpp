@@ -134,14 +134,19 @@ std::string notice_line(const lint_report& r) {
 
 std::string no_tls_text(const lint_report& r) {
   if (r.tls_servers > 0 || r.files_read == 0) return {};
-  return "no TLS server in " + std::to_string(r.files_read) +
-         (r.files_read == 1 ? " file" : " files") + ": nothing TLS was checked";
+  const std::string files = std::to_string(r.files_read) + (r.files_read == 1 ? " file" : " files");
+  if (r.tls_upstreams > 0)
+    return "no TLS server in " + files + ": only nginx's " + std::to_string(r.tls_upstreams) +
+           " TLS " + (r.tls_upstreams == 1 ? "connection" : "connections") +
+           " to its backends were checked";
+  return "no TLS server in " + files + ": nothing TLS was checked";
 }
 
 void note_reading(lint_report& r, const std::string& path, const config::config& cfg,
                   const model::model& m) {
   r.files_read += cfg.files.size();
   for (const auto& s : m.servers) r.tls_servers += model::offers_tls(s);
+  r.tls_upstreams += m.tls_upstreams.size();
   if (cfg.implied == config::implied_context::none && cfg.skipped_files.empty()) return;
   const std::string how = cfg.implied == config::implied_context::none && !cfg.files.empty()
                               ? "from " + cfg.files.front().path + " and the files it includes"
@@ -264,6 +269,83 @@ json_additions::fields sorted(json_additions::fields f) {
   return f;
 }
 
+// Appends finding i of `r` to `text` as an item of the report's `findings` array, with
+// `add`'s fields; with `spill`, text held so far may be written there (write_in_order).
+void write_finding_json(const lint_report& r, const json_additions& add, std::size_t i,
+                        std::string& text, std::ostream* spill) {
+  const auto& f = r.findings[i];
+  text += "    ";
+  json_writer w(text, 2, 2, spill);
+  const json_additions::fields extra =
+      add.finding ? sorted(add.finding(i)) : json_additions::fields{};
+  std::size_t next = 0;
+  auto key = [&](std::string_view k) {
+    if (!extra.empty()) write_fields_before(w, extra, next, k);
+    w.key(k);
+  };
+  auto location = [&](const source_location& l) {
+    w.begin_object();
+    w.field("column", l.column);
+    w.field("file", l.file);
+    w.field("line", l.line);
+    w.end_object();
+  };
+  w.begin_object();
+  if (!f.also_at.empty()) {
+    key("count");
+    w.value(f.also_at.size() + 1);
+  }
+  key("evidence");
+  w.begin_array();
+  for (const auto& e : f.facts) {
+    w.begin_object();
+    w.key("location");
+    e.where ? location(*e.where) : w.null_value();
+    w.field("name", e.name);
+    w.field("origin", e.origin);
+    w.field("value", e.value);
+    w.end_object();
+  }
+  w.end_array();
+  if (i < r.fingerprints.size()) {
+    key("fingerprints");
+    w.begin_array();
+    for (const auto& fp : r.fingerprints[i]) w.value(fp);
+    w.end_array();
+  }
+  key("fix");
+  w.value(f.fix);
+  key("include_chain");
+  w.begin_array();
+  for (const auto& c : f.include_chain) {
+    w.begin_object();
+    w.field("file", c.file);
+    w.field("line", c.line);
+    w.end_object();
+  }
+  w.end_array();
+  key("location");
+  location(f.location);
+  if (!f.also_at.empty()) {
+    key("locations");
+    w.begin_array();
+    location(f.location);
+    for (const auto& l : f.also_at) location(l);
+    w.end_array();
+  }
+  key("message");
+  w.value(f.message);
+  key("rule");
+  w.value(f.rule);
+  key("server");
+  w.value(f.server);
+  key("severity");
+  w.value(to_string(f.level));
+  write_fields_before(w, extra, next, {});
+  w.end_object();
+  text += i + 1 < r.findings.size() ? ",\n" : "\n  ]";
+}
+
 }  // namespace
 
 void write_json(const lint_report& r, std::ostream& os) {
@@ -307,81 +389,16 @@ void write_json(const lint_report& r, const json_additions& add, std::ostream& o
     os << "[]";
   else
     os << "[\n";
-  write_in_order(r.findings.size(), os, [&](std::size_t i) {
+  // A place is a location and a fingerprint (about 150 bytes), a fact about as much.
+  auto weight = [&](std::size_t i) {
     const auto& f = r.findings[i];
-    std::string text = "    ";
-    text.reserve(1024);
-    json_writer w(text, 2);
-    const json_additions::fields extra =
-        add.finding ? sorted(add.finding(i)) : json_additions::fields{};
-    std::size_t next = 0;
-    auto key = [&](std::string_view k) {
-      if (!extra.empty()) write_fields_before(w, extra, next, k);
-      w.key(k);
-    };
-    auto location = [&](const source_location& l) {
-      w.begin_object();
-      w.field("column", l.column);
-      w.field("file", l.file);
-      w.field("line", l.line);
-      w.end_object();
-    };
-    w.begin_object();
-    if (!f.also_at.empty()) {
-      key("count");
-      w.value(f.also_at.size() + 1);
-    }
-    key("evidence");
-    w.begin_array();
-    for (const auto& e : f.facts) {
-      w.begin_object();
-      w.key("location");
-      e.where ? location(*e.where) : w.null_value();
-      w.field("name", e.name);
-      w.field("origin", e.origin);
-      w.field("value", e.value);
-      w.end_object();
-    }
-    w.end_array();
-    if (i < r.fingerprints.size()) {
-      key("fingerprints");
-      w.begin_array();
-      for (const auto& fp : r.fingerprints[i]) w.value(fp);
-      w.end_array();
-    }
-    key("fix");
-    w.value(f.fix);
-    key("include_chain");
-    w.begin_array();
-    for (const auto& c : f.include_chain) {
-      w.begin_object();
-      w.field("file", c.file);
-      w.field("line", c.line);
-      w.end_object();
-    }
-    w.end_array();
-    key("location");
-    location(f.location);
-    if (!f.also_at.empty()) {
-      key("locations");
-      w.begin_array();
-      location(f.location);
-      for (const auto& l : f.also_at) location(l);
-      w.end_array();
-    }
-    key("message");
-    w.value(f.message);
-    key("rule");
-    w.value(f.rule);
-    key("server");
-    w.value(f.server);
-    key("severity");
-    w.value(to_string(f.level));
-    write_fields_before(w, extra, next, {});
-    w.end_object();
-    text += i + 1 < r.findings.size() ? ",\n" : "\n  ]";
-    return text;
-  });
+    return 12 + 2 * (f.also_at.size() + f.facts.size() + f.include_chain.size()) +
+           (f.message.size() + f.fix.size()) / 64;
+  };
+  write_in_order(r.findings.size(), os, weight,
+                 [&](std::size_t i, std::string& text, std::ostream* spill) {
+                   write_finding_json(r, add, i, text, spill);
+                 });
   nlohmann::json inputs = r.inputs;
   nlohmann::json summary = {{"error", count(r, engine::severity::error)},
                             {"warning", count(r, engine::severity::warning)},

@@ -51,6 +51,9 @@ struct lint_report {
   /// none says "nothing TLS was checked" on its summary line.
   std::size_t tls_servers = 0;
   std::size_t files_read = 0;
+  /// TLS connections nginx opens to its backends (model::tls_upstreams): with no TLS server,
+  /// those are what was checked.
+  std::size_t tls_upstreams = 0;
   /// The directory paths are made relative to for code scanning (SARIF's %SRCROOT%, GitHub
   /// annotations, fingerprints): --project-root, else the git work tree holding the working
   /// directory, else the working directory. Empty: every path absolute.
@@ -129,31 +132,53 @@ struct json_additions {
 /// write_json() with `add`'s fields merged in: the same record, streamed the same way.
 void write_json(const lint_report& r, const json_additions& add, std::ostream& out);
 
-/// Writes `item(0) ... item(n - 1)` to `out` in order, the items rendered on up to 4 threads
-/// a batch at a time (a report's JSON is the last serial step of a lint run; batches bound
-/// the memory held for 100,000s of findings). `item` must be safe to call concurrently.
-/// Findings rendered per batch by write_in_order: a batch's text is held whole (about 1.3 KB
-/// of JSON a finding), so a larger batch only holds more memory for the same speed.
+/// Most items a batch of write_in_order renders at once.
 inline constexpr std::size_t write_batch_items = 512;
+/// Most weight (write_in_order's unit: about 100 bytes of text) a batch holds: a batch's text
+/// is held whole until it is written, so this bounds the memory the writer holds (about
+/// 1 MB), however many places one finding lists.
+inline constexpr std::size_t write_batch_weight = 8192;
 
-template <typename Item>
-void write_in_order(std::size_t n, std::ostream& out, Item&& item) {
-  constexpr std::size_t batch = write_batch_items;
+/// Writes item 0 ... n - 1 to `out` in order, the items rendered on up to 4 threads a batch at
+/// a time (a report's text is the last serial step of a lint run). `weight(i)` estimates item
+/// i's text in units of about 100 bytes; `item(i, text, spill)` appends item i's text to
+/// `text`, and when `spill` is not null may write what `text` holds so far to `*spill` and
+/// clear it (json_writer does, so that an item is never held whole). A batch ends at
+/// write_batch_items items or write_batch_weight; an item heavier than a batch is rendered
+/// alone with `spill` set to `out`. `item` must be safe to call concurrently with spill null.
+template <typename Weight, typename Item>
+void write_in_order(std::size_t n, std::ostream& out, Weight&& weight, Item&& item) {
   const std::size_t threads = std::clamp<std::size_t>(std::thread::hardware_concurrency(), 1, 4);
-  for (std::size_t b = 0; b < n; b += batch) {
-    const std::size_t e = std::min(n, b + batch);
+  std::vector<std::string> text(threads);
+  std::string alone;
+  for (std::size_t b = 0; b < n;) {
+    if (weight(b) > write_batch_weight) {
+      alone.clear();
+      item(b, alone, &out);
+      out << alone;
+      std::string().swap(alone);
+      ++b;
+      continue;
+    }
+    std::size_t e = b;
+    for (std::size_t held = 0; e < n && e - b < write_batch_items; ++e) {
+      const std::size_t w = weight(e);
+      if (w > write_batch_weight || held + w > write_batch_weight) break;
+      held += w;
+    }
     const std::size_t parts = e - b < 64 ? 1 : threads;
-    std::vector<std::string> text(parts);
     auto render = [&](std::size_t t) {
+      text[t].clear();
       for (std::size_t i = b + (e - b) * t / parts; i < b + (e - b) * (t + 1) / parts; ++i)
-        text[t] += item(i);
+        item(i, text[t], nullptr);
     };
     {
       std::vector<std::jthread> pool;
       for (std::size_t t = 1; t < parts; ++t) pool.emplace_back(render, t);
       render(0);
     }
-    for (const auto& s : text) out << s;
+    for (std::size_t t = 0; t < parts; ++t) out << text[t];
+    b = e;
   }
 }
 

@@ -310,11 +310,13 @@ void sandbox::generate(const model::model& m) {
   step("writing the sandbox config");
   assign_ports(m, plan);
   plan_servers(m, plan);
+  plan_upstreams(m, plan);
   plan_workers_and_modules(m, plan);
   plan_listens(m, plan);
   step("nginx -t of the sandbox config");
   test_with_blame(m, plan);
   record_served(m, plan);
+  record_upstreams(m, plan);
 }
 
 void sandbox::record_served(const model::model& m, const generation_plan& plan) {

@@ -17,6 +17,7 @@
 #include "sandbox/nginx_build.hpp"
 #include "sandbox/run_material.hpp"
 #include "sandbox/sandbox_process.hpp"
+#include "sandbox/upstream_standin.hpp"
 #include "tls/pki.hpp"
 
 namespace ngxtls::sandbox {
@@ -120,6 +121,40 @@ struct sandbox_note {
   std::string text;
 };
 
+/// How one TLS upstream is run in the sandbox. Each variant is a location of its own
+/// (`location = /.ngxtls/upstream/N/VARIANT` in the upstream's server; in stream the server
+/// itself) proxying to a stand-in of its own.
+enum class upstream_variant {
+  as_configured,  ///< the location's effective upstream settings, stand-in certificate for its name
+  wrong_name,     ///< as configured, the stand-in's certificate issued for another name
+  fixed,  ///< keepalive, proxy_http_version 1.1, Connection "", session reuse on, no variables
+};
+/// "as configured", "wrong name", "fixed".
+std::string to_string(upstream_variant v);
+
+/// One variant of a TLS upstream: where to send requests and the stand-in that answers them.
+struct sandbox_upstream_route {
+  upstream_variant variant = upstream_variant::as_configured;
+  std::string path;  ///< request path through nginx ("/" in stream: any request)
+  /// The stand-in nginx reaches; owned by the sandbox, valid until its next generation.
+  const upstream_standin* standin = nullptr;
+};
+
+/// A TLS upstream of the linted config (model::tls_upstreams) as the sandbox runs it.
+struct sandbox_upstream {
+  std::size_t upstream = 0;  ///< index into model::tls_upstreams
+  std::string server;        ///< server label
+  std::string location;      ///< the location as written ("/api/", "= /login"); "" in stream
+  bool stream = false;
+  int port = 0;          ///< 127.0.0.1 port of the server's TLS socket in the sandbox
+  std::string sni;       ///< a name that selects the server ("" none)
+  std::string ssl_name;  ///< the name nginx sends and verifies (the stand-in's certificate name)
+  /// The variants run (in stream only as_configured: each variant would need a socket).
+  std::vector<sandbox_upstream_route> routes;
+  /// The route of `v`, or null.
+  const sandbox_upstream_route* route(upstream_variant v) const;
+};
+
 /// A running sandbox: nginx masters from the linted model, torn down on destruction (and by the
 /// keeper when ngxtls dies, see sandbox_process.hpp). Not copyable.
 class sandbox {
@@ -173,6 +208,9 @@ class sandbox {
   const std::map<std::string, std::string>& ticket_standins() const {
     return material_.ticket_key_standins();
   }
+  /// The TLS upstreams run against stand-ins (sandbox_upstream), in model::tls_upstreams
+  /// order; those left out are in notes().
+  const std::vector<sandbox_upstream>& upstreams() const { return upstreams_; }
   /// Sandbox port -> port of the linted config's socket.
   std::map<int, int> port_map() const;
   /// The nginx binary used, and the first line of its `-v` output ("nginx version: nginx/1.22.1").
@@ -274,6 +312,15 @@ class sandbox {
   /// The [warn] lines of `err` (nginx -t's, of `rendered`), traced to the linted config.
   void record_warnings(const model::model& m, const rendered_config& rendered,
                        const std::string& err);
+  /// Phase 2c: a stand-in per TLS upstream and variant, and the lines that point nginx at it
+  /// (upstream_plan.cpp).
+  void plan_upstreams(const model::model& m, generation_plan& plan);
+  /// The location lines of one variant of a TLS upstream (upstream_plan.cpp).
+  std::vector<std::string> upstream_location(const model::model& m, std::size_t ui,
+                                             upstream_variant v, const upstream_standin& standin,
+                                             std::vector<std::string>& block_lines);
+  /// upstreams_ from the plan, once the servers are tested (upstream_plan.cpp).
+  void record_upstreams(const model::model& m, const generation_plan& plan);
   /// Phase 6: sockets_ and ssl_added_ports_ from the servers still in the plan.
   void record_served(const model::model& m, const generation_plan& plan);
   /// The config text of the plan, limited to one server plan (`only`) and without one more
@@ -297,6 +344,8 @@ class sandbox {
   run_material material_;  ///< copies and stand-ins, and path translation
   std::vector<sandbox_socket> sockets_;
   std::vector<sandbox_socket> quic_sockets_;
+  std::vector<std::unique_ptr<upstream_standin>> standins_;
+  std::vector<sandbox_upstream> upstreams_;
   std::vector<sandbox_rejection> rejections_;
   std::vector<sandbox_warning> warnings_;
   std::set<int> ssl_added_ports_;

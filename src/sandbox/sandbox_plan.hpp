@@ -36,7 +36,7 @@ struct sandbox::server_plan {
 };
 
 /// What kind of line of the rendered config a line is.
-enum class line_kind { other, server_head, listen, directive, stream_head };
+enum class line_kind { other, server_head, listen, directive, stream_head, upstream };
 
 /// What one rendered line stands for, to blame the right thing when nginx -t rejects it.
 struct sandbox::line_origin {
@@ -46,6 +46,7 @@ struct sandbox::line_origin {
   std::size_t plan_server = 0;               ///< directives: index into servers
   std::size_t line = 0;                      ///< directives: index into server_plan::lines
   int port = 0;                              ///< listen lines: the linted config's port
+  std::size_t upstream = 0;                  ///< upstream lines: index into upstream_plans
 };
 
 /// Key types a stand-in certificate can have when the real one is not readable.
@@ -83,6 +84,18 @@ struct sandbox::generation_plan {
   std::map<std::size_t, std::vector<listen_line>> listens_of;   ///< servers index -> lines
   std::set<std::pair<std::size_t, std::size_t>> dropped_lines;  ///< (servers index, line)
   bool stream_dropped = false;  ///< the stream block is left out (no stream module)
+
+  /// One TLS upstream and variant as the sandbox runs it (plan_upstreams).
+  struct upstream_lines {
+    std::size_t upstream = 0;  ///< index into model::tls_upstreams
+    upstream_variant variant = upstream_variant::as_configured;
+    std::size_t server = 0;             ///< index into model::servers
+    std::vector<std::string> block;     ///< the upstream block (http or stream level)
+    std::vector<std::string> location;  ///< the location (http) or server lines (stream)
+    const upstream_standin* standin = nullptr;
+    bool dropped = false;  ///< nginx -t rejected one of its lines
+  };
+  std::vector<upstream_lines> upstream_plans;
 };
 
 /// One rendered config and what each of its lines stands for (index 0 unused: lines are

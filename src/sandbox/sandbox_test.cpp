@@ -64,12 +64,23 @@ sandbox::rendered_config sandbox::render(
           (m.servers[plan.servers[pi].index].context == model::context_kind::stream) == stream)
         in_ctx.push_back(pi);
     if (in_ctx.empty()) continue;
+    // The TLS upstreams of the servers rendered (upstream_plan.cpp), by server index.
+    auto upstream_lines_of = [&](std::size_t server, bool block, std::size_t indent) {
+      for (std::size_t k = 0; k < plan.upstream_plans.size(); ++k) {
+        const auto& ul = plan.upstream_plans[k];
+        if (ul.dropped || ul.server != server) continue;
+        line_origin lo{line_kind::upstream, server, nullptr};
+        lo.upstream = k;
+        for (const auto& l : block ? ul.block : ul.location) emit(std::string(indent, ' ') + l, lo);
+      }
+    };
     emit(stream ? "stream {" : "http {",
          {stream ? line_kind::stream_head : line_kind::other, 0, nullptr});
     if (!stream) {
       emit("    access_log off;");
       for (const auto& t : plan.temp_paths) emit("    " + t);
     }
+    for (auto pi : in_ctx) upstream_lines_of(plan.servers[pi].index, true, 4);
     for (auto pi : in_ctx) {
       const auto& p = plan.servers[pi];
       const auto& s = m.servers[p.index];
@@ -90,9 +101,13 @@ sandbox::rendered_config sandbox::render(
         for (const auto& a : p.lines[li].second) l += " " + quote_token(a);
         emit(l + ";", {line_kind::directive, p.index, p.origins[li], pi, li});
       }
-      if (stream)
+      const bool proxied =
+          std::any_of(plan.upstream_plans.begin(), plan.upstream_plans.end(),
+                      [&](const auto& ul) { return !ul.dropped && ul.server == p.index; });
+      upstream_lines_of(p.index, false, 8);
+      if (stream && !proxied)
         emit("        return \"ok\\n\";");
-      else
+      else if (!stream)
         emit("        location / { return 200 \"ok\\n\"; }");
       emit("    }");
     }
@@ -225,6 +240,14 @@ void sandbox::leave_out(const model::model& m, generation_plan& plan, const line
         untested_[p.label] = "nginx -t rejects it in the sandbox: " + msg;
         if (lo.where) rejections_.push_back({m.cfg->where(*lo.where), p.label, msg});
       }
+  } else if (lo.what == line_kind::upstream) {
+    // Every variant of that TLS upstream: the configured one is what the rule findings are on.
+    const std::size_t ui = plan.upstream_plans.at(lo.upstream).upstream;
+    for (auto& ul : plan.upstream_plans)
+      if (ul.upstream == ui) ul.dropped = true;
+    notes_.push_back(
+        {model::server_label(m, m.servers[lo.server]),
+         "nginx -t rejects the sandbox's lines for its TLS upstream: " + msg + " (not measured)"});
   } else if (lo.what == line_kind::stream_head) {
     plan.stream_dropped = true;
     for (auto& p : plan.servers)

@@ -4,7 +4,8 @@
 //   file   `ngxtls lint FILE`
 //   stdin  `ngxtls lint - < FILE`
 //   dump   `cat DUMP | ngxtls lint -`, DUMP being what `nginx -T` prints for FILE
-// and `ngxtls parse FILE` (the syntax tree as JSON: it should cost no more than lint), the paths
+// and `ngxtls parse FILE` (`parse`: the syntax tree as JSON; `xplane`: --format crossplane; each
+// should cost no more than lint, and prints its CPU time over lint's), the paths
 // that compare configs (`fleet`: `lint --fleet FILE DUMP`, two instances serving every name;
 // `basel`: `lint --baseline FILE FILE`; no time budget, but their growth is judged), and prints
 // wall time (best of --runs after a warm-up), CPU time (user + sys) and the peak RSS of the command
@@ -18,7 +19,11 @@
 // TLS server on an address of its own, as hosting panels set up IP-based sites: as many listen
 // sockets as servers), `locations` (60 more `location` blocks per server, some nested) and `corpus`
 // (the real configs of the corpus, $NGXTLS_CORPUS_DIR or ../shared/corpus, inside one http block,
-// repeated to the size; skipped when the corpus is absent). Then parse throughput of the tuned
+// repeated to the size; skipped when the corpus is absent), and the held-out shapes written apart
+// from the generator from the corpus's real configs (`held-sites`, `held-iphost`, `held-locations`,
+// `held-names`, `held-h5bp` by tests/bench/held_out_shapes.py; `held-certbot`, `held-handbook` by
+// held_out_shapes2.py; their dump is every file the config reads, as nginx -T prints it; skipped
+// when the script fails, as without the corpus or python3). Then parse throughput of the tuned
 // config and in-process phases (load, model, rules; BENCH_LINT_RULES=1 adds a line per rule);
 // --nginx adds `nginx -t` on the largest tuned file for comparison.
 // Budget (2 cores): a 20 MB config lints in under 0.5 s wall on every path and shape. Growth:
@@ -27,10 +32,12 @@
 // (exit 1), as does a lint that exits with neither 0 nor 1. --report-only prints the same and
 // fails only on such a lint (CI runs it at a small size: timings there say little).
 //
-// Usage: bench_lint [--sizes 20,40] [--shapes tuned,findings,...] [--runs 3] [--nginx]
+// Usage: bench_lint [--sizes 20,40] [--shapes tuned,findings,...] [--paths file,parse,...]
+//                   [--runs 3] [--nginx]
 //                   [--keep DIR] [--report-only]
 //        bench_lint --write FILE MB [CERT KEY]   (just write a generated config; without
 //                                                 CERT/KEY a PKI is made next to FILE)
+//        bench_lint --phases FILE                (in-process phases and memory of one config)
 #include <fcntl.h>
 #include <malloc.h>
 #include <spawn.h>
@@ -38,6 +45,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -345,13 +353,61 @@ struct bench_input {
   std::filesystem::path dump;
   std::size_t bytes = 0;  ///< all files together
   std::size_t files = 1;
+  /// For `lint -`: the conf prefix its relative includes resolve against ("" for the
+  /// current directory, as for the generated shapes, whose paths are absolute).
+  std::string stdin_conf_prefix;
 };
+
+/// The held-out shapes: written by scripts apart from the generator, from the corpus's real
+/// configs (tests/bench/held_out_shapes.py, held_out_shapes2.py), each as `held-SHAPE`.
+const std::map<std::string, std::string>& held_out_scripts() {
+  static const std::map<std::string, std::string> scripts = {
+      {"held-sites", "held_out_shapes.py"},     {"held-iphost", "held_out_shapes.py"},
+      {"held-locations", "held_out_shapes.py"}, {"held-names", "held_out_shapes.py"},
+      {"held-h5bp", "held_out_shapes.py"},      {"held-certbot", "held_out_shapes2.py"},
+      {"held-handbook", "held_out_shapes2.py"},
+  };
+  return scripts;
+}
+
+/// A held-out shape written by its script under `base`, with the dump `nginx -T` prints for
+/// it: every file the loader read, once, in the order first read (as nginx opens them).
+/// Empty (bytes 0) when the script fails, as it does without the corpus.
+bench_input held_out_input(const std::string& shape, double mb, const std::filesystem::path& base) {
+  bench_input in;
+  const std::string script =
+      (test::source_dir() / "tests/bench" / held_out_scripts().at(shape)).string();
+  const std::string size = std::to_string(static_cast<int>(mb));
+  const test::command_result r =
+      test::run({"python3", script, base.string(), shape.substr(5), size}, "", 1800);
+  if (r.exit_code != 0) {
+    std::fprintf(stderr, "bench_lint: %s failed: %s\n", script.c_str(), r.err.c_str());
+    return in;
+  }
+  std::string path = r.out;
+  while (!path.empty() && (path.back() == '\n' || path.back() == '\r')) path.pop_back();
+  in.file = path;
+  in.dump = base / "dump.txt";
+  in.stdin_conf_prefix = in.file.parent_path().string();
+  const config::config cfg = config::load_file(in.file.string());
+  std::string dump;
+  for (const auto& f : cfg.files) {
+    dump += "# configuration file " + f.path + ":\n";
+    dump += f.content;
+    dump += "\n";
+    in.bytes += f.content.size();
+  }
+  write_text(in.dump, dump);
+  in.files = cfg.files.size();
+  return in;
+}
 
 bench_input make_input(const std::string& shape, double mb, const std::filesystem::path& dir,
                        const std::vector<bench::cert_pair>& certs,
                        const std::vector<bench::cert_pair>& many_certs) {
   const std::string name = shape + "_" + std::to_string(static_cast<int>(mb)) + "mb";
   const std::filesystem::path base = dir / name;
+  if (held_out_scripts().count(shape)) return held_out_input(shape, mb, base);
   bench_input in;
   in.file = base / "nginx.conf";
   in.dump = base / "dump.txt";
@@ -472,10 +528,13 @@ std::string shell_quote(const std::string& s) {
 int main(int argc, char** argv) try {
   start_spawner();
   std::vector<double> sizes = {20, 40};
-  std::vector<std::string> shapes = {"tuned",    "findings", "certs",     "hostnames", "dump",
-                                     "snippets", "ipsites",  "locations", "corpus"};
+  std::vector<std::string> shapes = {"tuned",      "findings",   "certs",        "hostnames",
+                                     "dump",       "snippets",   "ipsites",      "locations",
+                                     "corpus",     "held-sites", "held-iphost",  "held-locations",
+                                     "held-names", "held-h5bp",  "held-certbot", "held-handbook"};
   bool run_nginx = false;
   bool report_only = false;
+  std::vector<std::string> only_paths;  // empty: every path
   int runs = 3;
   std::string keep;
   for (int i = 1; i < argc; ++i) {
@@ -492,10 +551,16 @@ int main(int argc, char** argv) try {
       std::cout << "wrote " << file.string() << " (" << text.size() << " bytes)\n";
       return 0;
     }
+    if (a == "--phases" && i + 1 < argc) {
+      print_phases(std::filesystem::absolute(argv[i + 1]));
+      return 0;
+    }
     if (a == "--sizes" && i + 1 < argc)
       sizes = parse_sizes(argv[++i]);
     else if (a == "--shapes" && i + 1 < argc)
       shapes = split_list(argv[++i]);
+    else if (a == "--paths" && i + 1 < argc)
+      only_paths = split_list(argv[++i]);
     else if (a == "--runs" && i + 1 < argc)
       runs = std::max(1, std::stoi(argv[++i]));
     else if (a == "--nginx")
@@ -506,9 +571,11 @@ int main(int argc, char** argv) try {
       report_only = true;
     else {
       std::cerr << "usage: bench_lint [--sizes 20,40] [--shapes "
-                   "tuned,findings,certs,hostnames,dump,snippets,ipsites,locations,corpus] "
-                   "[--runs 3] [--nginx] [--keep DIR] [--report-only] "
-                   "| --write FILE MB [CERT KEY]\n";
+                   "tuned,findings,certs,hostnames,dump,snippets,ipsites,locations,corpus,"
+                   "held-sites,held-iphost,held-locations,held-names,held-h5bp,held-certbot,"
+                   "held-handbook] [--paths file,stdin,dump,parse,xplane,fleet,basel] [--runs 3] "
+                   "[--nginx] [--keep DIR] [--report-only] "
+                   "| --write FILE MB [CERT KEY] | --phases FILE\n";
       return 2;
     }
   }
@@ -540,9 +607,15 @@ int main(int argc, char** argv) try {
           shell_quote(ngxtls_bin) + " lint --format json -o /dev/null --nginx-version 1.22.1 ";
       const std::pair<const char*, std::string> paths[] = {
           {"file", "exec " + lint + shell_quote(in.file.string())},
-          {"stdin", "exec " + lint + "- < " + shell_quote(in.file.string())},
+          {"stdin", "exec " + lint +
+                        (in.stdin_conf_prefix.empty()
+                             ? std::string()
+                             : "--conf-prefix " + shell_quote(in.stdin_conf_prefix) + " ") +
+                        "- < " + shell_quote(in.file.string())},
           {"dump", "cat " + shell_quote(in.dump.string()) + " | " + lint + "-"},
           {"parse", "exec " + shell_quote(ngxtls_bin) + " parse " + shell_quote(in.file.string())},
+          {"xplane", "exec " + shell_quote(ngxtls_bin) + " parse --format crossplane " +
+                         shell_quote(in.file.string())},
           // The config and its dump as a fleet of two (every name served twice, two key
           // domains), and the config against itself as the baseline: the ticket key rules'
           // paths that compare configs.
@@ -553,6 +626,9 @@ int main(int argc, char** argv) try {
       };
       double file_cpu_s = 0;
       for (const auto& [path, command] : paths) {
+        if (!only_paths.empty() &&
+            std::find(only_paths.begin(), only_paths.end(), path) == only_paths.end())
+          continue;
         const std::vector<std::string> cmd = {"/bin/sh", "-c", command};
         run_measured(cmd);  // warm the page cache and the binary
         child_result best{};
@@ -566,7 +642,7 @@ int main(int argc, char** argv) try {
         const double real_mb = static_cast<double>(in.bytes) / (1024.0 * 1024.0);
         const char* budget = "";
         char parse_note[48] = "";
-        if (std::string(path) == "parse") {
+        if (std::string(path) == "parse" || std::string(path) == "xplane") {
           // Judged against lint of the same file, on CPU time.
           std::snprintf(parse_note, sizeof parse_note, "parse/lint cpu %.2f",
                         file_cpu_s > 0 ? best.cpu_s / file_cpu_s : 0.0);

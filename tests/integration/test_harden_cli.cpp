@@ -169,3 +169,73 @@ TEST_CASE(
   CHECK(r.exit_code == 2);
   CHECK(r.err.find("control character") != std::string::npos);
 }
+
+TEST_CASE("ngxtls harden --upstream: bad NAME, ADDRESS or HOST exits 2 naming the argument") {
+  struct bad {
+    std::vector<std::string> args;
+    std::string says;
+  };
+  const std::vector<bad> cases{
+      {{"--upstream", "api"}, "--upstream api: expected NAME=ADDRESS"},
+      {{"--upstream", "api=10.0.0.5"}, "--upstream api=10.0.0.5: ADDRESS `10.0.0.5` needs a port"},
+      {{"--upstream", "api=backend.internal"}, "is port 80, not 443"},
+      {{"--upstream", "api=10.0.0.5:0"}, "is not a number from 1 to 65535"},
+      {{"--upstream", "api=10.0.0.5:99999"}, "is not a number from 1 to 65535"},
+      {{"--upstream", "api=::1:443"}, "an IPv6 address goes in brackets"},
+      {{"--upstream", "api=[::1:443"}, "opens `[` without closing it"},
+      {{"--upstream", "api=10.0.0.5:443;"}, "holds white space or one of"},
+      {{"--upstream", "a$b=10.0.0.5:443"}, "NAME `a$b` must be letters"},
+      {{"--upstream", "=10.0.0.5:443"}, "NAME `` must be letters"},
+      {{"--upstream", "tls_sessions=10.0.0.5:443"}, "session cache zone"},
+      {{"--upstream", "api=unix:sock"}, "unix:/absolute/path"},
+      {{"--upstream", "api=10.0.0.5:443", "--upstream", "api=10.0.0.5:443"},
+       "10.0.0.5:443 is already a server of api"},
+      {{"--upstream", "api=10.0.0.5:443", "--upstream-ssl-name", "web=web.internal"},
+       "--upstream-ssl-name web=web.internal: no --upstream web=ADDRESS"},
+      {{"--upstream", "api=10.0.0.5:443", "--upstream-ssl-name", "api=a b"},
+       "HOST `a b` must be a host name"},
+      {{"--upstream", "api=10.0.0.5:443", "--upstream-keepalive", "0"}, "--upstream-keepalive"},
+  };
+  for (const auto& c : cases) {
+    auto args = c.args;
+    args.insert(args.begin(), {"--nginx-version", "1.22.1"});
+    const auto r = harden(args);
+    CAPTURE(r.err);
+    CHECK(r.exit_code == 2);
+    CHECK(r.err.find(c.says) != std::string::npos);
+    CHECK(r.out.empty());
+  }
+}
+
+TEST_CASE("ngxtls harden --upstream writes the upstream block and the location, text and JSON") {
+  auto r = harden({"--nginx-version", "1.26.3", "--upstream", "api=10.0.0.5:8443", "--upstream",
+                   "api=[fd00::6]:8443", "--upstream", "auth=auth.internal:443",
+                   "--upstream-ssl-name", "api=api.internal", "--upstream-ca",
+                   "/etc/nginx/backend ca.pem", "--format", "json"});
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  const auto j = nlohmann::json::parse(r.out);
+  REQUIRE(j.at("upstreams").size() == 2);
+  CHECK(j.at("upstreams")[0].at("name") == "api");
+  CHECK(j.at("upstreams")[0].at("location") == "/api/");
+  CHECK(j.at("upstreams")[1].at("location") == "/auth/");
+  const auto config = j.at("config").get<std::string>();
+  for (const std::string line :
+       {"    upstream api {\n        zone api 64k;", "        server 10.0.0.5:8443;",
+        "        server [fd00::6]:8443;", "        keepalive 16;", "keepalive_requests 1000;",
+        "keepalive_timeout 60s;", "        location /api/ {\n            proxy_pass https://api;",
+        "proxy_http_version 1.1;", "proxy_set_header Connection \"\";",
+        "proxy_ssl_protocols TLSv1.2 TLSv1.3;", "proxy_ssl_session_reuse on;",
+        "proxy_ssl_verify on;", "proxy_ssl_trusted_certificate \"/etc/nginx/backend ca.pem\";",
+        "proxy_ssl_name api.internal;", "proxy_ssl_name auth.internal;",
+        "proxy_ssl_server_name on;"}) {
+    CAPTURE(line);
+    CHECK(config.find(line) != std::string::npos);
+  }
+  // nginx 1.30 sends no Connection header: the snippet leaves the header list alone there.
+  r = harden({"--nginx-version", "1.30.6", "--upstream", "api=10.0.0.5:8443"});
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.out.find("    proxy_set_header Connection") == std::string::npos);
+  CHECK(r.out.find("location / {") != std::string::npos);
+  CHECK(r.out.find("proxy_ssl_name api;") != std::string::npos);  // nginx's default name
+  CHECK(r.out.find("WARNING: proxy_ssl_trusted_certificate is a placeholder") != std::string::npos);
+}

@@ -298,6 +298,33 @@ NGINX_VERSION_CASES(
     "upstream keepalive with HTTP/1.1 and nginx's Connection close: a connection per request",
     keepalive_without_connection_cleared)
 
+void connection_from_map(const nginx_version_entry& v) {
+  upstream_setup s;
+  s.location =
+      "proxy_pass https://b;\nproxy_http_version 1.1;\nproxy_set_header Upgrade $http_upgrade;\n"
+      "proxy_set_header Connection $connection_upgrade;";
+  // The WebSocket recipe of nginx's documentation: a request without an Upgrade header gets
+  // `Connection: close`, so no connection is kept, keepalive or not, on every version.
+  s.http_extra =
+      "upstream b { server 127.0.0.1:@B@; keepalive 4; }\n"
+      "map $http_upgrade $connection_upgrade { default upgrade; '' close; }";
+  const auto close = measure(v, s);
+  CHECK(close.requests.front().connection_header == "close");
+  CHECK(close.connections() == 10);
+  CHECK(close.full_handshakes() == 1);
+  // With '' "" those requests send no Connection header: the connection is kept.
+  s.http_extra =
+      "upstream b { server 127.0.0.1:@B@; keepalive 4; }\n"
+      "map $http_upgrade $connection_upgrade { default upgrade; '' \"\"; }";
+  const auto kept = measure(v, s);
+  CHECK(kept.requests.front().connection_header.empty());
+  CHECK(kept.connections() == 1);
+}
+NGINX_VERSION_CASES(
+    "a Connection header from map $http_upgrade: '' close ends every upstream connection and '' "
+    "empty keeps it",
+    connection_from_map)
+
 // ---- SNI ----
 
 void sni(const nginx_version_entry& v) {

@@ -4,6 +4,7 @@
 // would reject (unknown, misplaced, obsolete directives, wrong argument counts).
 #include <doctest/doctest.h>
 
+#include <set>
 #include <string>
 #include <vector>
 
@@ -80,4 +81,49 @@ TEST_CASE(
             FAIL_CHECK("finding on a harden snippet");
           }
         }
+}
+
+TEST_CASE("lint of harden --upstream snippets gives no upstream finding on any version") {
+  for (const std::string profile : {"modern", "intermediate"})
+    for (const std::string nv : {"1.18.0", "1.22.1", "1.26.3", "1.29.2", "1.30.6"})
+      for (const bool ca : {false, true}) {
+        CAPTURE(profile);
+        CAPTURE(nv);
+        CAPTURE(ca);
+        harden::harden_options o;
+        o.profile = profile;
+        o.nginx = *model::version::parse(nv);
+        o.tickets = tickets_mode::host;
+        o.ocsp = harden::ocsp_mode::off;
+        // A backend by address (proxy_ssl_name given), one by host name, one on loopback.
+        o.upstreams =
+            harden::parse_upstreams({"api=10.0.0.5:8443", "api=10.0.0.6:8443",
+                                     "auth=auth.internal.example:443", "local=127.0.0.1:8443"},
+                                    {"api=api.internal.example"});
+        if (ca) o.upstream_trusted_certificate = "/etc/nginx/backend-ca.pem";
+        auto s = harden::generate(o);
+        REQUIRE(s.upstreams.size() == 3);
+        for (const auto& f : lint_snippet(s)) {
+          CAPTURE(f.rule);
+          CAPTURE(f.message);
+          CHECK(f.rule.rfind("upstream-", 0) != 0);
+        }
+      }
+}
+
+TEST_CASE("control: the same lint flags a snippet's location with TLS to the backend taken out") {
+  harden::harden_options o;
+  o.nginx = {1, 22, 1};
+  o.ocsp = harden::ocsp_mode::off;
+  o.upstreams = harden::parse_upstreams({"api=api.internal.example:443"}, {});
+  auto s = harden::generate(o);
+  REQUIRE(s.upstreams.size() == 1);
+  auto& lines = s.upstreams.front().location_lines;
+  // Only the proxy_pass stays: nginx's defaults everywhere else.
+  lines.erase(lines.begin() + 1, lines.end());
+  std::set<std::string> rules;
+  for (const auto& f : lint_snippet(s)) rules.insert(f.rule);
+  CHECK(rules.count("upstream-tls-per-request") == 1);
+  CHECK(rules.count("upstream-not-verified") == 1);
+  CHECK(rules.count("upstream-sni-missing") == 1);
 }

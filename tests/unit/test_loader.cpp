@@ -323,3 +323,57 @@ TEST_CASE("argument_positions gives each argument's line and column in one pass"
     CHECK(cfg.where(d, d.args[i]).column == pos[i].column);
   }
 }
+
+TEST_CASE("a block without includes is shared with its file's first expansion, copied by later") {
+  // s.conf is included twice: both expansions carry their own include chain, down to the
+  // directives inside its blocks; the first takes the file's own records (no second copy of a
+  // site file's blocks), the second copies them.
+  auto cfg = load_mem(
+      {{"/etc/nginx/nginx.conf", "http {\n  include s.conf;\n  server { include s.conf; }\n}\n"},
+       {"/etc/nginx/s.conf", "location / { root /srv; }\n"}});
+  REQUIRE(cfg.files.size() == 2);
+  REQUIRE(cfg.chains.size() == 3);
+  const auto& http = cfg.root[0];
+  REQUIRE(http.block.size() == 2);
+  const auto& first = http.block[0];            // the location, reached through line 2
+  const auto& second = http.block[1].block[0];  // the same location, through line 3
+  CHECK(first.name == "location");
+  CHECK(second.name == "location");
+  const std::uint32_t first_chain = first.chain;
+  const std::uint32_t second_chain = second.chain;
+  CHECK(first_chain != 0);
+  CHECK(second_chain != 0);
+  CHECK(first_chain != second_chain);
+  CHECK(cfg.chain_frames(first_chain).back().line == 2);
+  CHECK(cfg.chain_frames(second_chain).back().line == 3);
+  REQUIRE(first.block.size() == 1);
+  REQUIRE(second.block.size() == 1);
+  CHECK(first.block[0].chain == first_chain);
+  CHECK(second.block[0].chain == second_chain);
+  const auto& own = cfg.files[1].parsed[0].block;  // s.conf's own `root /srv;`
+  CHECK(first.block.data() == own.data());
+  CHECK(second.block.data() != own.data());
+}
+
+TEST_CASE("a file read at the top level and included as well gets chain 0 where not included") {
+  // A folder of site files: b.conf is read on its own (chain 0) and included by a.conf;
+  // whichever comes first, each place has its own chain.
+  temp_dir tmp;
+  const auto dir = tmp.path();
+  std::ofstream(dir / "a.conf") << "server { include " << (dir / "b.conf").string() << "; }\n";
+  std::ofstream(dir / "b.conf") << "location / { root /srv; }\n";
+  auto disk = cfgns::make_disk_source();
+  std::vector<cfgns::list<cfgns::directive>> roots;
+  std::vector<std::uint32_t> indices;
+  auto cfg = cfgns::load_each({(dir / "a.conf").string(), (dir / "b.conf").string()}, *disk, {},
+                              roots, indices);
+  REQUIRE(roots.size() == 2);
+  const auto& included = roots[0][0].block[0];  // b.conf's location inside a.conf's server
+  const auto& alone = roots[1][0];              // b.conf's location on its own
+  CHECK(included.chain != 0);
+  REQUIRE(included.block.size() == 1);
+  CHECK(included.block[0].chain == included.chain);
+  CHECK(alone.chain == 0);
+  REQUIRE(alone.block.size() == 1);
+  CHECK(alone.block[0].chain == 0);
+}

@@ -291,3 +291,57 @@ TEST_CASE("addresses: host names, literals and reach") {
   CHECK(model::reach_of_address("unix:/tmp/s") == model::backend_reach::unix_socket);
   CHECK(model::reach_of_address("$backend") == model::backend_reach::unknown);
 }
+
+TEST_CASE("a Connection header from a map: what requests without an Upgrade header get") {
+  auto b = build(R"(
+http {
+  map $http_upgrade $ws_close { default upgrade; '' close; }
+  map $http_upgrade $ws_keep { default upgrade; "" ""; }
+  map $http_upgrade $no_empty_key { default close; websocket upgrade; }
+  map $http_upgrade $implicit_default { websocket upgrade; }
+  map $http_upgrade $regex { ~^$ close; default upgrade; }
+  map $http_upgrade $exact_before_regex { ~.* close; '' ''; default upgrade; }
+  map $http_connection $other_source { default close; keep-alive keep-alive; }
+  map $host $one_value { default close; a.example close; }
+  map $http_upgrade $with_variable { default $http_upgrade; '' close; }
+  map $http_upgrade $included { volatile; default upgrade; }
+  server {
+    listen 80;
+    location /1 { proxy_set_header Connection $ws_close; proxy_pass https://b; }
+    location /2 { proxy_set_header Connection $ws_keep; proxy_pass https://b; }
+    location /3 { proxy_set_header Connection $no_empty_key; proxy_pass https://b; }
+    location /4 { proxy_set_header Connection $implicit_default; proxy_pass https://b; }
+    location /5 { proxy_set_header Connection $regex; proxy_pass https://b; }
+    location /6 { proxy_set_header Connection $exact_before_regex; proxy_pass https://b; }
+    location /7 { proxy_set_header Connection $other_source; proxy_pass https://b; }
+    location /8 { proxy_set_header Connection $one_value; proxy_pass https://b; }
+    location /9 { proxy_set_header Connection $with_variable; proxy_pass https://b; }
+    location /10 { proxy_set_header Connection $included; proxy_pass https://b; }
+    location /11 { proxy_set_header Connection "$unmapped"; proxy_pass https://b; }
+    location /12 { proxy_set_header Connection "x$ws_close"; proxy_pass https://b; }
+  }
+}
+)");
+  const auto& u = b->m.tls_upstreams;
+  REQUIRE(u.size() == 12);
+  auto plain = [&](std::size_t i) { return u[i].connection_for_plain_requests; };
+  CHECK(plain(0) == std::optional<std::string>("close"));
+  CHECK(u[0].connection_map->line == 3);
+  CHECK(u[0].connection_map_entry->name.empty());
+  CHECK(plain(1) == std::optional<std::string>(""));
+  CHECK(plain(2) == std::optional<std::string>("close"));
+  CHECK(u[2].connection_map_entry->name == "default");
+  CHECK(plain(3) == std::optional<std::string>(""));  // no default: the empty string
+  CHECK(u[3].connection_map_entry == nullptr);
+  CHECK_FALSE(plain(4));  // a regular expression may match the empty value
+  CHECK(plain(5) == std::optional<std::string>(""));  // exact strings are looked up first
+  CHECK_FALSE(plain(6));                              // what a client sends decides
+  CHECK(u[6].connection_map != nullptr);
+  CHECK(plain(7) == std::optional<std::string>("close"));  // every entry gives close
+  CHECK_FALSE(plain(8));
+  CHECK(plain(9) == std::optional<std::string>("upgrade"));  // `volatile;` takes no value
+  CHECK(u[10].connection_map == nullptr);
+  CHECK_FALSE(plain(10));
+  CHECK(u[11].connection_map == nullptr);
+  CHECK_FALSE(plain(11));
+}

@@ -3,8 +3,10 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <streambuf>
 #include <string>
 
 #include "report/lint_output.hpp"
@@ -38,11 +40,61 @@ TEST_CASE("write_in_order keeps item order across threads and batches") {
   for (std::size_t n : {std::size_t{0}, std::size_t{1}, std::size_t{63}, std::size_t{64}, b - 1, b,
                         b + 1, 20 * b + 17}) {
     std::ostringstream out;
-    report::write_in_order(n, out, [](std::size_t i) { return std::to_string(i) + ","; });
+    report::write_in_order(
+        n, out, [](std::size_t) { return std::size_t{1}; },
+        [](std::size_t i, std::string& text, std::ostream*) { text += std::to_string(i) + ","; });
     std::string expected;
     for (std::size_t i = 0; i < n; ++i) expected += std::to_string(i) + ",";
     CHECK(out.str() == expected);
   }
+}
+
+/// A stream that keeps what is written and the largest piece handed to it at once: the text a
+/// writer held before writing it.
+class piece_recorder : public std::streambuf {
+ public:
+  std::string text;
+  std::size_t largest_piece = 0;
+
+ protected:
+  std::streamsize xsputn(const char* s, std::streamsize n) override {
+    text.append(s, static_cast<std::size_t>(n));
+    largest_piece = std::max(largest_piece, static_cast<std::size_t>(n));
+    return n;
+  }
+  int_type overflow(int_type c) override {
+    if (c != traits_type::eof()) xsputn(reinterpret_cast<const char*>(&c), 1);
+    return c;
+  }
+};
+
+TEST_CASE("the JSON writer holds a bounded piece of text however many places a finding has") {
+  // One finding with 40,000 places and evidence per place (about 10 MB of JSON, as a missing
+  // certificate in every site of a large config makes), then 600 findings of 200 places each
+  // (a batch of them would hold 30 MB).
+  report::lint_report r = numbered(601);
+  for (std::uint32_t k = 0; k < 40000; ++k) {
+    r.findings[0].also_at.push_back(
+        {"/etc/nginx/sites/site-" + std::to_string(k) + ".conf", 10, 5});
+    r.findings[0].facts.push_back({"ssl_certificate", "/etc/ssl/site" + std::to_string(k) + ".crt",
+                                   "missing", source_location{"/etc/nginx/s.conf", k + 1, 5}});
+  }
+  for (std::size_t i = 1; i < r.findings.size(); ++i)
+    for (std::uint32_t k = 0; k < 200; ++k)
+      r.findings[i].also_at.push_back({"/etc/nginx/b.conf", k, 1});
+  piece_recorder rec;
+  {
+    std::ostream os(&rec);
+    report::write_json(r, os);
+  }
+  CHECK(rec.text.size() > 10'000'000);
+  CHECK(rec.largest_piece < 2'000'000);
+  // The same bytes as the document dumped whole.
+  const nlohmann::json j = nlohmann::json::parse(rec.text);
+  CHECK(rec.text == j.dump(2) + "\n");
+  CHECK(j["findings"][0]["count"] == 40001);
+  CHECK(j["findings"][0]["evidence"][39999]["value"] == "/etc/ssl/site39999.crt");
+  CHECK(j["findings"][600]["locations"].size() == 201);
 }
 
 TEST_CASE("JSON and SARIF of 9,000 findings list them in order, each once") {

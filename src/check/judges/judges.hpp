@@ -65,4 +65,14 @@ bool nginx_t_warning(checked_finding& c, engine::probe_question q, const judge_o
 /// handshake_under_name: a TLS handshake under the name of a server written without ssl.
 void handshake_under_name(checked_finding& c, const results& rs, const judge_options& o);
 
+/// upstream_connections: a new upstream TLS connection per request through the location.
+void upstream_connections(checked_finding& c, const judge_options& o);
+/// upstream_resumption: whether nginx's new upstream TLS connections were resumed.
+void upstream_resumption(checked_finding& c, const judge_options& o);
+/// upstream_sni: whether the stand-in upstream received a server name.
+void upstream_sni(checked_finding& c, const judge_options& o);
+/// upstream_verification: requests completed to a stand-in whose certificate is for another
+/// name, or 502.
+void upstream_verification(checked_finding& c, const judge_options& o);
+
 }  // namespace ngxtls::check::judges
