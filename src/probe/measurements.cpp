@@ -22,9 +22,9 @@ const measurement& quic_module();
 
 const std::vector<const measurement*>& measurements() {
   static const std::vector<const measurement*> all = {
-      &resumption_module(), &tickets_module(),     &timings_module(),
-      &ocsp_module(),       &certificate_module(), &load_module(),
-      &headers_module(),    &close_module(),       &early_data_module(), &quic_module(),
+      &resumption_module(),  &tickets_module(), &timings_module(), &ocsp_module(),
+      &certificate_module(), &load_module(),    &headers_module(), &close_module(),
+      &early_data_module(),  &quic_module(),
   };
   return all;
 }

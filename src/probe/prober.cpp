@@ -39,8 +39,9 @@ std::string address_text(const sockaddr_storage& a) {
 // A header field name compared as HTTP does (case-insensitively); `lower` is lower case.
 bool header_named(const std::string& name, std::string_view lower) {
   return name.size() == lower.size() &&
-         std::equal(name.begin(), name.end(), lower.begin(),
-                    [](char a, char b) { return std::tolower(static_cast<unsigned char>(a)) == b; });
+         std::equal(name.begin(), name.end(), lower.begin(), [](char a, char b) {
+           return std::tolower(static_cast<unsigned char>(a)) == b;
+         });
 }
 
 bool unsupported_protocol(const std::string& reason) {

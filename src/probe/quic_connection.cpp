@@ -33,9 +33,9 @@ constexpr std::size_t max_response_stream_bytes = 16384;
 constexpr std::size_t max_connection_bytes = 4 * 1024 * 1024;
 
 ngtcp2_tstamp ngtcp2_now() {
-  return static_cast<ngtcp2_tstamp>(std::chrono::duration_cast<std::chrono::nanoseconds>(
-                                        quic_clock::now().time_since_epoch())
-                                        .count());
+  return static_cast<ngtcp2_tstamp>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(quic_clock::now().time_since_epoch())
+          .count());
 }
 
 double ms_since(quic_clock::time_point a, quic_clock::time_point b) {
@@ -112,8 +112,8 @@ bool get_prefixed(const std::string& in, std::size_t& pos, int prefix_bits, std:
 // the server needs none of our encoder stream).
 std::string h3_head_request(const std::string& authority) {
   std::string fields;
-  fields += '\0';  // required insert count 0
-  fields += '\0';  // base 0
+  fields += '\0';                     // required insert count 0
+  fields += '\0';                     // base 0
   put_prefixed(fields, 0xc0, 6, 18);  // :method HEAD
   put_prefixed(fields, 0xc0, 6, 23);  // :scheme https
   put_prefixed(fields, 0xc0, 6, 1);   // :path /
@@ -127,14 +127,16 @@ std::string h3_head_request(const std::string& authority) {
 }
 
 // The client's control stream: its type and an empty SETTINGS frame.
-std::string h3_control_stream() { return std::string("\x00\x04\x00", 3); }
+std::string h3_control_stream() {
+  return std::string("\x00\x04\x00", 3);
+}
 
 // The :status of a QPACK field section whose first line is the status (as servers send it):
 // an indexed static entry or a literal with a static :status name; null when it is neither.
 std::optional<int> qpack_status(const std::string& block) {
   static const std::pair<std::size_t, int> statuses[] = {
-      {24, 103}, {25, 200}, {26, 304}, {27, 404}, {28, 503}, {63, 100}, {64, 204}, {65, 206},
-      {66, 302}, {67, 400}, {68, 403}, {69, 421}, {70, 425}, {71, 500}};
+      {24, 103}, {25, 200}, {26, 304}, {27, 404}, {28, 503}, {63, 100}, {64, 204},
+      {65, 206}, {66, 302}, {67, 400}, {68, 403}, {69, 421}, {70, 425}, {71, 500}};
   std::size_t pos = 0, v = 0;
   if (!get_prefixed(block, pos, 8, v) || !get_prefixed(block, pos, 7, v)) return std::nullopt;
   if (pos >= block.size()) return std::nullopt;
@@ -146,8 +148,7 @@ std::optional<int> qpack_status(const std::string& block) {
     return std::nullopt;
   }
   if ((b & 0xf0) != 0x50) return std::nullopt;  // literal with a static name reference
-  if (!get_prefixed(block, pos, 4, v) || !(v == 24 || (v >= 25 && v <= 28) ||
-                                           (v >= 63 && v <= 71)))
+  if (!get_prefixed(block, pos, 4, v) || !(v == 24 || (v >= 25 && v <= 28) || (v >= 63 && v <= 71)))
     return std::nullopt;
   if (pos >= block.size() || (static_cast<unsigned char>(block[pos]) & 0x80) != 0)
     return std::nullopt;  // Huffman-coded value: not decoded here
@@ -184,8 +185,8 @@ std::optional<quic_ticket> parse_new_session_ticket(const unsigned char* p, std:
     pos += 4;
     if (pos + len > ext_end) return std::nullopt;
     if (type == 42 && len == 4)  // early_data
-      t.max_early_data =
-          static_cast<std::uint32_t>(p[pos]) << 24 | p[pos + 1] << 16 | p[pos + 2] << 8 | p[pos + 3];
+      t.max_early_data = static_cast<std::uint32_t>(p[pos]) << 24 | p[pos + 1] << 16 |
+                         p[pos + 2] << 8 | p[pos + 3];
     pos += len;
   }
   return t;
@@ -193,17 +194,26 @@ std::optional<quic_ticket> parse_new_session_ticket(const unsigned char* p, std:
 
 std::string transport_error_name(std::uint64_t code) {
   if (code >= 0x100 && code <= 0x1ff) {
-    const char* alert = gnutls_alert_get_strname(static_cast<gnutls_alert_description_t>(code - 0x100));
+    const char* alert =
+        gnutls_alert_get_strname(static_cast<gnutls_alert_description_t>(code - 0x100));
     return std::string("CRYPTO_ERROR ") + (alert ? alert : "alert");
   }
-  static const char* names[] = {"NO_ERROR",           "INTERNAL_ERROR",
-                                "CONNECTION_REFUSED", "FLOW_CONTROL_ERROR",
-                                "STREAM_LIMIT_ERROR", "STREAM_STATE_ERROR",
-                                "FINAL_SIZE_ERROR",   "FRAME_ENCODING_ERROR",
-                                "TRANSPORT_PARAMETER_ERROR", "CONNECTION_ID_LIMIT_ERROR",
-                                "PROTOCOL_VIOLATION", "INVALID_TOKEN",
-                                "APPLICATION_ERROR",  "CRYPTO_BUFFER_EXCEEDED",
-                                "KEY_UPDATE_ERROR",   "AEAD_LIMIT_REACHED",
+  static const char* names[] = {"NO_ERROR",
+                                "INTERNAL_ERROR",
+                                "CONNECTION_REFUSED",
+                                "FLOW_CONTROL_ERROR",
+                                "STREAM_LIMIT_ERROR",
+                                "STREAM_STATE_ERROR",
+                                "FINAL_SIZE_ERROR",
+                                "FRAME_ENCODING_ERROR",
+                                "TRANSPORT_PARAMETER_ERROR",
+                                "CONNECTION_ID_LIMIT_ERROR",
+                                "PROTOCOL_VIOLATION",
+                                "INVALID_TOKEN",
+                                "APPLICATION_ERROR",
+                                "CRYPTO_BUFFER_EXCEEDED",
+                                "KEY_UPDATE_ERROR",
+                                "AEAD_LIMIT_REACHED",
                                 "NO_VIABLE_PATH"};
   return code < std::size(names) ? names[code] : "transport error";
 }
@@ -321,7 +331,8 @@ int handshake_completed_cb(ngtcp2_conn*, void* user) {
 // Keeps the first HEADERS frame's field section of the request stream and its :status.
 void read_response(quic_state& st, const uint8_t* data, size_t len) {
   if (st.response_seen) return;
-  std::size_t room = max_response_stream_bytes - std::min(st.response.size(), max_response_stream_bytes);
+  std::size_t room =
+      max_response_stream_bytes - std::min(st.response.size(), max_response_stream_bytes);
   st.response.append(reinterpret_cast<const char*>(data), std::min(len, room));
   std::size_t pos = 0;
   std::uint64_t type = 0, flen = 0;
@@ -337,8 +348,8 @@ void read_response(quic_state& st, const uint8_t* data, size_t len) {
   }
 }
 
-int recv_stream_data_cb(ngtcp2_conn* conn, uint32_t, int64_t stream_id, uint64_t, const uint8_t* data,
-                        size_t len, void* user, void*) {
+int recv_stream_data_cb(ngtcp2_conn* conn, uint32_t, int64_t stream_id, uint64_t,
+                        const uint8_t* data, size_t len, void* user, void*) {
   auto* st = static_cast<quic_state*>(user);
   if (stream_id == st->request_stream) {
     read_response(*st, data, len);
@@ -409,7 +420,8 @@ std::optional<std::string> setup_tls(quic_state& st) {
   gnutls_handshake_set_hook_function(st.tls, GNUTLS_HANDSHAKE_NEW_SESSION_TICKET, GNUTLS_HOOK_BOTH,
                                      on_new_session_ticket);
   if (o.offer && !o.offer->tls_data.empty() &&
-      (rv = gnutls_session_set_data(st.tls, o.offer->tls_data.data(), o.offer->tls_data.size())) != 0)
+      (rv = gnutls_session_set_data(st.tls, o.offer->tls_data.data(), o.offer->tls_data.size())) !=
+          0)
     return fail("gnutls_session_set_data", rv);
   return std::nullopt;
 }
@@ -482,7 +494,8 @@ bool flush(quic_state& st) {
   for (auto& s : st.streams) {
     // Bounded: each pass either moves stream bytes or sends a packet ngtcp2 had to send first.
     for (int pass = 0; pass < 64 && !s.done; ++pass) {
-      ngtcp2_vec v{reinterpret_cast<uint8_t*>(s.bytes.data()) + s.offset, s.bytes.size() - s.offset};
+      ngtcp2_vec v{reinterpret_cast<uint8_t*>(s.bytes.data()) + s.offset,
+                   s.bytes.size() - s.offset};
       ngtcp2_ssize accepted = -1;
       uint32_t flags = s.fin ? NGTCP2_WRITE_STREAM_FLAG_FIN : NGTCP2_WRITE_STREAM_FLAG_NONE;
       auto n = ngtcp2_conn_writev_stream(st.conn, &ps.path, &pi, buf, sizeof buf, &accepted, flags,
@@ -522,7 +535,8 @@ std::string close_text(const ngtcp2_connection_close_error& e) {
   else
     out += " (application)";
   if (e.reasonlen > 0) {
-    std::string reason(reinterpret_cast<const char*>(e.reason), std::min<std::size_t>(e.reasonlen, 200));
+    std::string reason(reinterpret_cast<const char*>(e.reason),
+                       std::min<std::size_t>(e.reasonlen, 200));
     out += ": " + reason;
   }
   return out;
@@ -535,15 +549,18 @@ bool read_datagrams(quic_state& st) {
     ssize_t n = ::recv(st.fd, buf, sizeof buf, MSG_TRUNC);
     if (n < 0) {
       if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) return true;
-      st.res.error = errno == ECONNREFUSED ? std::string("nothing listens on that UDP port (ICMP "
-                                                         "port unreachable)")
-                                           : std::string("UDP receive failed: ") + std::strerror(errno);
+      st.res.error = errno == ECONNREFUSED
+                         ? std::string(
+                               "nothing listens on that UDP port (ICMP "
+                               "port unreachable)")
+                         : std::string("UDP receive failed: ") + std::strerror(errno);
       return false;
     }
     st.res.datagrams_received++;
     st.res.bytes_received += static_cast<std::size_t>(n);
     if (static_cast<std::size_t>(n) > max_quic_datagram_bytes) continue;  // truncated: refused
-    if (st.res.datagrams_received > st.o->max_datagrams || st.res.bytes_received > max_connection_bytes) {
+    if (st.res.datagrams_received > st.o->max_datagrams ||
+        st.res.bytes_received > max_connection_bytes) {
       st.res.error = "the server sent more than " + std::to_string(st.o->max_datagrams) +
                      " datagrams or " + std::to_string(max_connection_bytes) +
                      " bytes on one QUIC connection";
@@ -553,13 +570,15 @@ bool read_datagrams(quic_state& st) {
                      {reinterpret_cast<sockaddr*>(&st.remote), st.remote_len},
                      nullptr};
     ngtcp2_pkt_info pi{};
-    int rv = ngtcp2_conn_read_pkt(st.conn, &path, &pi, buf, static_cast<std::size_t>(n), ngtcp2_now());
+    int rv =
+        ngtcp2_conn_read_pkt(st.conn, &path, &pi, buf, static_cast<std::size_t>(n), ngtcp2_now());
     if (rv == 0) continue;
     if (rv == NGTCP2_ERR_DRAINING || rv == NGTCP2_ERR_CLOSING) {
       ngtcp2_connection_close_error e;
       ngtcp2_conn_get_connection_close_error(st.conn, &e);
       st.res.server_close = close_text(e);
-      if (!st.res.handshake_ok) st.res.error = "the server closed the QUIC connection: " + *st.res.server_close;
+      if (!st.res.handshake_ok)
+        st.res.error = "the server closed the QUIC connection: " + *st.res.server_close;
       return false;
     }
     if (rv == NGTCP2_ERR_RECV_VERSION_NEGOTIATION) {
@@ -583,13 +602,15 @@ void on_handshake(quic_state& st) {
   gnutls_datum_t proto{};
   if (gnutls_alpn_get_selected_protocol(st.tls, &proto) == 0)
     st.res.alpn.assign(reinterpret_cast<const char*>(proto.data), proto.size);
-  st.res.version = ngtcp2_conn_get_negotiated_version(st.conn) == NGTCP2_PROTO_VER_V1 ? "v1" : "other";
+  st.res.version =
+      ngtcp2_conn_get_negotiated_version(st.conn) == NGTCP2_PROTO_VER_V1 ? "v1" : "other";
   if (st.early_sent) {
     bool accepted = (gnutls_session_get_flags(st.tls) & GNUTLS_SFLAGS_EARLY_DATA) != 0 &&
                     ngtcp2_conn_get_early_data_rejected(st.conn) == 0;
     st.res.early = accepted ? early_data_outcome::accepted : early_data_outcome::rejected;
     if (!accepted) {
-      if (ngtcp2_conn_get_early_data_rejected(st.conn) == 0) ngtcp2_conn_early_data_rejected(st.conn);
+      if (ngtcp2_conn_get_early_data_rejected(st.conn) == 0)
+        ngtcp2_conn_early_data_rejected(st.conn);
       st.streams.clear();
       st.request_stream = -1;
       st.request_queued = false;
@@ -608,7 +629,8 @@ void close_connection(quic_state& st) {
   ngtcp2_connection_close_error_default(&e);
   if (st.request_stream >= 0 || st.response_seen)
     ngtcp2_connection_close_error_set_application_error(&e, h3_no_error, nullptr, 0);
-  auto n = ngtcp2_conn_write_connection_close(st.conn, &ps.path, &pi, buf, sizeof buf, &e, ngtcp2_now());
+  auto n =
+      ngtcp2_conn_write_connection_close(st.conn, &ps.path, &pi, buf, sizeof buf, &e, ngtcp2_now());
   if (n > 0) (void)::send(st.fd, buf, static_cast<std::size_t>(n), 0);
 }
 
@@ -633,7 +655,8 @@ std::string timeout_text(const quic_state& st) {
     out += st.res.datagrams_received == 0
                ? " (no datagram from the server)"
                : " (" + std::to_string(st.res.datagrams_received) + " datagrams, " +
-                     std::to_string(st.res.bytes_received) + " bytes from the server, no handshake)";
+                     std::to_string(st.res.bytes_received) +
+                     " bytes from the server, no handshake)";
   return out;
 }
 
@@ -651,7 +674,8 @@ void event_loop(quic_state& st) {
     if (expiry != UINT64_MAX)
       wake = std::min(wake, now + std::chrono::nanoseconds(expiry > ts ? expiry - ts : 0));
     if (st.res.handshake_ok) wake = std::min(wake, st.last_data + quiet_time(st));
-    auto wait_ms = std::chrono::ceil<std::chrono::milliseconds>(std::max(wake - now, quic_clock::duration{}));
+    auto wait_ms =
+        std::chrono::ceil<std::chrono::milliseconds>(std::max(wake - now, quic_clock::duration{}));
     pollfd p{st.fd, POLLIN, 0};
     int r = ::poll(&p, 1, static_cast<int>(wait_ms.count()));
     if (r < 0 && errno != EINTR) {
@@ -663,8 +687,9 @@ void event_loop(quic_state& st) {
     int rv = ngtcp2_conn_handle_expiry(st.conn, ngtcp2_now());
     if (rv != 0) {
       st.res.error = rv == NGTCP2_ERR_HANDSHAKE_TIMEOUT ? timeout_text(st)
-                     : rv == NGTCP2_ERR_IDLE_CLOSE     ? "the QUIC connection went idle"
-                                                       : std::string("QUIC timer: ") + ngtcp2_strerror(rv);
+                     : rv == NGTCP2_ERR_IDLE_CLOSE
+                         ? "the QUIC connection went idle"
+                         : std::string("QUIC timer: ") + ngtcp2_strerror(rv);
       return;
     }
   }
@@ -694,7 +719,8 @@ quic_connection_result run_quic_connection(const sockaddr_storage& addr, socklen
   }
   event_loop(st);
   if (st.res.handshake_ok && st.res.session) {
-    auto params = std::make_shared<ngtcp2_transport_params>(*ngtcp2_conn_get_remote_transport_params(st.conn));
+    auto params = std::make_shared<ngtcp2_transport_params>(
+        *ngtcp2_conn_get_remote_transport_params(st.conn));
     st.res.session->transport_params = std::move(params);
   }
   if (!st.res.error && st.callback_error) st.res.error = st.callback_error;

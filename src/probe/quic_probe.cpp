@@ -7,14 +7,17 @@
 #include "probe/quic_probe.hpp"
 
 #include <algorithm>
-#include <chrono>
 #include <cctype>
+#include <chrono>
 
+#include "probe/modules/tickets.hpp"
 #include "probe/quic_connection.hpp"
 
 namespace ngxtls::probe {
 
-std::string to_string(quic_trigger t) { return t == quic_trigger::asked ? "asked" : "alt_svc"; }
+std::string to_string(quic_trigger t) {
+  return t == quic_trigger::asked ? "asked" : "alt_svc";
+}
 
 namespace {
 
@@ -39,9 +42,14 @@ quic_connection_options connection_options(const quic_plan& p) {
   return c;
 }
 
-// Folds one finished connection into the result; `role_full` when no session was offered.
-void fold(quic_plan& p, const quic_connection_result& c, bool role_full) {
+// Why a connection was made: its handshake time counts as full, as an attempt's, or not at all
+// (0-RTT connections: their figure is early_response_ms).
+enum class quic_role { full, attempt, early };
+
+// Folds one finished connection into the result.
+void fold(quic_plan& p, const quic_connection_result& c, quic_role role, bool token_sent) {
   auto& r = p.res;
+  if (c.retry_received && !token_sent) r.retry = true;
   if (c.error) {
     ++r.failed_connections;
     if (r.errors.size() < max_errors_kept &&
@@ -52,7 +60,6 @@ void fold(quic_plan& p, const quic_connection_result& c, bool role_full) {
     r.new_token_received = true;
     p.token = c.new_token;
   }
-  if (c.retry_received && p.token.empty()) r.retry = true;
   if (!c.handshake_ok) return;
   if (!r.handshake_ok) {
     r.handshake_ok = true;
@@ -68,11 +75,16 @@ void fold(quic_plan& p, const quic_connection_result& c, bool role_full) {
       r.ticket_lifetime_hint_s = t.lifetime_hint_s;
       r.max_early_data = t.max_early_data;
     }
+    if (t.size_bytes <= stateful_ticket_max_bytes) {
+      ++r.stateful_tickets;  // a session ID for the server's cache: no key name in it
+      continue;
+    }
     if (std::find(r.ticket_key_names.begin(), r.ticket_key_names.end(), t.key_name) ==
         r.ticket_key_names.end())
       r.ticket_key_names.push_back(t.key_name);
   }
-  if (role_full) {
+  if (role == quic_role::early) return;
+  if (role == quic_role::full) {
     ++r.full_handshakes;
     p.full_ms.push_back(c.handshake_ms);
   } else if (c.resumed) {
@@ -82,34 +94,31 @@ void fold(quic_plan& p, const quic_connection_result& c, bool role_full) {
   }
 }
 
-quic_connection_result connect_once(quic_plan& p, const quic_connection_options& c, bool full) {
+quic_connection_result connect_once(quic_plan& p, const quic_connection_options& c,
+                                    quic_role role) {
   auto res = run_quic_connection(*p.addr, p.addr_len, c);
-  fold(p, res, full);
+  fold(p, res, role, !c.token.empty());
   return res;
 }
 
 void fill_try(early_data_try& e, const quic_connection_result& c) {
-  e.tried = true;
-  e.outcome = c.early;
-  e.http_status = c.http_status;
-  e.error = c.error;
-  if (!c.handshake_ok && !e.error) e.error = "no QUIC handshake";
+  e = early_try_of(c.early, c.http_status, c.error, c.handshake_ok, "no QUIC handshake");
 }
 
 // 0-RTT: a fresh ticket that allows early data, the request with it, and again.
 void early_data_runs(quic_plan& p) {
-  auto setup = connect_once(p, connection_options(p), true);
+  auto setup = connect_once(p, connection_options(p), quic_role::full);
   if (!setup.session || setup.session->max_early_data == 0) return;
   const quic_session ticket = *setup.session;
   auto c = connection_options(p);
   c.offer = &ticket;
   c.early_data = true;
-  auto first = connect_once(p, c, false);
+  auto first = connect_once(p, c, quic_role::early);
   p.res.early_data_tried = true;
   fill_try(p.res.early_first, first);
   if (first.handshake_ok && first.http_status && first.early == early_data_outcome::accepted)
     p.res.early_response_ms = first.first_byte_ms;
-  auto replay = connect_once(p, c, false);
+  auto replay = connect_once(p, c, quic_role::early);
   fill_try(p.res.early_replay, replay);
   p.res.early_replay_answered = replay.early == early_data_outcome::accepted &&
                                 replay.http_status && *replay.http_status != too_early;
@@ -124,23 +133,23 @@ quic_result run_quic_probe(const sockaddr_storage& addr, socklen_t addr_len,
   p.addr = &addr;
   p.addr_len = addr_len;
   p.o = &o;
-  auto first = connect_once(p, connection_options(p), true);
+  auto first = connect_once(p, connection_options(p), quic_role::full);
   if (!first.handshake_ok) {
     p.res.error = first.error ? *first.error : "no QUIC handshake";
   } else {
-    for (int i = 0; i < o.samples; ++i) connect_once(p, connection_options(p), true);
+    for (int i = 0; i < o.samples; ++i) connect_once(p, connection_options(p), quic_role::full);
     if (first.session) {
       const quic_session base = *first.session;
       auto c = connection_options(p);
       c.offer = &base;
       for (int i = 0; i < o.attempts; ++i) {
-        auto a = connect_once(p, c, false);
+        auto a = connect_once(p, c, quic_role::attempt);
         ++p.res.attempts;
         if (a.handshake_ok && a.resumed) ++p.res.resumed;
       }
       if (!p.token.empty()) {
         c.token = p.token;
-        auto t = connect_once(p, c, false);
+        auto t = connect_once(p, c, quic_role::attempt);
         if (t.handshake_ok) {
           p.res.retry_with_token = t.retry_received;
           p.res.token_resumed = t.resumed;
@@ -153,8 +162,8 @@ quic_result run_quic_probe(const sockaddr_storage& addr, socklen_t addr_len,
   r.rate = r.attempts > 0 ? static_cast<double>(r.resumed) / r.attempts : 0;
   r.full_handshake_ms = summarize_ms(std::move(p.full_ms));
   r.resumed_handshake_ms = summarize_ms(std::move(p.resumed_ms));
-  r.elapsed_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started)
-                     .count();
+  r.elapsed_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
   return std::move(p.res);
 }
 

@@ -28,23 +28,25 @@ std::string to_string(quic_trigger t);
 /// What the QUIC probe of one target measured (the target's `quic` in docs/probe-json.md).
 struct quic_result {
   quic_trigger trigger = quic_trigger::asked;
-  std::string address;                ///< "ip:port" of the UDP socket dialled
-  std::optional<std::string> alt_svc; ///< the Alt-Svc header value that named it (alt_svc)
-  std::optional<std::string> error;   ///< why nothing could be measured; null when it could
-  bool handshake_ok = false;          ///< at least one QUIC handshake completed
+  std::string address;                       ///< "ip:port" of the UDP socket dialled
+  std::optional<std::string> alt_svc;        ///< the Alt-Svc header value that named it (alt_svc)
+  std::optional<std::string> error;          ///< why nothing could be measured; null when it could
+  bool handshake_ok = false;                 ///< at least one QUIC handshake completed
   std::string alpn, cipher, group, version;  ///< of the first handshake
-  int full_handshakes = 0;            ///< full handshakes completed (first and samples)
-  int attempts = 0;                   ///< resumption attempts made
-  int resumed = 0;                    ///< of them, resumed
-  double rate = 0;                    ///< resumed / attempts (0 without attempts)
-  int failed_connections = 0;         ///< connections that ended with an error
-  std::vector<std::string> errors;    ///< the first few of those errors, distinct
-  int tickets = 0;                    ///< NewSessionTicket messages over all connections
-  std::vector<std::string> ticket_key_names;  ///< distinct, in the order first seen
+  int full_handshakes = 0;                   ///< full handshakes completed (first and samples)
+  int attempts = 0;                          ///< resumption attempts made
+  int resumed = 0;                           ///< of them, resumed
+  double rate = 0;                           ///< resumed / attempts (0 without attempts)
+  int failed_connections = 0;                ///< connections that ended with an error
+  std::vector<std::string> errors;           ///< the first few of those errors, distinct
+  int tickets = 0;                           ///< NewSessionTicket messages over all connections
+  int stateful_tickets = 0;                  ///< tickets of <= 48 bytes (a session ID, no key name)
+  /// Of the stateless tickets, distinct first 16 bytes, in the order first seen.
+  std::vector<std::string> ticket_key_names;
   std::optional<std::uint32_t> ticket_lifetime_hint_s;  ///< of the first ticket
   std::optional<std::uint32_t> max_early_data;          ///< of the first ticket (0: no 0-RTT)
-  bool retry = false;                 ///< a connection without a token was answered with Retry
-  bool new_token_received = false;    ///< a connection got a NEW_TOKEN frame
+  bool retry = false;               ///< a connection without a token was answered with Retry
+  bool new_token_received = false;  ///< a connection got a NEW_TOKEN frame
   /// With the NEW_TOKEN token of an earlier connection, the server still sent a Retry
   /// (true: the token did not validate the address; null: not measured).
   std::optional<bool> retry_with_token;
@@ -54,22 +56,22 @@ struct quic_result {
   timing_ms resumed_handshake_ms;     ///< the same, resumed attempts
   /// --early-data: the request as 0-RTT with a ticket that allows it, once and replayed.
   bool early_data_tried = false;
-  early_data_try early_first;         ///< the ticket's first 0-RTT use
-  early_data_try early_replay;        ///< the same ticket and 0-RTT request again
-  bool early_replay_answered = false;  ///< the replay accepted and answered (not 425)
+  early_data_try early_first;               ///< the ticket's first 0-RTT use
+  early_data_try early_replay;              ///< the same ticket and 0-RTT request again
+  bool early_replay_answered = false;       ///< the replay accepted and answered (not 425)
   std::optional<double> early_response_ms;  ///< early_first: first Initial until the response
-  double elapsed_ms = 0;               ///< the whole QUIC probe
+  double elapsed_ms = 0;                    ///< the whole QUIC probe
 };
 
 /// How to probe QUIC on a target.
 struct quic_probe_options {
-  int attempts = 20;         ///< resumption attempts (-n)
-  int samples = 3;           ///< extra full handshakes after the first (key names, timings)
-  int timeout_ms = 5000;     ///< per connection
-  bool http = true;          ///< an HTTP/3 HEAD / on every connection
-  bool early_data = false;   ///< --early-data
-  std::string sni;           ///< name sent ("" = none)
-  std::string authority;     ///< the request's :authority
+  int attempts = 20;        ///< resumption attempts (-n)
+  int samples = 3;          ///< extra full handshakes after the first (key names, timings)
+  int timeout_ms = 5000;    ///< per connection
+  bool http = true;         ///< an HTTP/3 HEAD / on every connection
+  bool early_data = false;  ///< --early-data
+  std::string sni;          ///< name sent ("" = none)
+  std::string authority;    ///< the request's :authority
 };
 
 /// Probes QUIC on `addr` (a UDP address) as `o` says. Never throws for what the server does.

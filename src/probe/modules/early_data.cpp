@@ -14,11 +14,7 @@ namespace {
 constexpr int too_early = 425;  // RFC 8470: 425 Too Early
 
 void fill(early_data_try& e, const connection& c) {
-  e.tried = true;
-  e.outcome = c.early;
-  e.http_status = c.http_status;
-  e.error = c.error;
-  if (!c.handshake_ok && !e.error) e.error = "no TLS handshake";
+  e = early_try_of(c.early, c.http_status, c.error, c.handshake_ok, "no TLS handshake");
 }
 
 // A replayed flight the application answered.
@@ -36,6 +32,18 @@ std::string try_text(const early_data_try& e) {
 }
 
 }  // namespace
+
+early_data_try early_try_of(early_data_outcome outcome, const std::optional<int>& http_status,
+                            const std::optional<std::string>& error, bool handshake_ok,
+                            const char* no_handshake) {
+  early_data_try e;
+  e.tried = true;
+  e.outcome = outcome;
+  e.http_status = http_status;
+  e.error = error;
+  if (!handshake_ok && !e.error) e.error = no_handshake;
+  return e;
+}
 
 nlohmann::json early_try_json(const early_data_try& e) {
   return {{"outcome", to_string(e.outcome)},

@@ -33,6 +33,12 @@ struct early_data_part {
   bool early_replay_answered = false;
 };
 
+/// The try of a connection that sent early data: its outcome, status and error, or `no_handshake`
+/// as the error when it failed without one (the TCP runs' and the QUIC probe's).
+early_data_try early_try_of(early_data_outcome outcome, const std::optional<int>& http_status,
+                            const std::optional<std::string>& error, bool handshake_ok,
+                            const char* no_handshake);
+
 /// `e` as docs/probe-json.md writes one early-data connection: `{"outcome", "http_status",
 /// "error"}` (the TCP runs' and the QUIC probe's).
 nlohmann::json early_try_json(const early_data_try& e);

@@ -114,6 +114,7 @@ class quic_measurement final : public measurement {
         {"failed_connections", q.failed_connections},
         {"errors", q.errors},
         {"tickets", q.tickets},
+        {"stateful_tickets", q.stateful_tickets},
         {"ticket_key_names", q.ticket_key_names},
         {"lifetime_hint_s", q.ticket_lifetime_hint_s ? nlohmann::json(*q.ticket_lifetime_hint_s)
                                                      : nlohmann::json(nullptr)},

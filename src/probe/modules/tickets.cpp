@@ -10,11 +10,6 @@
 namespace ngxtls::probe {
 namespace {
 
-// Tickets of at most this many bytes carry only a session ID (OpenSSL's stateful TLS 1.3
-// tickets are 32 bytes: test_probe_nginx "tickets off without a session cache"); longer ones
-// hold the sealed session.
-constexpr std::size_t stateful_ticket_max_bytes = 48;
-
 // Attempts needed before a resumption rate may overrule the key names.
 constexpr int min_attempts_for_contradiction = 4;
 

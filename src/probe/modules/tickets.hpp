@@ -10,6 +10,11 @@
 
 namespace ngxtls::probe {
 
+/// Tickets of at most this many bytes carry only a session ID (OpenSSL's stateful TLS 1.3
+/// tickets are 32 bytes: test_probe_nginx "tickets off without a session cache"); longer ones
+/// hold the sealed session.
+inline constexpr std::size_t stateful_ticket_max_bytes = 48;
+
 /// Tickets received over one run.
 struct tickets_part {
   int tickets = 0;            ///< NewSessionTicket messages (sessions with a ticket) received
