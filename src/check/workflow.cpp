@@ -300,6 +300,8 @@ sandbox_summary summarize_sandbox(const session& s) {
   for (const auto& k : sb.sockets())
     sum.sockets.push_back(
         {(k.stream ? "stream " : "") + k.original, "127.0.0.1:" + std::to_string(k.port)});
+  for (const auto& k : sb.quic_sockets())
+    sum.sockets.push_back({"quic " + k.original, "udp 127.0.0.1:" + std::to_string(k.port)});
   for (const auto& n : sb.notes()) sum.notes.push_back({n.server, n.text});
   for (const auto& w : sb.warnings()) sum.notes.push_back({"", warning_note("nginx -t", w)});
   for (const auto& [server, why] : sb.untested()) sum.untested.push_back({server, why});

@@ -85,6 +85,16 @@ constexpr directive_policy k_table[] = {
      "it writes TLS secrets to a file"),
     row("ssl_engine",                S::left_out,    W::left_out, false, k_other_module,
      "an OpenSSL engine is code"),
+    // ngx_http_v3_module's settings of a QUIC server (nginx 1.25.0 and later). quic_bpf is a
+    // main-context directive and stays out: the sandbox runs unprivileged, without BPF.
+    row("http3",                     S::kept),
+    row("http3_hq",                  S::kept),
+    row("http3_max_concurrent_streams", S::kept),
+    row("http3_stream_buffer_size",  S::kept),
+    row("quic_retry",                S::kept),
+    row("quic_gso",                  S::kept),
+    row("quic_active_connection_id_limit", S::kept),
+    row("quic_host_key",             S::file_copied, W::file_translated, false, k_not_readable),
     row("resolver",                  S::resolver,    W::hosts_loopback),
     row("resolver_timeout",          S::kept),
     // What the whole-config test changes: what acts on the host (users, pid and lock files,

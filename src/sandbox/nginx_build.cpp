@@ -34,6 +34,10 @@ bool nginx_build::has_quic() const {
   return std::make_tuple(std::stoi(mv[1]), std::stoi(mv[2]), 0) >= std::make_tuple(1, 25, 0);
 }
 
+bool nginx_build::serves_quic() const {
+  return has_quic() && configure.find(" --with-http_v3_module") != std::string::npos;
+}
+
 nginx_build read_nginx_build(const std::string& binary) {
   nginx_build b;
   b.binary = binary;

@@ -28,6 +28,8 @@ struct nginx_build {
   /// The version has `listen ... quic` (nginx 1.25.0 and later); true when the version line
   /// names no version.
   bool has_quic() const;
+  /// The build serves QUIC: a version with QUIC, configured --with-http_v3_module.
+  bool serves_quic() const;
 };
 
 /// Runs `binary -V` (at most 10 s) and reads it. Throws target_error when it fails or does not

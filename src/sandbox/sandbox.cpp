@@ -33,26 +33,29 @@ using clock_type = std::chrono::steady_clock;
 // that sandboxes started at the same moment rarely pick the same one (bind(0) hands out
 // neighbours), below the range so that outgoing connections do not take it meanwhile. Still
 // a race: the start retries with new ports when nginx cannot bind.
-int free_loopback_port(std::set<int>& taken) {
+int free_loopback_port(std::set<int>& taken, bool udp) {
   static std::mt19937 rng(std::random_device{}());
   std::uniform_int_distribution<int> pick(20000, 32000);
   for (int attempt = 0; attempt < 256; ++attempt) {
     const int port = pick(rng);
     if (taken.count(port)) continue;
-    int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (fd < 0) break;
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    a.sin_port = htons(static_cast<std::uint16_t>(port));
-    const bool ok = ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0;
-    ::close(fd);
-    if (ok) {
-      taken.insert(port);
-      return port;
-    }
+    if (!loopback_port_free(port, udp)) continue;
+    taken.insert(port);
+    return port;
   }
   throw target_error("sandbox: no free port on 127.0.0.1");
+}
+
+bool loopback_port_free(int port, bool udp) {
+  int fd = ::socket(AF_INET, (udp ? SOCK_DGRAM : SOCK_STREAM) | SOCK_CLOEXEC, 0);
+  if (fd < 0) return false;
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  a.sin_port = htons(static_cast<std::uint16_t>(port));
+  const bool ok = ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0;
+  ::close(fd);
+  return ok;
 }
 
 namespace {
@@ -191,7 +194,7 @@ void sandbox::start(const model::model& m) {
       step("nginx -t of the whole config");
       test_whole_config(m);
     }
-    if (sockets_.empty()) {
+    if (sockets_.empty() && quic_sockets_.empty()) {
       notes_.push_back({"", "no TLS server to start: the config has no listen socket with ssl"});
       return;
     }
@@ -236,6 +239,9 @@ std::string sandbox::wait_until_serving(bool& timed_out) const {
   for (;;) {
     bool ready = static_cast<int>(keeper_->masters().size()) == instances_;
     for (const auto& ss : sockets_) ready = ready && port_accepts(ss.port);
+    // A UDP port nginx has bound no longer binds here (nginx's sockets are in another
+    // process, with or without reuseport).
+    for (const auto& ss : quic_sockets_) ready = ready && !loopback_port_free(ss.port, true);
     if (ready)
       for (pid_t mp : keeper_->masters())
         ready = ready && static_cast<int>(child_pids(mp).size()) >= workers_;
@@ -295,6 +301,7 @@ void sandbox::hand_over() const {
 
 void sandbox::generate(const model::model& m) {
   sockets_.clear();
+  quic_sockets_.clear();
   rejections_.clear();
   warnings_.clear();
   ssl_added_ports_.clear();
@@ -318,6 +325,7 @@ void sandbox::record_served(const model::model& m, const generation_plan& plan) 
     for (const auto& [pi, lines] : plan.listens_of)
       if (!plan.servers[pi].dropped)
         for (const auto& l : lines) {
+          if (l.quic) continue;
           served.insert(l.socket);
           if (l.ssl) written.insert(l.socket);
         }
@@ -358,7 +366,7 @@ void sandbox::record_served(const model::model& m, const generation_plan& plan) 
           model::is_on(m.servers[sock.default_server].get("ssl_reject_handshake")))
         ss.refusing.push_back("");
     }
-    sockets_.push_back(std::move(ss));
+    (sock.quic ? quic_sockets_ : sockets_).push_back(std::move(ss));
   }
   for (const auto& p : plan.servers)
     if (!p.dropped && p.sockets.empty()) untested_[p.label] = "no TLS listen socket";

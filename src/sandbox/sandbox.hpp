@@ -186,6 +186,9 @@ class sandbox {
 
   /// The sockets being served (servers left out do not count; sockets without any are absent).
   const std::vector<sandbox_socket>& sockets() const { return sockets_; }
+  /// The QUIC sockets being served (UDP 127.0.0.1 ports; `listen ... quic` on an nginx with
+  /// HTTP/3), kept apart from sockets() because a TCP TLS probe cannot reach them.
+  const std::vector<sandbox_socket>& quic_sockets() const { return quic_sockets_; }
   /// `nginx -t` of the whole config (test_whole_config): run before the masters start, and
   /// again on the config reload_into switches to.
   const whole_config_test& whole_config() const { return whole_; }
@@ -259,8 +262,9 @@ class sandbox {
   /// Generates the sandbox config for `m` and tests it: the phases below, in this order, over
   /// one generation_plan.
   void generate(const model::model& m);
-  /// Phase 1: each TLS listen socket of `m` (not QUIC-only) gets a free 127.0.0.1 port, the same
-  /// one as in the previous generation for the same configured socket.
+  /// Phase 1: each TLS listen socket of `m` gets a free 127.0.0.1 port (UDP for a QUIC socket,
+  /// when this nginx serves HTTP/3), the same one as in the previous generation for the same
+  /// configured socket.
   void assign_ports(const model::model& m, generation_plan& plan);
   /// Phase 2: a server plan per server on a served socket (its label and sockets), with its
   /// certificate lines (stand_in_certificates) and its other directives (plan_directives).
@@ -339,6 +343,7 @@ class sandbox {
   nginx_build build_;      ///< the nginx binary and what `nginx -V` says of it
   run_material material_;  ///< copies and stand-ins, and path translation
   std::vector<sandbox_socket> sockets_;
+  std::vector<sandbox_socket> quic_sockets_;
   std::vector<std::unique_ptr<upstream_standin>> standins_;
   std::vector<sandbox_upstream> upstreams_;
   std::vector<sandbox_rejection> rejections_;

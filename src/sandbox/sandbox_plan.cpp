@@ -110,29 +110,33 @@ void sandbox::assign_ports(const model::model& m, generation_plan& plan) {
                                 ": not started, the sandbox runs http and stream servers"});
       continue;
     }
-    if (sock.quic) {
-      // A QUIC socket beside a TCP one of the same address is said once, by its listens.
+    if (sock.quic && (!build_.serves_quic() || sock.context != model::context_kind::http)) {
+      // Without HTTP/3 a quic listen stays on the TCP socket of its address, for nginx -t to
+      // judge; a QUIC socket beside a TCP one is said once, by its listens.
       const bool tcp_twin = std::any_of(m.sockets.begin(), m.sockets.end(), [&](const auto& o) {
         return !o.quic && o.context == sock.context && o.address == sock.address &&
                o.port == sock.port;
       });
       if (!tcp_twin)
         notes_.push_back({"", "listen socket " + sock.name() +
-                                  " is QUIC (UDP) only: not started, the prober speaks TCP"});
+                                  " is QUIC (UDP) only: not started, this nginx has no HTTP/3"});
       continue;
     }
-    bool tls = sock.ssl;
+    bool tls = sock.ssl || sock.quic;
     // `ssl on` (nginx < 1.25.1) makes every listen of the server TLS.
     for (auto si : sock.servers) tls = tls || model::is_on(m.servers[si].get("ssl"));
     if (!tls) continue;
     // The same socket keeps its port across generations (reload_into).
-    const std::string key =
-        (sock.context == model::context_kind::stream ? "stream " : "http ") + sock.name();
+    const std::string key = (sock.quic                                     ? "quic "
+                             : sock.context == model::context_kind::stream ? "stream "
+                                                                           : "http ") +
+                            sock.name();
     auto known = ports_by_name_.find(key);
     plan.port_of_socket[k] =
-        known != ports_by_name_.end() ? known->second : free_loopback_port(taken_);
+        known != ports_by_name_.end() ? known->second : free_loopback_port(taken_, sock.quic);
     ports_by_name_[key] = plan.port_of_socket[k];
-    material_.show_address_as("127.0.0.1:" + std::to_string(plan.port_of_socket[k]), sock.name());
+    if (!sock.quic)
+      material_.show_address_as("127.0.0.1:" + std::to_string(plan.port_of_socket[k]), sock.name());
   }
 }
 
@@ -296,6 +300,10 @@ void sandbox::plan_directives(const model::model& m, server_plan& p) {
     if (setting.from == model::origin::nginx_default) continue;
     const directive_policy& policy = server_policy(name);
     if (policy.server == in_server::not_copied || policy.server == in_server::certificate) continue;
+    // HTTP/3 settings go with the QUIC sockets: without them (nginx without HTTP/3) the
+    // whole-config test alone judges them, as before.
+    if ((name.rfind("quic_", 0) == 0 || name.rfind("http3", 0) == 0) && !build_.serves_quic())
+      continue;
     if (policy.server == in_server::left_out) {
       notes_.push_back({p.label, name + ": left out (" + std::string(policy.server_reason) + ")"});
       continue;
@@ -520,27 +528,23 @@ void sandbox::plan_listens(const model::model& m, generation_plan& plan) {
       "ipv6only", "reuseport", "fastopen", "so_keepalive",  "setfib"};
   std::map<std::size_t, std::pair<std::size_t, std::size_t>> options_at;  // socket -> (plan, line)
   std::set<std::size_t> has_reuseport, with_options;
-  // nginx before 1.25.0 has no QUIC: a quic listen is kept so that nginx -t rejects it, as it
-  // would in production.
-  const bool quic_known = build_.has_quic();
+  // A quic listen goes on its UDP socket's port when this nginx serves HTTP/3; otherwise it is
+  // kept on the TCP socket of its address so that nginx -t judges it as production would
+  // (nginx before 1.25.0, or built without --with-http_v3_module, rejects it).
+  const bool quic_served = build_.serves_quic();
   for (std::size_t pi = 0; pi < plan.servers.size(); ++pi) {
     const auto& p = plan.servers[pi];
     const auto& s = m.servers[p.index];
     std::set<std::string> noted;
     for (const auto& ld : s.listens) {
       if (!ld.where) continue;
-      // QUIC sockets get no port (p.sockets holds TCP ones): a quic listen meets the TCP socket
-      // of its address, where it is noted, or kept for nginx -t when this nginx has no QUIC.
       std::size_t k = m.sockets.size();
       for (auto sk : p.sockets)
-        if (m.sockets[sk].address == ld.address && m.sockets[sk].port == ld.port) k = sk;
+        if (m.sockets[sk].address == ld.address && m.sockets[sk].port == ld.port &&
+            (!quic_served || m.sockets[sk].quic == ld.quic))
+          k = sk;
       if (k == m.sockets.size()) continue;
-      if (ld.quic && quic_known) {
-        if (noted.insert("quic").second)
-          notes_.push_back({p.label, "listen " + ld.address + ":" + std::to_string(ld.port) +
-                                         " quic: left out (UDP; the prober speaks TCP)"});
-        continue;
-      }
+      const bool on_udp = ld.quic && m.sockets[k].quic;
       // `ssl` is added at render time where it was written, or where no listen of the
       // socket in the rendered config has it (see render).
       std::string l;
@@ -576,7 +580,7 @@ void sandbox::plan_listens(const model::model& m, generation_plan& plan) {
         if (options) with_options.insert(k);
       }
       lines.push_back({"        listen 127.0.0.1:" + std::to_string(plan.port_of_socket[k]), l,
-                       ld.where, ld.port, k, ld.ssl});
+                       ld.where, ld.port, k, ld.ssl, on_udp});
     }
   }
   // N instances share each port through SO_REUSEPORT: one listen per socket carries it.

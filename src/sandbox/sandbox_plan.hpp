@@ -74,6 +74,7 @@ struct sandbox::generation_plan {
     int port = 0;            ///< the linted config's port
     std::size_t socket = 0;  ///< index into model::sockets
     bool ssl = false;        ///< written with `ssl`
+    bool quic = false;       ///< a `listen ... quic` line (UDP: never given `ssl`)
   };
 
   std::map<std::size_t, int> port_of_socket;  ///< model::sockets index -> loopback port
@@ -114,9 +115,11 @@ std::string resolve(const model::model& m, const std::string& path);
 bool readable_file(const std::string& path);
 /// A server name that is one host name (not a wildcard, regex, variable or `_`).
 bool literal_name(const std::string& n);
-/// A random free 127.0.0.1 port not in `taken` (added to it). Throws target_error when none is
-/// found.
-int free_loopback_port(std::set<int>& taken);
+/// A random free 127.0.0.1 port (TCP, or UDP when `udp`) not in `taken` (added to it). Throws
+/// target_error when none is found.
+int free_loopback_port(std::set<int>& taken, bool udp = false);
+/// Whether 127.0.0.1:`port` binds right now (TCP, or UDP when `udp`).
+bool loopback_port_free(int port, bool udp);
 /// The message of nginx's log line `l`: without its place when that is the sandbox config
 /// `conf_path` (its line then in `line`), else with the place nginx named (`line` 0).
 std::string message_in_sandbox_config(const config::nginx_log_line& l, const std::string& conf_path,

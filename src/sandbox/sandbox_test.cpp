@@ -86,7 +86,8 @@ sandbox::rendered_config sandbox::render(
       const auto& s = m.servers[p.index];
       emit("    server {  # " + p.label, {line_kind::server_head, p.index, s.where});
       for (const auto& l : plan.listens_of.at(pi))
-        emit(l.head + (l.ssl || !ssl_written.count(l.socket) ? " ssl" : "") + l.text + ";",
+        emit(l.head + (!l.quic && (l.ssl || !ssl_written.count(l.socket)) ? " ssl" : "") + l.text +
+                 ";",
              {line_kind::listen, p.index, l.where, 0, 0, l.port});
       if (!stream) {
         std::string names = "        server_name";

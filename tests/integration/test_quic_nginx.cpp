@@ -316,7 +316,47 @@ void live(const nginx_version_entry& v) {
     CHECK(shared_socket == requests);
 }
 
+/// `check --sandbox` of a server on TCP and QUIC: the QUIC socket runs on a UDP loopback port
+/// where nginx serves HTTP/3 (the sandbox waits until nginx holds it), and stays on the TCP socket
+/// for nginx -t to refuse where it has no QUIC.
+void sandbox_quic(const nginx_version_entry& v) {
+  temp_dir d;
+  tls::pki_options o;
+  o.dns_names = {"quic.test"};
+  const auto pki = tls::make_pki((d.path() / "pki").string(), o);
+  const std::string conf =
+      nginx_conf(1, server_block(pki, "    listen 443 ssl;\n    listen 443 quic reuseport;\n",
+                                 "    http3 on;\n    quic_retry on;\n    quic_gso off;\n"));
+  d.write("nginx.conf", conf);
+  auto r =
+      run({ngxtls_binary(), "check", (d.path() / "nginx.conf").string(), "--sandbox", "--nginx",
+           v.binary, "-n", "2", "--no-ocsp", "--format", "json", "--fail-on", "never"},
+          "", 120);
+  INFO(r.err);
+  REQUIRE(!r.out.empty());
+  const auto doc = nlohmann::json::parse(r.out);
+  const auto& sockets = doc["sandbox"]["sockets"];
+  INFO(sockets.dump());
+  std::string quic_at;
+  for (const auto& s : sockets)
+    if (s["configured"].get<std::string>().rfind("quic ", 0) == 0) quic_at = s["sandbox"];
+  std::string notes;
+  for (const auto& n : doc["sandbox"]["notes"]) notes += n["text"].get<std::string>() + "\n";
+  INFO(notes);
+  std::cout << "nginx " << v.version << " check --sandbox, listen 443 quic: "
+            << (quic_at.empty() ? "no QUIC socket" : "QUIC socket at " + quic_at) << std::endl;
+  CHECK(notes.find("the prober speaks TCP") == std::string::npos);
+  if (v.slot == "1.22") {
+    CHECK(quic_at.empty());
+    return;
+  }
+  CHECK(quic_at.rfind("udp 127.0.0.1:", 0) == 0);
+  // The TCP socket is served as before, on its own port.
+  CHECK(sockets.size() == 2);
+}
+
 }  // namespace
 
+NGINX_VERSION_CASES("check --sandbox serves QUIC listens on UDP loopback ports", sandbox_quic)
 NGINX_VERSION_CASES("QUIC configurations get nginx's verdicts and the QUIC rules agree", verdicts)
 NGINX_VERSION_CASES("HTTP/3 handshake and 0-RTT and Alt-Svc and workers measured with ngtcp2", live)
