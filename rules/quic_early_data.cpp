@@ -44,7 +44,8 @@ proxy_set_header Early-Data $ssl_early_data;  # let the application answer 425 T
 or `ssl_early_data off;`.
 
 ## How the prober confirms it
-Not yet: the QUIC prober is not part of `check`.
+Not yet: `ngxtls probe --quic` measures QUIC resumption and 0-RTT by hand, but no judge holds
+this rule against it.
 
 ## Source
 docs/nginx-facts.md#quic (measured with ngtcp2's example client: 0-RTT rejected by 1.26.3 with

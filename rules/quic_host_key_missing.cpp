@@ -47,7 +47,8 @@ quic_host_key /etc/nginx/quic_host.key;  # the same file on every instance (open
 ```
 
 ## How the prober confirms it
-Not yet: the QUIC prober is not part of `check`.
+Not yet: `ngxtls probe --quic` measures QUIC resumption and 0-RTT by hand, but no judge holds
+this rule against it.
 
 ## Source
 nginx's ngx_http_v3_module documentation (`quic_host_key`: "Sets a file with the secret key

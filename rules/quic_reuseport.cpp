@@ -44,7 +44,8 @@ listen 443 quic reuseport;   # on one server per address and port
 ```
 
 ## How the prober confirms it
-Not yet: the QUIC prober is not part of `check`.
+Not yet: `ngxtls probe --quic` measures QUIC resumption and 0-RTT by hand, but no judge holds
+this rule against it.
 
 ## Source
 docs/nginx-facts.md#quic (measured on 1.26.3 and 1.30.6 with ngtcp2's example client, and

@@ -8,7 +8,6 @@ packages=(
   ngtcp2-client tao-pegtl-dev libcli11-dev libtoml11-dev doctest-dev nlohmann-json3-dev
   libmicrohttpd-dev libcpp-httplib-dev libbrotli-dev libyaml-cpp-dev libcrypt-dev prometheus
   nginx libnginx-mod-http-lua libnginx-mod-stream libnginx-mod-mail apache2-utils
-  ngtcp2-client
   python3 python3-jsonschema openjdk-17-jdk-headless
   clang-14 clang-format-14 libfuzzer-14-dev libclang-rt-14-dev
   debhelper lintian pre-commit mmdebstrap fish zsh

@@ -99,10 +99,19 @@ std::vector<upstream_options> parse_upstreams(const std::vector<std::string>& up
     return std::find_if(out.begin(), out.end(),
                         [&](const upstream_options& u) { return u.name == name; });
   };
+  // nginx compares upstream names without case ("duplicate upstream"): `be` and `BE` clash.
+  auto clash = [&](const std::string& name) {
+    return std::find_if(out.begin(), out.end(), [&](const upstream_options& u) {
+      return u.name != name && config::equal_ignoring_case(u.name, name);
+    });
+  };
   for (const auto& arg : upstream_args) {
     auto [name, address] = split_assignment("--upstream", arg, "NAME=ADDRESS");
     check_name("--upstream", arg, name);
     check_address(arg, address);
+    if (auto other = clash(name); other != out.end())
+      throw usage_error("--upstream " + arg + ": " + name + " and " + other->name +
+                        " are one upstream name to nginx (it ignores case): use one spelling");
     auto it = find(name);
     if (it == out.end()) {
       out.push_back({name, {}, ""});

@@ -191,8 +191,42 @@ std::optional<std::string_view> set_literal(const level_chain& chain, std::strin
   return std::nullopt;
 }
 
-/// `target` with each `$var` (or `${var}`) that a literal `set` gives replaced by that literal;
-/// other variables stay as written.
+/// The literal values a `map SOURCE $name { ... }` of `http` can give (its default, or the empty
+/// string without one); nullopt when there is no such map or an entry is not a literal (a
+/// variable, an include, a nested block).
+std::optional<std::set<std::string>> map_values(const config::directive& http,
+                                                std::string_view name) {
+  for (const auto& d : http.block) {
+    if (!d.has_block || d.name != "map" || d.args.size() != 2) continue;
+    const auto var = d.args[1].value();
+    if (var.size() < 2 || var.front() != '$' || var.substr(1) != name) continue;
+    std::set<std::string> values;
+    bool has_default = false;
+    for (const auto& e : d.block) {
+      if (e.has_block || e.name == "include") return std::nullopt;
+      if (e.args.size() != 1) continue;  // `hostnames;`, `volatile;` take no value
+      const std::string value(e.args[0].value());
+      if (value.find('$') != std::string::npos) return std::nullopt;
+      values.insert(value);
+      has_default = has_default || e.name == "default";
+    }
+    if (!has_default) values.insert("");
+    return values;
+  }
+  return std::nullopt;
+}
+
+/// The one literal that `$name` holds on `chain`: a literal `set`, else an `http` map whose
+/// every entry gives the same literal.
+std::optional<std::string> variable_literal(const level_chain& chain, std::string_view name) {
+  if (auto v = set_literal(chain, name)) return std::string(*v);
+  if (auto values = map_values(*chain.front(), name); values && values->size() == 1)
+    return *values->begin();
+  return std::nullopt;
+}
+
+/// `target` with each `$var` (or `${var}`) that a literal `set` (or a single-valued `map`)
+/// gives replaced by that literal; other variables stay as written.
 std::string substitute_set(const level_chain& chain, std::string_view target) {
   std::string out;
   for (std::size_t i = 0; i < target.size();) {
@@ -213,8 +247,8 @@ std::string substitute_set(const level_chain& chain, std::string_view target) {
     }
     const std::size_t next = std::min(target.size(), end + (braced ? 1 : 0));
     const auto value =
-        end > start ? set_literal(chain, target.substr(start, end - start)) : std::nullopt;
-    out += value ? std::string(*value) : std::string(target.substr(i, next - i));
+        end > start ? variable_literal(chain, target.substr(start, end - start)) : std::nullopt;
+    out += value ? *value : std::string(target.substr(i, next - i));
     i = std::max(next, i + 1);
   }
   return out;
@@ -404,8 +438,20 @@ struct builder {
       if (end != std::string_view::npos) address = rest.substr(0, end);
     }
     locate(u, address);
+    if (!u.block && address.size() > 1 && address.front() == '$')
+      u.map_selects_upstream_blocks = map_names_blocks(chain, address.substr(1));
     fill(u, chain, false);
     m.tls_upstreams.push_back(std::move(u));
+  }
+
+  /// True when `$name` comes from an http map whose every value names an upstream block here:
+  /// nginx then looks the value up among the upstream blocks (ngx_http_upstream_init_request).
+  bool map_names_blocks(const level_chain& chain, std::string_view name) const {
+    if (name.starts_with("{") && name.ends_with("}")) name = name.substr(1, name.size() - 2);
+    const auto values = map_values(*chain.front(), name);
+    if (!values || values->empty()) return false;
+    return std::all_of(values->begin(), values->end(),
+                       [&](const std::string& v) { return block_named(v).has_value(); });
   }
 
   void walk(const config::directive& block, level_chain& chain, std::size_t server) {

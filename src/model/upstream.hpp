@@ -104,6 +104,9 @@ struct tls_upstream {
   std::string resolved_target;
   /// The target holds a variable: nginx works it out per request.
   bool has_variables = false;
+  /// The target's host is one variable of an http `map` whose every value names an upstream
+  /// block: each request goes to one of those blocks (block stays nullopt: which one varies).
+  bool map_selects_upstream_blocks = false;
   /// The host of the resolved target (the upstream name, an address or a host name); "" for a
   /// unix socket or when a variable supplies it.
   std::string host;

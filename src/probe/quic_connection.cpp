@@ -558,7 +558,7 @@ bool read_datagrams(quic_state& st) {
     }
     st.res.datagrams_received++;
     st.res.bytes_received += static_cast<std::size_t>(n);
-    if (static_cast<std::size_t>(n) > max_quic_datagram_bytes) continue;  // truncated: refused
+    // The bound counts every datagram, the oversize ones too: a flood of them must end here.
     if (st.res.datagrams_received > st.o->max_datagrams ||
         st.res.bytes_received > max_connection_bytes) {
       st.res.error = "the server sent more than " + std::to_string(st.o->max_datagrams) +
@@ -566,6 +566,7 @@ bool read_datagrams(quic_state& st) {
                      " bytes on one QUIC connection";
       return false;
     }
+    if (static_cast<std::size_t>(n) > max_quic_datagram_bytes) continue;  // truncated: refused
     ngtcp2_path path{{reinterpret_cast<sockaddr*>(&st.local), st.local_len},
                      {reinterpret_cast<sockaddr*>(&st.remote), st.remote_len},
                      nullptr};
@@ -686,7 +687,11 @@ void event_loop(quic_state& st) {
     if (!st.res.handshake_ok && ngtcp2_conn_get_handshake_completed(st.conn)) on_handshake(st);
     int rv = ngtcp2_conn_handle_expiry(st.conn, ngtcp2_now());
     if (rv != 0) {
-      st.res.error = rv == NGTCP2_ERR_HANDSHAKE_TIMEOUT ? timeout_text(st)
+      // The idle timeout equals the connection's deadline: before the handshake, it is the
+      // handshake's time-out.
+      const bool timed_out = rv == NGTCP2_ERR_HANDSHAKE_TIMEOUT ||
+                             (rv == NGTCP2_ERR_IDLE_CLOSE && !st.res.handshake_ok);
+      st.res.error = timed_out ? timeout_text(st)
                      : rv == NGTCP2_ERR_IDLE_CLOSE
                          ? "the QUIC connection went idle"
                          : std::string("QUIC timer: ") + ngtcp2_strerror(rv);

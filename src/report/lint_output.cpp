@@ -137,8 +137,8 @@ std::string no_tls_text(const lint_report& r) {
   const std::string files = std::to_string(r.files_read) + (r.files_read == 1 ? " file" : " files");
   if (r.tls_upstreams > 0)
     return "no TLS server in " + files + ": only nginx's " + std::to_string(r.tls_upstreams) +
-           " TLS " + (r.tls_upstreams == 1 ? "connection" : "connections") +
-           " to its backends were checked";
+           " TLS " + (r.tls_upstreams == 1 ? "connection" : "connections") + " to its backends " +
+           (r.tls_upstreams == 1 ? "was" : "were") + " checked";
   return "no TLS server in " + files + ": nothing TLS was checked";
 }
 

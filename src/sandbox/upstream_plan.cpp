@@ -146,13 +146,16 @@ std::vector<std::string> sandbox::upstream_location(const model::model& m, std::
     if (u.connection_where) {
       auto args = args_of(*u.connection_where);
       if (u.connection_variable) {
-        // The map behind it is not in the sandbox: a plain request (no Upgrade) gets `close`
-        // from the usual map, which is what the measurement sends.
-        args = {args.empty() ? "Connection" : args[0], "close"};
+        // The map behind it is not in the sandbox: the measurement sends plain requests (no
+        // Upgrade), so the value such a request gets stands in for it; `close` when the map
+        // does not say.
+        const std::string plain = u.connection_for_plain_requests.value_or("close");
+        args = {args.empty() ? "Connection" : args[0], plain};
         if (v == upstream_variant::as_configured)
-          notes_.push_back({label,
-                            "proxy_set_header Connection from a variable: measured as "
-                            "`close` (a request without Upgrade)"});
+          notes_.push_back({label, "proxy_set_header Connection from a variable: measured as `" +
+                                       plain + "` (what a request without Upgrade gets" +
+                                       (u.connection_for_plain_requests ? "" : ": not known") +
+                                       ")"});
       }
       lines.push_back(line_of("proxy_set_header", args));
     }

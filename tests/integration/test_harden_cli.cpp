@@ -190,6 +190,9 @@ TEST_CASE("ngxtls harden --upstream: bad NAME, ADDRESS or HOST exits 2 naming th
       {{"--upstream", "api=unix:sock"}, "unix:/absolute/path"},
       {{"--upstream", "api=10.0.0.5:443", "--upstream", "api=10.0.0.5:443"},
        "10.0.0.5:443 is already a server of api"},
+      // nginx -t: duplicate upstream "BE" (1.22.1, 1.26.3, 1.30.6).
+      {{"--upstream", "be=10.0.0.5:443", "--upstream", "BE=10.0.0.6:443"},
+       "BE and be are one upstream name to nginx"},
       {{"--upstream", "api=10.0.0.5:443", "--upstream-ssl-name", "web=web.internal"},
        "--upstream-ssl-name web=web.internal: no --upstream web=ADDRESS"},
       {{"--upstream", "api=10.0.0.5:443", "--upstream-ssl-name", "api=a b"},
