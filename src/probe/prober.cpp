@@ -696,6 +696,7 @@ void probe_quic(const target& t, target_result& r, const probe_options& options)
   quic_probe_options o;
   o.attempts = options.attempts;
   o.timeout_ms = options.timeout_ms;
+  o.total_timeout_ms = options.total_timeout_ms;
   o.http = options.http;
   o.early_data = options.early_data;
   o.sni = t.sni;

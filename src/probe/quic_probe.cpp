@@ -28,6 +28,8 @@ struct quic_plan {
   const sockaddr_storage* addr = nullptr;
   socklen_t addr_len = 0;
   const quic_probe_options* o = nullptr;
+  /// When the phase must end (total_timeout_ms); max() for none.
+  std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
   quic_result res;
   std::vector<double> full_ms, resumed_ms;
   std::vector<unsigned char> token;  // the newest NEW_TOKEN token
@@ -96,7 +98,21 @@ void fold(quic_plan& p, const quic_connection_result& c, quic_role role, bool to
 
 quic_connection_result connect_once(quic_plan& p, const quic_connection_options& c,
                                     quic_role role) {
-  auto res = run_quic_connection(*p.addr, p.addr_len, c);
+  auto bounded = c;
+  if (p.deadline != std::chrono::steady_clock::time_point::max()) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+                          p.deadline - std::chrono::steady_clock::now())
+                          .count();
+    if (left <= 0) {
+      // Out of time: no connection; the phase's error says why it stopped.
+      if (!p.res.error)
+        p.res.error = "the QUIC probe stopped at the per-target deadline (--total-timeout " +
+                      std::to_string(p.o->total_timeout_ms) + " ms)";
+      return {};
+    }
+    bounded.timeout_ms = static_cast<int>(std::min<long long>(bounded.timeout_ms, left));
+  }
+  auto res = run_quic_connection(*p.addr, p.addr_len, bounded);
   fold(p, res, role, !c.token.empty());
   return res;
 }
@@ -133,6 +149,7 @@ quic_result run_quic_probe(const sockaddr_storage& addr, socklen_t addr_len,
   p.addr = &addr;
   p.addr_len = addr_len;
   p.o = &o;
+  if (o.total_timeout_ms > 0) p.deadline = started + std::chrono::milliseconds(o.total_timeout_ms);
   auto first = connect_once(p, connection_options(p), quic_role::full);
   if (!first.handshake_ok) {
     p.res.error = first.error ? *first.error : "no QUIC handshake";
@@ -142,7 +159,7 @@ quic_result run_quic_probe(const sockaddr_storage& addr, socklen_t addr_len,
       const quic_session base = *first.session;
       auto c = connection_options(p);
       c.offer = &base;
-      for (int i = 0; i < o.attempts; ++i) {
+      for (int i = 0; i < o.attempts && std::chrono::steady_clock::now() < p.deadline; ++i) {
         auto a = connect_once(p, c, quic_role::attempt);
         ++p.res.attempts;
         if (a.handshake_ok && a.resumed) ++p.res.resumed;

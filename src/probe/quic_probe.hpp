@@ -65,9 +65,11 @@ struct quic_result {
 
 /// How to probe QUIC on a target.
 struct quic_probe_options {
-  int attempts = 20;        ///< resumption attempts (-n)
-  int samples = 3;          ///< extra full handshakes after the first (key names, timings)
-  int timeout_ms = 5000;    ///< per connection
+  int attempts = 20;      ///< resumption attempts (-n)
+  int samples = 3;        ///< extra full handshakes after the first (key names, timings)
+  int timeout_ms = 5000;  ///< per connection
+  /// The whole QUIC phase of one target (--total-timeout); 0 for no bound beyond timeout_ms.
+  int total_timeout_ms = 0;
   bool http = true;         ///< an HTTP/3 HEAD / on every connection
   bool early_data = false;  ///< --early-data
   std::string sni;          ///< name sent ("" = none)

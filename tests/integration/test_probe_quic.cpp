@@ -289,6 +289,27 @@ TEST_CASE("QUIC probe: hostile UDP servers end as clear errors within the timeou
     CHECK(q.error->find("bytes on one QUIC connection") != std::string::npos);
   }
   {
+    // --total-timeout bounds the phase below --timeout: 1200 ms, not 5000.
+    hostile_udp silent("silent");
+    socklen_t len = 0;
+    auto addr = loopback(silent.port, len);
+    probe::quic_probe_options o;
+    o.attempts = 5;
+    o.timeout_ms = 5000;
+    o.total_timeout_ms = 1200;
+    o.sni = "localhost";
+    auto t0 = std::chrono::steady_clock::now();
+    auto q = probe::run_quic_probe(addr, len, o);
+    CHECK(ms_since(t0) < 2500);
+    REQUIRE(q.error);
+    INFO("error: ", *q.error);
+    const auto at = q.error->find("timed out after ");
+    REQUIRE(at != std::string::npos);
+    const int bound_ms = std::stoi(q.error->substr(at + 16));
+    CHECK(bound_ms > 1000);
+    CHECK(bound_ms <= 1200);
+  }
+  {
     auto q = timed(free_udp_port());
     REQUIRE(q.error);
     INFO("error: ", *q.error);
