@@ -17,7 +17,10 @@ A known directive with a number of arguments its table entry does not accept, e.
 `invalid number of arguments in "X" directive` and refuses to start. Only the count is checked
 (as nginx does before calling the directive's handler), not the values, except for `listen`
 parameters the assumed nginx does not have yet: `listen 443 quic` before 1.25.0 (nginx says
-`invalid parameter "quic"`).
+`invalid parameter "quic"`), TCP-only parameters beside `quic` (`ssl`, `proxy_protocol`,
+`deferred`, `so_keepalive`, `backlog`, `fastopen`, `http2`: `"listen" directive "ssl" parameter
+is incompatible with "quic"`, measured on 1.26.3 and 1.30.6) and `quic` in a stream `listen`
+(`invalid parameter "quic"` on 1.26.3).
 
 ## Why it matters
 nginx refuses the whole configuration. Counts go wrong with a lost `;` between two
