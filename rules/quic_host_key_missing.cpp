@@ -2,6 +2,7 @@
 // sealed with a random key made at each load (no quic_host_key), or with keys that differ
 // across the instances of a fleet.
 
+#include <cstdint>
 #include <filesystem>
 #include <map>
 #include <set>
@@ -12,6 +13,10 @@ namespace ngxtls::rules {
 namespace {
 
 constexpr const char* id = "quic-host-key-missing";
+
+/// Below this a host key is within guessing reach: 128 bits, half of the 32 random bytes nginx
+/// makes when there is no quic_host_key (NGX_QUIC_DEFAULT_HOST_KEY_LEN, ngx_event_quic.h).
+constexpr std::uint64_t min_key_bytes = 16;
 
 constexpr const char* doc = R"(# quic-host-key-missing
 
@@ -94,9 +99,70 @@ std::vector<std::pair<std::string, std::map<std::string, std::string>>> fleet_do
   return out;
 }
 
+/// The quic_host_key files nginx opens while it reads the configuration (every such directive
+/// of an http block, whether or not a QUIC socket uses it): nginx refuses to start when one
+/// cannot be opened, is empty or is not a file it can read; any non-empty file is taken (it is
+/// the input of the HKDF that derives the 32-byte token keys). Only sizes and reasons are told,
+/// never the key's bytes.
+void check_key_files(const engine::context& ctx, engine::finding_list& out) {
+  const auto& m = ctx.model();
+  if (!m.cfg) return;
+  const bool strict = ctx.options().strict_files;
+  for (const auto& top : m.cfg->root) {
+    if (top.name != "http" || !top.has_block) continue;
+    walk(top.block, [&](const config::directive& d) {
+      if (d.name != "quic_host_key" || d.args.size() != 1) return;
+      const std::string path = ctx.resolve(d.args[0].value());
+      const auto& l = ctx.files().ticket_key(path);
+      std::string message;
+      engine::severity sev = engine::severity::error;
+      std::string fix = "# openssl rand -out " + path + " 32";
+      if (l.missing) {
+        sev = strict ? engine::severity::error : engine::severity::note;
+        message = "quic_host_key file \"" + path + "\" is not on this machine" +
+                  (strict ? std::string(": nginx refuses to start (open() \"") + path +
+                                "\" failed (2: No such file or directory))"
+                          : std::string(": not inspected here (nginx refuses to start without "
+                                        "it)"));
+      } else if (!l.facts && l.error.rfind("not a regular file", 0) == 0) {
+        message = "quic_host_key \"" + path + "\" is " + l.error +
+                  ": nginx refuses to start (it reads no key from it)";
+      } else if (!l.facts) {
+        sev = strict ? engine::severity::error : engine::severity::note;
+        message = "quic_host_key file \"" + path + "\" cannot be read here (" + l.error + ")" +
+                  (strict ? ": nginx refuses to start if it cannot read it either"
+                          : ": not inspected here");
+        fix.clear();
+      } else if (l.facts->size_bytes == 0) {
+        message = "\"" + path + "\" zero key size: nginx refuses to start (quic_host_key)";
+      } else if (l.facts->size_bytes < min_key_bytes) {
+        sev = engine::severity::warning;
+        message = "quic_host_key \"" + path + "\" holds " +
+                  std::to_string(l.facts->size_bytes) + " byte" +
+                  (l.facts->size_bytes == 1 ? "" : "s") +
+                  ": nginx takes it, but a key of fewer than " + std::to_string(min_key_bytes) +
+                  " bytes can be guessed, and whoever guesses it forges stateless resets that "
+                  "close any QUIC connection and address validation tokens that pass "
+                  "quic_retry (nginx makes a random key of 32 bytes for itself)";
+      } else {
+        return;
+      }
+      auto f = ctx.make(id, sev, message, &d);
+      if (l.facts)
+        f.facts.push_back(
+            {"size_bytes", std::to_string(l.facts->size_bytes), "file", ctx.where(&d)});
+      else
+        f.facts.push_back({"quic_host_key", std::string(d.args[0].value()), "file", ctx.where(&d)});
+      f.fix = fix;
+      out.push_back(std::move(f));
+    });
+  }
+}
+
 void check(const engine::context& ctx, engine::finding_list& out) {
   const auto& m = ctx.model();
   if (m.versions.nginx < model::version{1, 25, 0}) return;
+  check_key_files(ctx, out);
   const bool fleet = ctx.options().fleet.size() > 1;
   std::set<std::size_t> told;  // default servers already named
   for (const auto& k : m.sockets) {
