@@ -28,6 +28,17 @@ connection there, made before the SNI is known) has no `quic_host_key`: a note, 
 (a random key, or key files at different paths): a warning naming the members. Key files at
 the same path are taken as the same key (their contents are not compared).
 
+And, on every `quic_host_key` of an http block (nginx reads each while it reads the
+configuration, whether a QUIC socket uses it or not), what nginx says of its file
+(docs/nginx-facts.md#quic), with the path resolved against the conf prefix:
+- not on this machine: a note ("not inspected here"), an error with `--strict-files` (nginx:
+  `open() "FILE" failed`); unreadable here: the same;
+- empty: an error (nginx: `"FILE" zero key size`); a directory, FIFO or device: an error
+  (nginx reads no key from it: `pread() ... Is a directory`, or zero key size);
+- shorter than 16 bytes: a warning. nginx takes any non-empty file, but a key within guessing
+  reach lets whoever guesses it forge stateless resets and address validation tokens.
+Only the file's size is reported, never its bytes.
+
 ## Why it matters
 nginx seals QUIC address validation tokens (the `NEW_TOKEN` a client presents on its next
 connection, the Retry token of `quic_retry on`) and stateless reset tokens with the host key.
@@ -59,7 +70,11 @@ this rule against it.
 nginx's ngx_http_v3_module documentation (`quic_host_key`: "Sets a file with the secret key
 used to encrypt stateless reset and address validation tokens. By default, a random key is
 generated on each reload. Tokens generated with old keys are not accepted."); nginx
-src/event/quic/ngx_event_quic.c (the host key of the server that accepts the connection). Not
+src/event/quic/ngx_event_quic.c (the host key of the server that accepts the connection);
+nginx src/http/v3/ngx_http_v3_module.c (`ngx_http_quic_host_key`: open, "zero key size", the
+file as HKDF input) and src/event/quic/ngx_event_quic.h (`NGX_QUIC_DEFAULT_HOST_KEY_LEN` 32).
+The file verdicts are measured with `nginx -t` on 1.26.3 and 1.30.6 by
+tests/integration/test_quic_nginx.cpp (docs/nginx-facts.md#quic). Not
 measured here: the ngtcp2 example client of Debian 12 (0.12.1) writes NEW_TOKEN files it cannot
 read back.
 )";
@@ -137,9 +152,8 @@ void check_key_files(const engine::context& ctx, engine::finding_list& out) {
         message = "\"" + path + "\" zero key size: nginx refuses to start (quic_host_key)";
       } else if (l.facts->size_bytes < min_key_bytes) {
         sev = engine::severity::warning;
-        message = "quic_host_key \"" + path + "\" holds " +
-                  std::to_string(l.facts->size_bytes) + " byte" +
-                  (l.facts->size_bytes == 1 ? "" : "s") +
+        message = "quic_host_key \"" + path + "\" holds " + std::to_string(l.facts->size_bytes) +
+                  " byte" + (l.facts->size_bytes == 1 ? "" : "s") +
                   ": nginx takes it, but a key of fewer than " + std::to_string(min_key_bytes) +
                   " bytes can be guessed, and whoever guesses it forges stateless resets that "
                   "close any QUIC connection and address validation tokens that pass "
@@ -233,8 +247,8 @@ void check(const engine::context& ctx, engine::finding_list& out) {
 
 engine::rule quic_host_key_missing() {
   engine::rule r{id, engine::severity::note,
-                 "QUIC tokens sealed with a random key per reload, or keys differing across a "
-                 "fleet",
+                 "QUIC tokens sealed with a random key per reload, keys differing across a "
+                 "fleet, or a quic_host_key file nginx refuses or that is short enough to guess",
                  doc, check};
   r.confirmed_by = engine::probe_question::none;
   r.costs_resumption = false;

@@ -25,16 +25,33 @@ TLS (`listen ... ssl`):
   nginx's `add_header` inheritance, as for the HSTS rules: a level's own `add_header` list
   replaces the inherited one) and no `more_set_headers` names `Alt-Svc`: warning at the first
   `listen ... ssl` (a note when a location proxies: the upstream may send the header);
+- when a level that had `Alt-Svc` from the enclosing one (http, server, location) loses it to
+  an `add_header` of its own (or `add_header_inherit off`): its responses carry no Alt-Svc. A
+  warning when that level is the server or `location /` / `location = /` (where a browser's
+  first request lands), a note for another location (a browser that reaches another page of
+  the site learns of HTTP/3 there: Alt-Svc holds for the whole origin). Not judged when a
+  `more_set_headers` names Alt-Svc;
+- when `Alt-Svc` is added without `always` in a level that answers every request with a
+  `return` of a status other than 200, 201, 204, 206, 301, 302, 303, 304, 307 and 308: nginx
+  adds it to none of them (warning at the `return`);
+- when an `Alt-Svc` in effect advertises `h3` on a QUIC port of the server (or on a port in a
+  variable) and `http3 off` is in effect: in the socket's default server the QUIC handshake
+  fails for every name (warning at that `http3 off`); in a name-based server nginx answers its
+  HTTP/3 requests with 421 (warning at its `http3 off`);
 - when an `Alt-Svc` header advertises `h3` on a port of this host (`h3=":PORT"`) where no
-  `listen ... quic` of the configuration is: warning at that `add_header`. An alternative with
-  another host (`h3="cdn.example.net:443"`) or a port in a variable is not judged.
+  `listen ... quic` of the configuration is, in a server with QUIC or a TCP-only one: warning
+  at that `add_header`. An alternative with another host (`h3="cdn.example.net:443"`) or a
+  port in a variable is not judged.
 
 ## Why it matters
 nginx sends no `Alt-Svc` of its own (docs/nginx-facts.md#quic): without the header on the TCP
 responses, browsers never learn that HTTP/3 is there and never use the QUIC listener, however
 well it is configured. An `Alt-Svc` naming a port with no QUIC listener sends every browser
 that cached it to a UDP port that does not answer: each new connection first waits for the
-QUIC attempt to fail, then falls back to TCP.
+QUIC attempt to fail, then falls back to TCP. The same holds for a QUIC socket whose
+`http3 off` refuses the handshake (no application protocol), and a name-based server with
+`http3 off` answers every HTTP/3 request with 421 Misdirected Request. A location that drops
+the header, or an error answer without `always`, sends no advertisement at all.
 
 ## Example
 ```nginx
@@ -58,7 +75,10 @@ Not yet: the probe reads the response headers of `HEAD /` over TCP; a check agai
 RFC 7838 (Alt-Svc) and RFC 9114 section 3.1.1; nginx's ngx_http_v3_module documentation
 (`add_header Alt-Svc 'h3=":8443"; ma=86400';` "used to advertise the availability of HTTP/3");
 docs/nginx-facts.md#quic (no Alt-Svc from nginx itself, measured on 1.26.3 and 1.30.6);
-add_header inheritance: ngx_http_headers_module, measured by tests/integration/test_hsts_nginx.cpp.
+add_header inheritance: ngx_http_headers_module, measured by tests/integration/test_hsts_nginx.cpp;
+for Alt-Svc itself, `always`, and `http3 off` under an advertised h3 (handshake refused with
+CRYPTO_ERROR 0x178 on the default server, 421 on a name-based one): docs/nginx-facts.md#quic,
+measured on 1.26.3 and 1.30.6 by tests/integration/test_quic_nginx.cpp.
 )";
 
 /// The ports of the `h3` alternatives of this host in an Alt-Svc value (`h3=":443"`); -1 for one
@@ -108,8 +128,8 @@ std::optional<std::pair<int, const config::directive*>> own_return(
   for (const auto& d : block) {
     if (d.has_block || d.name != "return" || d.args.empty()) continue;
     const std::string_view code = d.args[0].value();
-    if (!code.empty() && std::all_of(code.begin(), code.end(),
-                                     [](unsigned char c) { return std::isdigit(c); })) {
+    if (!code.empty() &&
+        std::all_of(code.begin(), code.end(), [](unsigned char c) { return std::isdigit(c); })) {
       if (code.size() > 3) return std::nullopt;
       return std::pair{std::stoi(std::string(code)), &d};
     }
@@ -122,7 +142,7 @@ std::optional<std::pair<int, const config::directive*>> own_return(
 /// A level whose own add_header list loses the inherited Alt-Svc.
 struct alt_svc_drop {
   header_drop drop;
-  std::string where;  ///< level_label()
+  std::string where;     ///< level_label()
   bool landing = false;  ///< the server level or `location /` / `location = /`
 };
 
@@ -147,15 +167,14 @@ alt_svc_levels read_levels(const engine::context& ctx, const model::server& s,
     for (const auto* d : here.more_set) out.more_set = out.more_set || more_set_alt_svc(*d);
     if (auto drop = header_dropped(here, parent, "Alt-Svc")) {
       const config::directive* b = here.block;
-      const bool root = b && b->name == "location" &&
-                        ((b->args.size() == 1 && b->args[0].value() == "/") ||
-                         (b->args.size() == 2 && b->args[0].value() == "=" &&
-                          b->args[1].value() == "/"));
+      const bool root =
+          b && b->name == "location" &&
+          ((b->args.size() == 1 && b->args[0].value() == "/") ||
+           (b->args.size() == 2 && b->args[0].value() == "=" && b->args[1].value() == "/"));
       out.drops.push_back({*drop, level_label(here, s), b == s.where || root});
     }
-    const auto ret = here.block && here.block->name != "if"
-                         ? own_return(here.block->block)
-                         : std::nullopt;
+    const auto ret =
+        here.block && here.block->name != "if" ? own_return(here.block->block) : std::nullopt;
     for (const auto* d : here.headers) {
       if (!adds_header(*d, "Alt-Svc")) continue;
       out.advertised = true;
@@ -198,20 +217,21 @@ void check_http3_off(const engine::context& ctx, const model::server& s,
     if (!off || !told.insert(off).second) continue;
     auto f = ctx.make(
         id, engine::severity::warning,
-        handshake ? "http3 off in " + server_label(ctx, d) + ", the default server of QUIC " +
-                        k->name() +
-                        ": the QUIC handshake there fails for every name (no application "
-                        "protocol: CONNECTION_CLOSE with CRYPTO_ERROR 0x178), though the Alt-Svc "
-                        "at " +
-                        alt_at + " sends browsers to HTTP/3 on it"
-                  : "http3 off in " + server_label(ctx, s) + ": nginx answers its HTTP/3 "
-                        "requests on QUIC " +
-                        k->name() + " with 421 Misdirected Request, though the Alt-Svc at " +
-                        alt_at + " sends browsers there",
+        handshake
+            ? "http3 off in " + server_label(ctx, d) + ", the default server of QUIC " + k->name() +
+                  ": the QUIC handshake there fails for every name (no application "
+                  "protocol: CONNECTION_CLOSE with CRYPTO_ERROR 0x178), though the Alt-Svc "
+                  "at " +
+                  alt_at + " sends browsers to HTTP/3 on it"
+            : "http3 off in " + server_label(ctx, s) +
+                  ": nginx answers its HTTP/3 "
+                  "requests on QUIC " +
+                  k->name() + " with 421 Misdirected Request, though the Alt-Svc at " + alt_at +
+                  " sends browsers there",
         off);
     f.facts.push_back(setting_evidence(ctx, handshake ? d : s, "http3"));
-    f.facts.push_back({"add_header Alt-Svc", std::string(alt.first->args[1].value()), "",
-                       ctx.where(alt.first)});
+    f.facts.push_back(
+        {"add_header Alt-Svc", std::string(alt.first->args[1].value()), "", ctx.where(alt.first)});
     f.fix = "http3 on;  # or take h3 out of the Alt-Svc header";
     f.server = server_label(ctx, handshake ? d : s);
     f.ports.push_back(k->port);
@@ -247,9 +267,9 @@ void report_drops(const engine::context& ctx, const model::server& s, const alt_
     const std::string value = add_header_text(*d.drop.inherited);
     auto f = ctx.make(
         id, d.landing ? engine::severity::warning : engine::severity::note,
-        (d.drop.by_inherit_off ? "add_header_inherit off in " + d.where + " drops"
-                               : "add_header in " + d.where +
-                                     " replaces the inherited add_header list, dropping") +
+        (d.drop.by_inherit_off
+             ? "add_header_inherit off in " + d.where + " drops"
+             : "add_header in " + d.where + " replaces the inherited add_header list, dropping") +
             " Alt-Svc (set at " + to_string(ctx.where(d.drop.inherited)) +
             "): its responses do not advertise HTTP/3" +
             (d.landing ? "" : " (a browser that reaches another page of the site learns it there)"),
@@ -267,8 +287,8 @@ void report_drops(const engine::context& ctx, const model::server& s, const alt_
                           " that every request here gets: nginx adds such a header only to 200, "
                           "201, 204, 206, 301, 302, 303, 304, 307 and 308 responses",
                       ret);
-    f.facts.push_back({"add_header Alt-Svc", std::string(header->args[1].value()), "",
-                       ctx.where(header)});
+    f.facts.push_back(
+        {"add_header Alt-Svc", std::string(header->args[1].value()), "", ctx.where(header)});
     f.fix = "add_header " + add_header_text(*header) + " always;";
     f.server = server_label(ctx, s);
     out.push_back(std::move(f));
@@ -315,8 +335,8 @@ void check(const engine::context& ctx, engine::finding_list& out) {
 
 engine::rule quic_not_advertised() {
   engine::rule r{id, engine::severity::warning,
-                 "QUIC listener that no Alt-Svc header advertises, or Alt-Svc naming a port "
-                 "without QUIC",
+                 "QUIC listener that no Alt-Svc header advertises (or a block drops it), or "
+                 "Alt-Svc naming a port without QUIC or one with http3 off",
                  doc, check};
   r.confirmed_by = engine::probe_question::none;
   r.costs_resumption = false;
