@@ -33,7 +33,8 @@ TLS (`listen ... ssl`):
   `more_set_headers` names Alt-Svc;
 - when `Alt-Svc` is added without `always` in a level that answers every request with a
   `return` of a status other than 200, 201, 204, 206, 301, 302, 303, 304, 307 and 308: nginx
-  adds it to none of them (warning at the `return`);
+  adds it to none of them (at the `return`: a warning at the server level or `location /` /
+  `location = /`, else a note);
 - when an `Alt-Svc` in effect advertises `h3` on a QUIC port of the server (or on a port in a
   variable) and `http3 off` is in effect: in the socket's default server the QUIC handshake
   fails for every name (warning at that `http3 off`); in a name-based server nginx answers its
@@ -139,11 +140,30 @@ std::optional<std::pair<int, const config::directive*>> own_return(
   return std::nullopt;
 }
 
+/// True for the server level and `location /` / `location = /`: where a browser's first
+/// request lands. Alt-Svc holds for the whole origin, so a level that does not send it matters
+/// most there; elsewhere a browser that reaches another page learns it.
+bool landing_level(const header_level& here, const model::server& s) {
+  const config::directive* b = here.block;
+  if (b == s.where) return true;
+  return b && b->name == "location" &&
+         ((b->args.size() == 1 && b->args[0].value() == "/") ||
+          (b->args.size() == 2 && b->args[0].value() == "=" && b->args[1].value() == "/"));
+}
+
 /// A level whose own add_header list loses the inherited Alt-Svc.
 struct alt_svc_drop {
   header_drop drop;
   std::string where;     ///< level_label()
-  bool landing = false;  ///< the server level or `location /` / `location = /`
+  bool landing = false;  ///< landing_level()
+};
+
+/// Alt-Svc without `always` in a level that answers every request with a status nginx adds no
+/// such header to.
+struct alt_svc_unsent {
+  const config::directive* header = nullptr;  ///< the add_header Alt-Svc
+  const config::directive* ret = nullptr;     ///< the `return`
+  bool landing = false;                       ///< landing_level()
 };
 
 /// What the levels of one server do with Alt-Svc.
@@ -154,9 +174,7 @@ struct alt_svc_levels {
   std::set<int> h3_ports;                    ///< ports its h3 alternatives name (-1: a variable)
   std::set<const config::directive*> wrong_port;
   std::vector<alt_svc_drop> drops;
-  /// Alt-Svc without `always` in a level that answers every request with a status nginx adds
-  /// no such header to: (the add_header, the return).
-  std::vector<std::pair<const config::directive*, const config::directive*>> never_sent;
+  std::vector<alt_svc_unsent> never_sent;
 };
 
 alt_svc_levels read_levels(const engine::context& ctx, const model::server& s,
@@ -165,14 +183,8 @@ alt_svc_levels read_levels(const engine::context& ctx, const model::server& s,
   std::set<const config::directive*> told;
   visit_header_levels(ctx, s, [&](const header_level& here, const header_level& parent) {
     for (const auto* d : here.more_set) out.more_set = out.more_set || more_set_alt_svc(*d);
-    if (auto drop = header_dropped(here, parent, "Alt-Svc")) {
-      const config::directive* b = here.block;
-      const bool root =
-          b && b->name == "location" &&
-          ((b->args.size() == 1 && b->args[0].value() == "/") ||
-           (b->args.size() == 2 && b->args[0].value() == "=" && b->args[1].value() == "/"));
-      out.drops.push_back({*drop, level_label(here, s), b == s.where || root});
-    }
+    if (auto drop = header_dropped(here, parent, "Alt-Svc"))
+      out.drops.push_back({*drop, level_label(here, s), landing_level(here, s)});
     const auto ret =
         here.block && here.block->name != "if" ? own_return(here.block->block) : std::nullopt;
     for (const auto* d : here.headers) {
@@ -186,7 +198,7 @@ alt_svc_levels read_levels(const engine::context& ctx, const model::server& s,
       const bool always = d->args.size() >= 3 && d->args[2].value() == "always";
       if (!always && ret && !header_without_always_sent(ret->first) &&
           told.insert(ret->second).second)
-        out.never_sent.emplace_back(d, ret->second);
+        out.never_sent.push_back({d, ret->second, landing_level(here, s)});
     }
   });
   out.advertised = out.advertised || out.more_set;
@@ -280,13 +292,19 @@ void report_drops(const engine::context& ctx, const model::server& s, const alt_
     f.server = server_label(ctx, s);
     out.push_back(std::move(f));
   }
-  for (const auto& [header, ret] : alt.never_sent) {
-    auto f = ctx.make(id, engine::severity::warning,
-                      "Alt-Svc without always (set at " + to_string(ctx.where(header)) +
-                          ") is not sent with the " + std::string(ret->args[0].value()) +
-                          " that every request here gets: nginx adds such a header only to 200, "
-                          "201, 204, 206, 301, 302, 303, 304, 307 and 308 responses",
-                      ret);
+}
+
+void report_never_sent(const engine::context& ctx, const model::server& s,
+                       const alt_svc_levels& alt, engine::finding_list& out) {
+  for (const auto& [header, ret, landing] : alt.never_sent) {
+    auto f = ctx.make(
+        id, landing ? engine::severity::warning : engine::severity::note,
+        "Alt-Svc without always (set at " + to_string(ctx.where(header)) +
+            ") is not sent with the " + std::string(ret->args[0].value()) +
+            " that every request here gets: nginx adds such a header only to 200, 201, 204, 206, "
+            "301, 302, 303, 304, 307 and 308 responses" +
+            (landing ? "" : " (a browser that reaches another page of the site learns it there)"),
+        ret);
     f.facts.push_back(
         {"add_header Alt-Svc", std::string(header->args[1].value()), "", ctx.where(header)});
     f.fix = "add_header " + add_header_text(*header) + " always;";
@@ -312,6 +330,7 @@ void check(const engine::context& ctx, engine::finding_list& out) {
     if (quic.empty()) continue;
     if (alt.first) check_http3_off(ctx, s, quic, alt, http3_told, out);
     if (!alt.more_set) report_drops(ctx, s, alt, out);
+    report_never_sent(ctx, s, alt, out);
     if (alt.advertised || (!alt.drops.empty() && !alt.more_set)) continue;
     const std::string label = server_label(ctx, s);
     const bool proxied = passes_to_backend(s);

@@ -499,6 +499,7 @@ void alt_svc_live(const nginx_version_entry& v) {
              : std::string();
   };
   CHECK(message_at("# drop").rfind("note: add_header in location /drop replaces", 0) == 0);
+  CHECK(message_at("# gone").rfind("note: Alt-Svc without always", 0) == 0);
   CHECK(message_at("# gone").find("is not sent with the 404") != std::string::npos);
   CHECK(message_at("# name-based off").find("421 Misdirected Request") != std::string::npos);
   CHECK(message_at("# default off").find("the QUIC handshake there fails for every name") !=
