@@ -267,6 +267,18 @@ std::vector<snippet_line> location_lines(snippet& s, const upstream_options& u,
     s.notes.push_back("proxy_ssl_name " + name + ": the certificates of " + u.name +
                       "'s servers must hold this name; give --upstream-ssl-name " + u.name +
                       "=HOST for the name they hold");
+  // One location, one proxy_ssl_name: every server of the block is verified against it.
+  for (const auto& server : u.servers) {
+    const model::host_port hp = model::split_address(server);
+    if (u.ssl_name.empty() && !hp.unix_socket && model::is_host_name(hp.host) && hp.host != name) {
+      s.notes.push_back("proxy_ssl_name " + name + " is checked against every server of " + u.name +
+                        ", " + hp.host +
+                        " too: its certificate must hold that name (nginx has one "
+                        "proxy_ssl_name per location), or give --upstream-ssl-name " +
+                        u.name + "=HOST for a name they all hold");
+      break;
+    }
+  }
   if (name != u.name)
     s.notes.push_back("nginx sends `Host: " + u.name + "` to " + u.name +
                       " (`$proxy_host`); a backend that routes by name may need "

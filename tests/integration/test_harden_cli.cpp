@@ -281,4 +281,13 @@ TEST_CASE("ngxtls harden --upstream takes what nginx takes and warns of a CA ngi
   REQUIRE(r.exit_code == 0);
   CHECK(r.out.find("WARNING: --upstream-ca") == std::string::npos);
   CHECK(r.out.find("WARNING: proxy_ssl_trusted_certificate") == std::string::npos);
+  // Two host names in one block: the one proxy_ssl_name is checked against both.
+  r = harden({"--nginx-version", "1.26.3", "--upstream", "api=a.internal:443", "--upstream",
+              "api=b.internal:443"});
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.out.find("proxy_ssl_name a.internal;") != std::string::npos);
+  CHECK(r.out.find("is checked against every server of api, b.internal too") != std::string::npos);
+  r = harden({"--nginx-version", "1.26.3", "--upstream", "api=a.internal:443", "--upstream",
+              "api=b.internal:443", "--upstream-ssl-name", "api=api.internal"});
+  CHECK(r.out.find("is checked against every server") == std::string::npos);
 }
