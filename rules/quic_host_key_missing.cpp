@@ -33,8 +33,9 @@ configuration, whether a QUIC socket uses it or not), what nginx says of its fil
 (docs/nginx-facts.md#quic), with the path resolved against the conf prefix:
 - not on this machine: a note ("not inspected here"), an error with `--strict-files` (nginx:
   `open() "FILE" failed`); unreadable here: the same;
-- empty: an error (nginx: `"FILE" zero key size`); a directory, FIFO or device: an error
-  (nginx reads no key from it: `pread() ... Is a directory`, or zero key size);
+- empty: an error (nginx: `"FILE" zero key size`); a directory or a device: an error (nginx:
+  `pread() ... Is a directory`; a device such as /dev/null: zero key size); a FIFO: an error
+  (nginx opens it blocking and waits there until something writes to it);
 - shorter than 16 bytes: a warning. nginx takes any non-empty file, but a key within guessing
   reach lets whoever guesses it forge stateless resets and address validation tokens.
 Only the file's size is reported, never its bytes.
@@ -140,8 +141,11 @@ void check_key_files(const engine::context& ctx, engine::finding_list& out) {
                           : std::string(": not inspected here (nginx refuses to start without "
                                         "it)"));
       } else if (!l.facts && l.error.rfind("not a regular file", 0) == 0) {
+        // nginx opens it blocking: a FIFO without a writer stops nginx -t and the start there.
         message = "quic_host_key \"" + path + "\" is " + l.error +
-                  ": nginx refuses to start (it reads no key from it)";
+                  (l.error.find("FIFO") != std::string::npos
+                       ? ": nginx waits at start until something writes to it"
+                       : ": nginx refuses to start (it reads no key from it)");
       } else if (!l.facts) {
         sev = strict ? engine::severity::error : engine::severity::note;
         message = "quic_host_key file \"" + path + "\" cannot be read here (" + l.error + ")" +
