@@ -8,9 +8,11 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cmath>
 #include <iostream>
 #include <set>
+#include <thread>
 
 #include "probe/load.hpp"
 #include "probe_util.hpp"
@@ -95,8 +97,8 @@ void quic_load_on(const char* slot) {
   quic_site s(v->binary, {"", "ssl_session_tickets off;"});
   int rc = -1;
   std::string err;
-  auto j = ngxtls_json({"probe", s.target(0), "--sni", "localhost", "--quic", "--tls1.3", "-n",
-                        "3", "--no-ocsp", "--load", "--duration", "1", "-c", "4"},
+  auto j = ngxtls_json({"probe", s.target(0), "--sni", "localhost", "--quic", "--tls1.3", "-n", "3",
+                        "--no-ocsp", "--load", "--duration", "1", "-c", "4"},
                        &rc, &err);
   INFO("stderr: " << err);
   CHECK(rc == 0);
@@ -104,8 +106,8 @@ void quic_load_on(const char* slot) {
   const auto& load = j.at("targets").at(0).at("load");
   INFO("load: " << load.dump());
   CHECK(load.at("quic_concurrency") == 4);
-  CHECK(phase_names(load) == std::set<std::string>{"full_tls13", "psk_tls13", "full_quic",
-                                                   "resumed_quic"});
+  CHECK(phase_names(load) ==
+        std::set<std::string>{"full_tls13", "psk_tls13", "full_quic", "resumed_quic"});
   check_quic_phase(phase_json(load, "full_quic"), false, false);
   check_quic_phase(phase_json(load, "resumed_quic"), true, false);
   // Priced as TCP: the QUIC probe resumed every attempt, so today's capacity is R, and every
@@ -159,6 +161,41 @@ TEST_CASE("probe --load with QUIC on nginx 1.30.x: full and resumed QUIC phases,
 
 TEST_CASE("probe --load with QUIC on nginx 1.26.3: full and resumed QUIC phases, priced") {
   quic_load_on("1.26");
+}
+
+TEST_CASE("a stop (Ctrl-C) ends a QUIC load phase at once; the phases after it are not run") {
+  auto v = quic_nginx("1.30");
+  if (!v) return;
+  quic_site s(v->binary, {""});
+  auto o = quick(3);
+  o.quic = probe::quic_mode::always;
+  auto probed = probe_port(s.ports.at(0), o);
+  REQUIRE(probed.quic);
+  REQUIRE(probed.quic->resumed > 0);
+  probed.protocols.clear();  // only the QUIC phases are planned
+  probe::load_options lo;
+  lo.duration_s = 60;
+  lo.concurrency = 4;
+  lo.timeout_ms = 5000;
+  std::atomic<bool> stop{false};
+  lo.stop = &stop;
+  auto t = probe::parse_target(s.target(0), std::string("localhost"));
+  auto t0 = std::chrono::steady_clock::now();
+  std::jthread ctrl_c([&stop] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+    stop = true;
+  });
+  auto l = probe::run_load(t, probed, lo);
+  CHECK(ms_since(t0) < 3000);  // 1.5 s, then at most 100 ms per connection in flight
+  CHECK(l.interrupted);
+  REQUIRE(l.phases.size() == 2);
+  CHECK(l.phases[0].kind == probe::load_phase_kind::full_quic);
+  CHECK(l.phases[0].state == probe::load_phase_state::interrupted);
+  CHECK(l.phases[0].connections > 0);
+  CHECK(l.phases[0].failures == 0);  // the connections Ctrl-C ended are not the server's failures
+  CHECK(l.phases[0].elapsed_s == doctest::Approx(1.5).epsilon(0.3));
+  CHECK(l.phases[1].kind == probe::load_phase_kind::resumed_quic);
+  CHECK(l.phases[1].state == probe::load_phase_state::not_run_interrupted);
 }
 
 TEST_CASE("serve exports the QUIC figures a module asks for, and promtool check metrics passes") {
@@ -245,9 +282,9 @@ TEST_CASE("probe --quic: QUIC failing while TCP works is exit 3 with the reason,
   nginx_instance ngx(nginx_conf(1, tls_server(port, pki, "")), no);
   const std::string target = "127.0.0.1:" + std::to_string(port);
   auto probe = [&](const std::vector<std::string>& more) {
-    std::vector<std::string> argv{ngxtls_binary(), "probe", target, "--sni",     "localhost",
-                                  "--tls1.3",      "-n",    "2",    "--no-ocsp", "--timeout",
-                                  "1000"};
+    std::vector<std::string> argv{ngxtls_binary(), "probe",     target, "--sni",
+                                  "localhost",     "--tls1.3",  "-n",   "2",
+                                  "--no-ocsp",     "--timeout", "1000"};
     argv.insert(argv.end(), more.begin(), more.end());
     return run(argv, "", 60);
   };
