@@ -36,9 +36,10 @@ TLS (`listen ... ssl`):
   adds it to none of them (at the `return`: a warning at the server level or `location /` /
   `location = /`, else a note);
 - when an `Alt-Svc` in effect advertises `h3` on a QUIC port of the server (or on a port in a
-  variable) and `http3 off` is in effect: in the socket's default server the QUIC handshake
-  fails for every name (warning at that `http3 off`); in a name-based server nginx answers its
-  HTTP/3 requests with 421 (warning at its `http3 off`);
+  variable) and `http3 off` is in effect in that server: nginx picks the server of a QUIC
+  handshake by its SNI and refuses the handshakes that name this one (and, in the socket's
+  default server, those naming no server there): warning at its `http3 off`. A server with
+  `http3 off` is not asked for an Alt-Svc, nor told of one its locations drop;
 - when an `Alt-Svc` header advertises `h3` on a port of this host (`h3=":PORT"`) where no
   `listen ... quic` of the configuration is, in a server with QUIC or a TCP-only one: warning
   at that `add_header`. An alternative with another host (`h3="cdn.example.net:443"`) or a
@@ -50,8 +51,8 @@ responses, browsers never learn that HTTP/3 is there and never use the QUIC list
 well it is configured. An `Alt-Svc` naming a port with no QUIC listener sends every browser
 that cached it to a UDP port that does not answer: each new connection first waits for the
 QUIC attempt to fail, then falls back to TCP. The same holds for a QUIC socket whose
-`http3 off` refuses the handshake (no application protocol), and a name-based server with
-`http3 off` answers every HTTP/3 request with 421 Misdirected Request. A location that drops
+`http3 off` refuses the handshakes that name its server (no application protocol). A location
+that drops
 the header, or an error answer without `always`, sends no advertisement at all.
 
 ## Example
@@ -77,9 +78,10 @@ RFC 7838 (Alt-Svc) and RFC 9114 section 3.1.1; nginx's ngx_http_v3_module docume
 (`add_header Alt-Svc 'h3=":8443"; ma=86400';` "used to advertise the availability of HTTP/3");
 docs/nginx-facts.md#quic (no Alt-Svc from nginx itself, measured on 1.26.3 and 1.30.6);
 add_header inheritance: ngx_http_headers_module, measured by tests/integration/test_hsts_nginx.cpp;
-for Alt-Svc itself, `always`, and `http3 off` under an advertised h3 (handshake refused with
-CRYPTO_ERROR 0x178 on the default server, 421 on a name-based one): docs/nginx-facts.md#quic,
-measured on 1.26.3 and 1.30.6 by tests/integration/test_quic_nginx.cpp.
+for Alt-Svc itself, `always`, and `http3 off` under an advertised h3 (the handshake naming
+that server refused with CRYPTO_ERROR 0x178, a default server's also for names of no server on
+the socket; other names answered): docs/nginx-facts.md#quic, measured on 1.26.3 and 1.30.6 with
+`ngxtls probe --quic` by tests/integration/test_quic_nginx.cpp.
 )";
 
 /// The ports of the `h3` alternatives of this host in an Alt-Svc value (`h3=":443"`); -1 for one
@@ -211,41 +213,37 @@ const config::directive* http3_off(const model::server& s) {
   return h && h->where() && h->first() == "off" ? h->where() : nullptr;
 }
 
-/// `http3 off` where the Alt-Svc of `s` sends browsers to HTTP/3: on the default server of a
-/// QUIC socket the handshake fails for every name (no application protocol), on a name-based
-/// server its requests are answered 421 (measured on 1.26.3 and 1.30.6).
+/// `http3 off` in `s` where its Alt-Svc sends browsers to HTTP/3 on one of its QUIC sockets:
+/// nginx picks the server of a QUIC handshake by the SNI and refuses the handshake of one whose
+/// `http3` is off (no application protocol); the socket's default server takes the names of no
+/// server there too. Other servers on the socket answer (measured on 1.26.3 and 1.30.6).
 void check_http3_off(const engine::context& ctx, const model::server& s,
                      const std::vector<const model::listen_socket*>& quic,
                      const alt_svc_levels& alt, std::set<const config::directive*>& told,
                      engine::finding_list& out) {
   const auto& m = ctx.model();
-  const std::string alt_at = to_string(ctx.where(alt.first));
+  const config::directive* off = http3_off(s);
+  if (!off) return;
   for (const auto* k : quic) {
     if (!alt.h3_ports.count(k->port) && !alt.h3_ports.count(-1)) continue;
-    const model::server& d = m.servers[k->default_server];
-    const config::directive* off = http3_off(d);
-    const bool handshake = off != nullptr;
-    if (!off) off = http3_off(s);
-    if (!off || !told.insert(off).second) continue;
+    if (!told.insert(off).second) return;
+    const bool is_default = m.servers[k->default_server].where == s.where;
     auto f = ctx.make(
         id, engine::severity::warning,
-        handshake
-            ? "http3 off in " + server_label(ctx, d) + ", the default server of QUIC " + k->name() +
-                  ": the QUIC handshake there fails for every name (no application "
-                  "protocol: CONNECTION_CLOSE with CRYPTO_ERROR 0x178), though the Alt-Svc "
-                  "at " +
-                  alt_at + " sends browsers to HTTP/3 on it"
-            : "http3 off in " + server_label(ctx, s) +
-                  ": nginx answers its HTTP/3 "
-                  "requests on QUIC " +
-                  k->name() + " with 421 Misdirected Request, though the Alt-Svc at " + alt_at +
-                  " sends browsers there",
+        "http3 off in " + server_label(ctx, s) +
+            ": nginx refuses the QUIC handshake of a client that names it (SNI) on QUIC " +
+            k->name() +
+            (is_default ? ", and, as the socket's default server, of one naming no server there"
+                        : "") +
+            " (no application protocol: CONNECTION_CLOSE with CRYPTO_ERROR 0x178), though the "
+            "Alt-Svc at " +
+            to_string(ctx.where(alt.first)) + " sends browsers to HTTP/3 there",
         off);
-    f.facts.push_back(setting_evidence(ctx, handshake ? d : s, "http3"));
+    f.facts.push_back(setting_evidence(ctx, s, "http3"));
     f.facts.push_back(
         {"add_header Alt-Svc", std::string(alt.first->args[1].value()), "", ctx.where(alt.first)});
     f.fix = "http3 on;  # or take h3 out of the Alt-Svc header";
-    f.server = server_label(ctx, handshake ? d : s);
+    f.server = server_label(ctx, s);
     f.ports.push_back(k->port);
     out.push_back(std::move(f));
   }
@@ -328,7 +326,10 @@ void check(const engine::context& ctx, engine::finding_list& out) {
     // A TCP-only server is judged on the ports its Alt-Svc names alone.
     report_wrong_ports(ctx, s, alt, quic_ports, quic, out);
     if (quic.empty()) continue;
-    if (alt.first) check_http3_off(ctx, s, quic, alt, http3_told, out);
+    if (http3_off(s)) {  // HTTP/3 turned off: only an Alt-Svc that still advertises it matters
+      if (alt.first) check_http3_off(ctx, s, quic, alt, http3_told, out);
+      continue;
+    }
     if (!alt.more_set) report_drops(ctx, s, alt, out);
     report_never_sent(ctx, s, alt, out);
     if (alt.advertised || (!alt.drops.empty() && !alt.more_set)) continue;
