@@ -701,6 +701,7 @@ void probe_quic(const target& t, target_result& r, const probe_options& options)
   o.early_data = options.early_data;
   o.sni = t.sni;
   o.authority = http_authority(t);
+  o.stop = options.stop;
   auto measured = run_quic_probe(addr, addr_len, o);
   measured.trigger = q.trigger;
   measured.alt_svc = q.alt_svc;

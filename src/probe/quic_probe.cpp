@@ -11,6 +11,7 @@
 #include <chrono>
 
 #include "probe/modules/tickets.hpp"
+#include "probe/prober.hpp"
 #include "probe/quic_connection.hpp"
 
 namespace ngxtls::probe {
@@ -99,6 +100,13 @@ void fold(quic_plan& p, const quic_connection_result& c, quic_role role, bool to
 quic_connection_result connect_once(quic_plan& p, const quic_connection_options& c,
                                     quic_role role) {
   auto bounded = c;
+  bounded.stop = p.o->stop;
+  const auto stopped = [&p] {
+    if (!p.o->stop || !p.o->stop->load()) return false;
+    p.res.error = probe_interrupted_error;
+    return true;
+  };
+  if (stopped()) return {};
   if (p.deadline != std::chrono::steady_clock::time_point::max()) {
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
                           p.deadline - std::chrono::steady_clock::now())
@@ -113,6 +121,7 @@ quic_connection_result connect_once(quic_plan& p, const quic_connection_options&
     bounded.timeout_ms = static_cast<int>(std::min<long long>(bounded.timeout_ms, left));
   }
   auto res = run_quic_connection(*p.addr, p.addr_len, bounded);
+  if (stopped()) return {};  // cut short by the stop: not a measurement
   fold(p, res, role, !c.token.empty());
   return res;
 }
@@ -152,7 +161,8 @@ quic_result run_quic_probe(const sockaddr_storage& addr, socklen_t addr_len,
   if (o.total_timeout_ms > 0) p.deadline = started + std::chrono::milliseconds(o.total_timeout_ms);
   auto first = connect_once(p, connection_options(p), quic_role::full);
   if (!first.handshake_ok) {
-    p.res.error = first.error ? *first.error : "no QUIC handshake";
+    // connect_once's own reason (the stop, the --total-timeout deadline) stands.
+    if (!p.res.error) p.res.error = first.error ? *first.error : "no QUIC handshake";
   } else {
     for (int i = 0; i < o.samples; ++i) connect_once(p, connection_options(p), quic_role::full);
     if (first.session) {

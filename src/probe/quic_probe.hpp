@@ -6,6 +6,7 @@
 
 #include <sys/socket.h>
 
+#include <atomic>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -74,6 +75,9 @@ struct quic_probe_options {
   bool early_data = false;  ///< --early-data
   std::string sni;          ///< name sent ("" = none)
   std::string authority;    ///< the request's :authority
+  /// Set by Ctrl-C or SIGTERM: the connection in flight ends within 100 ms and no other starts
+  /// (the result's error says the probe was interrupted); null: never stopped.
+  const std::atomic<bool>* stop = nullptr;
 };
 
 /// Probes QUIC on `addr` (a UDP address) as `o` says. Never throws for what the server does.

@@ -14,6 +14,7 @@
 #include <string>
 #include <thread>
 
+#include "probe/prober.hpp"
 #include "probe/quic_probe.hpp"
 #include "probe_util.hpp"
 #include "support/nginx_versions.hpp"
@@ -300,5 +301,27 @@ TEST_CASE("QUIC probe: hostile UDP servers end as clear errors within the timeou
     REQUIRE(q.error);
     INFO("error: ", *q.error);
     CHECK(q.error->find("nothing listens on that UDP port") != std::string::npos);
+  }
+  {
+    // Ctrl-C (the stop flag) during a handshake to a silent server ends the probe at once, and
+    // it says it was interrupted (not a time-out it did not wait for).
+    hostile_udp silent("silent");
+    socklen_t len = 0;
+    auto addr = loopback(silent.port, len);
+    std::atomic<bool> stop{false};
+    probe::quic_probe_options o;
+    o.timeout_ms = 8000;
+    o.sni = "localhost";
+    o.stop = &stop;
+    std::thread ctrl_c([&stop] {
+      std::this_thread::sleep_for(std::chrono::milliseconds(300));
+      stop = true;
+    });
+    auto t0 = std::chrono::steady_clock::now();
+    auto q = probe::run_quic_probe(addr, len, o);
+    ctrl_c.join();
+    CHECK(ms_since(t0) < 1500);
+    CHECK(q.error == std::string(probe::probe_interrupted_error));
+    CHECK(q.attempts == 0);
   }
 }
