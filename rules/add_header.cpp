@@ -79,6 +79,35 @@ bool has_header(const std::vector<const config::directive*>& headers, std::strin
   return false;
 }
 
+std::optional<header_drop> header_dropped(const header_level& here, const header_level& parent,
+                                          std::string_view name) {
+  if (!has_header(parent.headers, name) || has_header(here.headers, name)) return std::nullopt;
+  header_drop drop;
+  for (const auto* d : parent.headers)
+    if (!drop.inherited && adds_header(*d, name)) drop.inherited = d;
+  drop.by_inherit_off = here.own.empty();  // `add_header_inherit off` with no header of its own
+  drop.at = drop.by_inherit_off ? here.inherit_where : here.own.front();
+  if (!drop.at) return std::nullopt;
+  return drop;
+}
+
+std::string level_label(const header_level& here, const model::server& s) {
+  if (here.block == s.where || !here.block) return "this server";
+  std::string label(here.block->name.view());
+  for (const auto& a : here.block->args) (label += ' ') += a.value();
+  return label;
+}
+
+std::string add_header_text(const config::directive& d) {
+  std::string value;
+  for (const auto& a : d.args) {
+    const std::string_view v = a.value();
+    const bool quote = v.find_first_of(" ;\"'") != std::string_view::npos;
+    (value += value.empty() ? "" : " ") += quote ? "\"" + std::string(v) + "\"" : std::string(v);
+  }
+  return value;
+}
+
 bool passes_to_backend(const model::server& s) {
   bool passes = false;
   if (!s.where) return false;

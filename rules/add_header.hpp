@@ -3,6 +3,8 @@
 // merges them: shared by the HSTS rules.
 
 #include <functional>
+#include <optional>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -35,6 +37,27 @@ bool has_header(const std::vector<const config::directive*>& headers, std::strin
 /// `fastcgi_pass`, `uwsgi_pass`, `scgi_pass`, `grpc_pass`), whose responses may carry headers
 /// the config does not add.
 bool passes_to_backend(const model::server& s);
+
+/// Where one level loses a header the enclosing level had in effect (add_header inheritance).
+struct header_drop {
+  const config::directive* inherited = nullptr;  ///< the enclosing level's add_header for it
+  /// What drops it: the level's first own add_header, or its `add_header_inherit off`.
+  const config::directive* at = nullptr;
+  bool by_inherit_off = false;  ///< dropped by `add_header_inherit off` with no add_header
+};
+
+/// The drop of header `name` at level `here` below `parent`, or nullopt when `parent` had none
+/// in effect or `here` still has one.
+std::optional<header_drop> header_dropped(const header_level& here, const header_level& parent,
+                                          std::string_view name);
+
+/// How messages name level `here` of server `s`: "this server", or the block as written
+/// ("location /static/", "if ($x)").
+std::string level_label(const header_level& here, const model::server& s);
+
+/// The arguments of add_header `d` written back as a directive would carry them (each argument
+/// with a space, quote or semicolon in double quotes).
+std::string add_header_text(const config::directive& d);
 
 /// Visits the server level of http server `s` and then every `location` and `if` block in it
 /// (depth first, parents before children) with the add_header list in effect there and that of

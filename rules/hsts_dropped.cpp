@@ -62,12 +62,6 @@ tests/integration/test_hsts_nginx.cpp: the locations served without the header o
 directive on 1.22.1 and 1.26.3, and on 1.30.6 `merge` keeps and `off` drops the header.
 )";
 
-std::string block_label(const config::directive& d) {
-  std::string label(d.name.view());
-  for (const auto& a : d.args) (label += ' ') += a.value();
-  return label;
-}
-
 void check(const engine::context& ctx, engine::finding_list& out) {
   const auto& m = ctx.model();
   const bool merge_known = m.versions.nginx >= model::version{1, 29, 3};
@@ -78,28 +72,19 @@ void check(const engine::context& ctx, engine::finding_list& out) {
     if (!seen.insert(s.where).second) continue;
     visit_header_levels(ctx, s, [&](const header_level& here, const header_level& parent) {
       constexpr std::string_view hsts = "Strict-Transport-Security";
-      if (!has_header(parent.headers, hsts) || has_header(here.headers, hsts)) return;
-      const config::directive* inherited = nullptr;
-      for (const auto* d : parent.headers)
-        if (!inherited && adds_header(*d, hsts)) inherited = d;
-      const bool by_off = here.own.empty();  // `add_header_inherit off` with no header of its own
-      const config::directive* at = by_off ? here.inherit_where : here.own.front();
-      if (!at) return;
-      const std::string where = here.block == s.where ? "this server" : block_label(*here.block);
+      const auto drop = header_dropped(here, parent, hsts);
+      if (!drop) return;
+      const config::directive* inherited = drop->inherited;
+      const bool by_off = drop->by_inherit_off;
+      const std::string where = level_label(here, s);
       auto f = ctx.make(id, engine::severity::warning,
                         (by_off ? "add_header_inherit off in " + where + " drops"
                                 : "add_header in " + where +
                                       " replaces the inherited add_header list, dropping") +
                             " Strict-Transport-Security (set at " +
                             to_string(ctx.where(inherited)) + "): its responses carry no HSTS",
-                        at);
-      std::string value;
-      for (const auto& a : inherited->args) {
-        const std::string_view v = a.value();
-        const bool quote = v.find_first_of(" ;\"'") != std::string_view::npos;
-        (value += value.empty() ? "" : " ") +=
-            quote ? "\"" + std::string(v) + "\"" : std::string(v);
-      }
+                        drop->at);
+      const std::string value = add_header_text(*inherited);
       f.facts.push_back({"inherited add_header", value, "enclosing level", ctx.where(inherited)});
       if (here.inherit_where)
         f.facts.push_back({"add_header_inherit", std::string(here.inherit), "block",

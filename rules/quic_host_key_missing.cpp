@@ -2,6 +2,7 @@
 // sealed with a random key made at each load (no quic_host_key), or with keys that differ
 // across the instances of a fleet.
 
+#include <cstdint>
 #include <filesystem>
 #include <map>
 #include <set>
@@ -13,6 +14,10 @@ namespace {
 
 constexpr const char* id = "quic-host-key-missing";
 
+/// Below this a host key is within guessing reach: 128 bits, half of the 32 random bytes nginx
+/// makes when there is no quic_host_key (NGX_QUIC_DEFAULT_HOST_KEY_LEN, ngx_event_quic.h).
+constexpr std::uint64_t min_key_bytes = 16;
+
 constexpr const char* doc = R"(# quic-host-key-missing
 
 ## What it flags
@@ -22,6 +27,18 @@ connection there, made before the SNI is known) has no `quic_host_key`: a note, 
 `--fleet`. With `--fleet`, a name served over QUIC by several configurations whose keys differ
 (a random key, or key files at different paths): a warning naming the members. Key files at
 the same path are taken as the same key (their contents are not compared).
+
+And, on every `quic_host_key` of an http block (nginx reads each while it reads the
+configuration, whether a QUIC socket uses it or not), what nginx says of its file
+(docs/nginx-facts.md#quic), with the path resolved against the conf prefix:
+- not on this machine: a note ("not inspected here"), an error with `--strict-files` (nginx:
+  `open() "FILE" failed`); unreadable here: the same;
+- empty: an error (nginx: `"FILE" zero key size`); a directory or a device: an error (nginx:
+  `pread() ... Is a directory`; a device such as /dev/null: zero key size); a FIFO: an error
+  (nginx opens it blocking and waits there until something writes to it);
+- shorter than 16 bytes: a warning. nginx takes any non-empty file, but a key within guessing
+  reach lets whoever guesses it forge stateless resets and address validation tokens.
+Only the file's size is reported, never its bytes.
 
 ## Why it matters
 nginx seals QUIC address validation tokens (the `NEW_TOKEN` a client presents on its next
@@ -63,9 +80,12 @@ nginx's ngx_http_v3_module documentation (`quic_host_key`: "Sets a file with the
 used to encrypt stateless reset and address validation tokens. By default, a random key is
 generated on each reload. Tokens generated with old keys are not accepted."); nginx
 src/event/quic/ngx_event_quic.c (the host key of the server that accepts the connection);
-docs/nginx-facts.md#quic (tokens across a reload and two instances, measured with ngxtls's own
-QUIC prober: the ngtcp2 example client of Debian 12, 0.12.1, writes NEW_TOKEN files it cannot
-read back).
+nginx src/http/v3/ngx_http_v3_module.c (`ngx_http_quic_host_key`: open, "zero key size", the
+file as HKDF input) and src/event/quic/ngx_event_quic.h (`NGX_QUIC_DEFAULT_HOST_KEY_LEN` 32).
+The file verdicts are measured with `nginx -t` on 1.26.3 and 1.30.6 by
+tests/integration/test_quic_nginx.cpp (docs/nginx-facts.md#quic); tokens across a reload and
+two instances with ngxtls's own QUIC prober (the ngtcp2 example client of Debian 12, 0.12.1,
+writes NEW_TOKEN files it cannot read back).
 )";
 
 /// The key domain of default server `d` of one member: its quic_host_key file, resolved, or a
@@ -103,9 +123,72 @@ std::vector<std::pair<std::string, std::map<std::string, std::string>>> fleet_do
   return out;
 }
 
+/// The quic_host_key files nginx opens while it reads the configuration (every such directive
+/// of an http block, whether or not a QUIC socket uses it): nginx refuses to start when one
+/// cannot be opened, is empty or is not a file it can read; any non-empty file is taken (it is
+/// the input of the HKDF that derives the 32-byte token keys). Only sizes and reasons are told,
+/// never the key's bytes.
+void check_key_files(const engine::context& ctx, engine::finding_list& out) {
+  const auto& m = ctx.model();
+  if (!m.cfg) return;
+  const bool strict = ctx.options().strict_files;
+  for (const auto& top : m.cfg->root) {
+    if (top.name != "http" || !top.has_block) continue;
+    walk(top.block, [&](const config::directive& d) {
+      if (d.name != "quic_host_key" || d.args.size() != 1) return;
+      const std::string path = ctx.resolve(d.args[0].value());
+      const auto& l = ctx.files().ticket_key(path);
+      std::string message;
+      engine::severity sev = engine::severity::error;
+      std::string fix = "# openssl rand -out " + path + " 32";
+      if (l.missing) {
+        sev = strict ? engine::severity::error : engine::severity::note;
+        message = "quic_host_key file \"" + path + "\" is not on this machine" +
+                  (strict ? std::string(": nginx refuses to start (open() \"") + path +
+                                "\" failed (2: No such file or directory))"
+                          : std::string(": not inspected here (nginx refuses to start without "
+                                        "it)"));
+      } else if (!l.facts && l.error.rfind("not a regular file", 0) == 0) {
+        // nginx opens it blocking: a FIFO without a writer stops nginx -t and the start there.
+        message = "quic_host_key \"" + path + "\" is " + l.error +
+                  (l.error.find("FIFO") != std::string::npos
+                       ? ": nginx waits at start until something writes to it"
+                       : ": nginx refuses to start (it reads no key from it)");
+      } else if (!l.facts) {
+        sev = strict ? engine::severity::error : engine::severity::note;
+        message = "quic_host_key file \"" + path + "\" cannot be read here (" + l.error + ")" +
+                  (strict ? ": nginx refuses to start if it cannot read it either"
+                          : ": not inspected here");
+        fix.clear();
+      } else if (l.facts->size_bytes == 0) {
+        message = "\"" + path + "\" zero key size: nginx refuses to start (quic_host_key)";
+      } else if (l.facts->size_bytes < min_key_bytes) {
+        sev = engine::severity::warning;
+        message = "quic_host_key \"" + path + "\" holds " + std::to_string(l.facts->size_bytes) +
+                  " byte" + (l.facts->size_bytes == 1 ? "" : "s") +
+                  ": nginx takes it, but a key of fewer than " + std::to_string(min_key_bytes) +
+                  " bytes can be guessed, and whoever guesses it forges stateless resets that "
+                  "close any QUIC connection and address validation tokens that pass "
+                  "quic_retry (nginx makes a random key of 32 bytes for itself)";
+      } else {
+        return;
+      }
+      auto f = ctx.make(id, sev, message, &d);
+      if (l.facts)
+        f.facts.push_back(
+            {"size_bytes", std::to_string(l.facts->size_bytes), "file", ctx.where(&d)});
+      else
+        f.facts.push_back({"quic_host_key", std::string(d.args[0].value()), "file", ctx.where(&d)});
+      f.fix = fix;
+      out.push_back(std::move(f));
+    });
+  }
+}
+
 void check(const engine::context& ctx, engine::finding_list& out) {
   const auto& m = ctx.model();
   if (m.versions.nginx < model::version{1, 25, 0}) return;
+  check_key_files(ctx, out);
   const bool fleet = ctx.options().fleet.size() > 1;
   std::set<std::size_t> told;  // default servers already named
   for (const auto& k : m.sockets) {
@@ -176,8 +259,8 @@ void check(const engine::context& ctx, engine::finding_list& out) {
 
 engine::rule quic_host_key_missing() {
   engine::rule r{id, engine::severity::note,
-                 "QUIC tokens sealed with a random key per reload, or keys differing across a "
-                 "fleet",
+                 "QUIC tokens sealed with a random key per reload, keys differing across a "
+                 "fleet, or a quic_host_key file nginx refuses or that is short enough to guess",
                  doc, check};
   r.confirmed_by = engine::probe_question::quic_tokens_kept;
   r.costs_resumption = false;

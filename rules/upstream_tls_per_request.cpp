@@ -1,6 +1,7 @@
 // upstream-tls-per-request: A TLS upstream without connection reuse: a TLS handshake to the backend
 // for every request.
 
+#include <algorithm>
 #include <set>
 
 #include "config/values.hpp"
@@ -87,6 +88,16 @@ without a block still opened 10.
 
 using config::equal_ignoring_case;
 
+// Every connection of `u` is to a unix socket (no TCP handshake to price): its upstream block's
+// servers all are, or the target itself is one.
+bool over_unix_socket(const model::model& m, const model::tls_upstream& u) {
+  if (!u.block) return u.resolved_target.find("unix:") != std::string::npos;
+  const auto& servers = m.upstreams[*u.block].servers;
+  return !servers.empty() && std::all_of(servers.begin(), servers.end(), [](const auto& s) {
+    return model::split_address(s).unix_socket;
+  });
+}
+
 // `map $http_upgrade $connection_upgrade { default upgrade; '' close; }`: what it sends.
 std::string map_reason(const model::tls_upstream& u) {
   const std::string var(u.connection_map->args[1].value());
@@ -154,12 +165,13 @@ void check(const engine::context& ctx, engine::finding_list& out) {
     const bool resumes = reuse && reuse->first() == "on" &&
                          (block || !u.has_variables || u.map_selects_upstream_blocks);
     const std::string cost =
-        !resumes ? "a TCP and a full TLS handshake to the backend"
-        : block && block->zone_where
-            ? "a TCP and a resumed TLS handshake to the backend (a full one for the first "
-              "request after a start: the zone shares the session between workers)"
-            : "a TCP and a resumed TLS handshake to the backend (a full one for the first "
-              "request of each worker)";
+        std::string(over_unix_socket(m, u) ? "a unix socket connection" : "a TCP") +
+        (!resumes ? " and a full TLS handshake to the backend"
+         : block && block->zone_where
+             ? " and a resumed TLS handshake to the backend (a full one for the first "
+               "request after a start: the zone shares the session between workers)"
+             : " and a resumed TLS handshake to the backend (a full one for the first "
+               "request of each worker)");
     auto f = ctx.make(id, engine::severity::warning,
                       "every request through " + upstream_place(ctx, u) +
                           " opens a new TLS connection to " + backend_label(ctx, u) + ": " + why +

@@ -32,6 +32,7 @@ struct harden_args {
   std::vector<std::string> upstreams, upstream_ssl_names;
   std::string upstream_ca;
   int upstream_keepalive = 16;
+  bool upstream_keepalive_given = false;  ///< --upstream-keepalive on the command line
 };
 
 int run_harden(const harden_args& a) {
@@ -57,6 +58,11 @@ int run_harden(const harden_args& a) {
   o.trusted_certificate = a.trusted_cert;
   o.resolver = a.resolver;
   if (a.expected_sessions > 0) o.expected_sessions = a.expected_sessions;
+  if (a.upstreams.empty() &&
+      (!a.upstream_ca.empty() || !a.upstream_ssl_names.empty() || a.upstream_keepalive_given))
+    throw usage_error(
+        "--upstream-ca, --upstream-ssl-name and --upstream-keepalive shape the blocks that "
+        "--upstream NAME=ADDRESS writes: give --upstream too");
   o.upstreams = harden::parse_upstreams(a.upstreams, a.upstream_ssl_names);
   o.upstream_trusted_certificate = a.upstream_ca;
   o.upstream_keepalive = a.upstream_keepalive;
@@ -107,7 +113,8 @@ void register_harden(CLI::App& app, std::function<int()>& run) {
       ->allow_extra_args(false);
   sub->add_option("--upstream-keepalive", a->upstream_keepalive,
                   "idle connections each worker keeps per upstream block")
-      ->check(CLI::Range(1, 100000));
+      ->check(CLI::Range(1, 100000))
+      ->each([a](const std::string&) { a->upstream_keepalive_given = true; });
   sub->add_option("--format", a->format, "output format")
       ->check(CLI::IsMember(report::format_names(report::command::harden)));
   sub->add_option("-o,--output", a->output, "write the snippet to FILE");

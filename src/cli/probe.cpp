@@ -272,6 +272,14 @@ int run_probe_command(const probe_args& a) {
       say_on_stderr("error: cannot probe " + r.target + ": " + *r.error);
       rc = exit_target;
     }
+    // --quic asked for QUIC: no QUIC handshake is the target failing as an unreachable one does
+    // (a QUIC probe an Alt-Svc header started is a finding of the report, not a failure).
+    if (r.quic && r.quic->trigger == probe::quic_trigger::asked && r.quic->error) {
+      say_on_stderr("error: cannot probe " + r.target + " over QUIC" +
+                    (r.quic->address.empty() ? "" : " (UDP " + r.quic->address + ")") + ": " +
+                    *r.quic->error);
+      rc = exit_target;
+    }
   }
   if (a.sess_out && !results.empty() && results.front().error)
     say_on_stderr("error: no session written to " + *a.sess_out);

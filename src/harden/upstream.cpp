@@ -5,8 +5,11 @@
 
 #include "model/upstream.hpp"
 
+#include <arpa/inet.h>
+
 #include <algorithm>
 #include <cctype>
+#include <filesystem>
 #include <string_view>
 
 #include "base/error.hpp"
@@ -63,6 +66,10 @@ void check_name(const std::string& flag, const std::string& arg, const std::stri
                       "with it");
 }
 
+// The longest unix socket path nginx takes in an upstream `server`: sockaddr_un's sun_path less
+// its NUL (a 107-byte path passes `nginx -t`, 108 bytes is `too long path`, 1.26.3).
+constexpr std::size_t max_unix_path_bytes = 107;
+
 // ADDRESS of an upstream `server`: host:port, [v6]:port or unix:/PATH, as nginx parses it.
 void check_address(const std::string& arg, const std::string& address) {
   const std::string flag = "--upstream " + arg;
@@ -73,10 +80,30 @@ void check_address(const std::string& arg, const std::string& address) {
   if (hp.unix_socket) {
     if (address.size() < 6 || address[5] != '/')
       throw usage_error(flag + ": a unix socket is `unix:/absolute/path`");
+    if (address.size() - 5 > max_unix_path_bytes)
+      throw usage_error(flag + ": the socket path is " + std::to_string(address.size() - 5) +
+                        " bytes; nginx takes at most " + std::to_string(max_unix_path_bytes) +
+                        " (`too long path in the unix domain socket in upstream`)");
     return;
   }
   if (address.front() == '[' && address.find(']') == std::string::npos)
     throw usage_error(flag + ": ADDRESS `" + address + "` opens `[` without closing it");
+  in6_addr v6{};
+  if (address.front() == '[' &&
+      ::inet_pton(AF_INET6, address.substr(1, address.find(']') - 1).c_str(), &v6) != 1)
+    throw usage_error(flag + ": `" + address.substr(0, address.find(']') + 1) +
+                      "` is not an IPv6 address (nginx: `invalid IPv6 address in upstream`)");
+  // All digits and dots, yet no IPv4 address: nginx looks it up as a host name and fails
+  // (`host not found in upstream "999.1.1.1:443"`, 1.26.3). glibc's inet_aton is the test
+  // that lookup applies: it takes 1.2.3 (as 1.2.0.3), which nginx accepts too.
+  const std::string host = address.substr(0, address.rfind(':'));
+  in_addr v4{};
+  if (address.front() != '[' && !host.empty() &&
+      host.find_first_not_of("0123456789.") == std::string::npos &&
+      ::inet_aton(host.c_str(), &v4) == 0)
+    throw usage_error(flag + ": `" + host +
+                      "` is not an IPv4 address (nginx looks it up as a host name: `host not "
+                      "found in upstream`)");
   const auto colon = address.rfind(':');
   const bool bracketed = address.front() == '[';
   if (!bracketed && colon != std::string::npos && address.find(':') != colon)
@@ -240,6 +267,18 @@ std::vector<snippet_line> location_lines(snippet& s, const upstream_options& u,
     s.notes.push_back("proxy_ssl_name " + name + ": the certificates of " + u.name +
                       "'s servers must hold this name; give --upstream-ssl-name " + u.name +
                       "=HOST for the name they hold");
+  // One location, one proxy_ssl_name: every server of the block is verified against it.
+  for (const auto& server : u.servers) {
+    const model::host_port hp = model::split_address(server);
+    if (u.ssl_name.empty() && !hp.unix_socket && model::is_host_name(hp.host) && hp.host != name) {
+      s.notes.push_back("proxy_ssl_name " + name + " is checked against every server of " + u.name +
+                        ", " + hp.host +
+                        " too: its certificate must hold that name (nginx has one "
+                        "proxy_ssl_name per location), or give --upstream-ssl-name " +
+                        u.name + "=HOST for a name they all hold");
+      break;
+    }
+  }
   if (name != u.name)
     s.notes.push_back("nginx sends `Host: " + u.name + "` to " + u.name +
                       " (`$proxy_host`); a backend that routes by name may need "
@@ -263,10 +302,21 @@ void add_tls_backends(snippet& s, const harden_options& o, const profile& p) {
     out.location_lines = location_lines(s, u, o, p);
     s.upstreams.push_back(std::move(out));
   }
-  if (o.upstream_trusted_certificate.empty())
+  const std::string& ca = o.upstream_trusted_certificate;
+  std::error_code ec;
+  if (ca.empty())
     s.warnings.push_back(
         "proxy_ssl_trusted_certificate is a placeholder: give --upstream-ca FILE (the CA that "
         "issued the backends' certificates); nginx -t fails until it names a readable file");
+  else if (ca.front() != '/')
+    s.warnings.push_back("--upstream-ca " + ca +
+                         " is a relative path: nginx reads it from the directory of its "
+                         "nginx.conf (`SSL_CTX_load_verify_locations(\"/etc/nginx/" +
+                         ca + "\")` with -c /etc/nginx/nginx.conf), not from here");
+  else if (!std::filesystem::is_regular_file(ca, ec))
+    s.warnings.push_back("--upstream-ca " + ca +
+                         " is not a file on this machine: nginx -t fails unless it is one where "
+                         "nginx runs");
 }
 
 }  // namespace ngxtls::harden

@@ -14,6 +14,8 @@
 
 #include "probe/connection.hpp"
 #include "probe/plan.hpp"
+#include "probe/quic_connection.hpp"
+#include "probe/target.hpp"
 
 namespace ngxtls::probe {
 
@@ -29,13 +31,21 @@ std::string to_string(load_phase_kind k) {
       return "ticket_tls12";
     case load_phase_kind::session_id_tls12:
       return "session_id_tls12";
+    case load_phase_kind::full_quic:
+      return "full_quic";
+    case load_phase_kind::resumed_quic:
+      return "resumed_quic";
   }
   return "?";
 }
 
 bool is_resumed(load_phase_kind k) {
   return k == load_phase_kind::psk_tls13 || k == load_phase_kind::ticket_tls12 ||
-         k == load_phase_kind::session_id_tls12;
+         k == load_phase_kind::session_id_tls12 || k == load_phase_kind::resumed_quic;
+}
+
+bool is_quic(load_phase_kind k) {
+  return k == load_phase_kind::full_quic || k == load_phase_kind::resumed_quic;
 }
 
 std::string to_string(load_phase_state s) {
@@ -90,6 +100,12 @@ std::string phase_label(load_phase_kind k, certificate_key key) {
       break;
     case load_phase_kind::session_id_tls12:
       s = "TLS 1.2 session ID";
+      break;
+    case load_phase_kind::full_quic:
+      s = "full QUIC";
+      break;
+    case load_phase_kind::resumed_quic:
+      s = "QUIC resumed";
       break;
   }
   if (key == certificate_key::ecdsa) s += ", ECDSA";
@@ -155,6 +171,13 @@ std::vector<phase_spec> base_phases(const target_result& p) {
   return out;
 }
 
+// QUIC where the QUIC probe made a handshake, resumed where one of its attempts resumed.
+void add_quic_phases(const target_result& p, std::vector<phase_spec>& plan) {
+  if (!p.quic || !p.quic->handshake_ok) return;
+  plan.push_back({load_phase_kind::full_quic, certificate_key::any});
+  if (p.quic->resumed > 0) plan.push_back({load_phase_kind::resumed_quic, certificate_key::any});
+}
+
 // Signature algorithms that admit only one key type (RFC 8446 section 4.2.3 names).
 constexpr const char* ecdsa_sigalgs =
     "ecdsa_secp256r1_sha256:ecdsa_secp384r1_sha384:ecdsa_secp521r1_sha512";
@@ -178,6 +201,10 @@ struct endpoint {
   sockaddr_storage addr{};
   socklen_t addr_len = 0;
   std::string address, sni, request;
+  // The UDP socket the QUIC probe dialled (quic_addr_len 0: none) and the request's authority.
+  sockaddr_storage quic_addr{};
+  socklen_t quic_addr_len = 0;
+  std::string authority;
 };
 
 // One handshake, waited for: the session to offer in a resumed phase, or the leaf's key type.
@@ -186,7 +213,34 @@ struct single_handshake {
   session_ptr session;  // newest session received
   int leaf_key_type = EVP_PKEY_NONE;
   std::string error;
+  std::optional<quic_session> quic;  // a QUIC handshake's session, after its newest ticket
 };
+
+// A QUIC load connection: ends at the handshake (at the response with --request), no tickets
+// waited for.
+quic_connection_options quic_load_connection(const endpoint& e, const load_options& o) {
+  quic_connection_options c;
+  c.sni = e.sni;
+  c.authority = e.authority;
+  c.timeout_ms = o.timeout_ms;
+  c.http = o.request;
+  c.stop_after_handshake = true;
+  c.stop = o.stop;
+  return c;
+}
+
+// One QUIC handshake that waits for the server's tickets: the session of a resumed QUIC phase.
+single_handshake one_quic_handshake(const endpoint& e, const load_options& o) {
+  auto c = quic_load_connection(e, o);
+  c.http = false;
+  c.stop_after_handshake = false;
+  auto r = run_quic_connection(e.quic_addr, e.quic_addr_len, c);
+  single_handshake out;
+  out.ok = r.handshake_ok && !r.error;
+  if (r.error) out.error = *r.error;
+  out.quic = std::move(r.session);
+  return out;
+}
 
 single_handshake one_handshake(const endpoint& e, SSL_CTX* ctx, bool tls13, int timeout_ms) {
   connection_limits lim;
@@ -281,23 +335,31 @@ struct phase_run {
   mutable launch_pacer pacer;
 };
 
-void record(const phase_run& p, const connection& c, tally& t) {
+// Counts how a connection ended (TCP or QUIC) in `t` and in whether the server still answers;
+// true when it completed within the phase, so that its figures count.
+bool note_end(const phase_run& p, const std::optional<std::string>& error, bool handshake_ok,
+              tally& t) {
   auto now = clock_type::now();
-  if (c.error) {
+  if (error) {
     ++t.failures;
-    t.last_error = *c.error;
+    t.last_error = *error;
     int failed = ++p.server.failures_since_ok;
     auto quiet = now - time_point(clock_type::duration(p.server.last_ok.load()));
     // After the phase's end the connections in flight are given their timeout.
     if (failed > 0 && quiet >= p.stopped_after && now < p.end) p.server.stopped.store(true);
-    return;
+    return false;
   }
-  if (!c.handshake_ok) return;
+  if (!handshake_ok) return false;
   p.server.last_ok.store(now.time_since_epoch().count());
   p.server.failures_since_ok.store(0);
-  if (now > p.end) return;  // finished after the phase
+  if (now > p.end) return false;  // finished after the phase
   ++t.ok;
   p.completed.fetch_add(1, std::memory_order_relaxed);
+  return true;
+}
+
+void record(const phase_run& p, const connection& c, tally& t) {
+  if (!note_end(p, c.error, c.handshake_ok, t)) return;
   if (c.reused) ++t.resumed;
   if (c.connected_at) t.connect_ms.push_back(ms_between(c.started, *c.connected_at));
   if (c.connected_at && c.handshake_at)
@@ -416,21 +478,8 @@ double cpu_seconds() {
 // Client threads busier than this share of their time mean the client limited the rate.
 constexpr double client_bound_share = 0.9;
 
-load_phase_result run_phase(const endpoint& e, const phase_spec& s, SSL_SESSION* offer,
-                            const load_options& o, int threads) {
-  auto ctx = phase_context(s, o.request, o.max_cert_list_bytes);
-  phase_run p;
-  p.e = &e;
-  p.ctx = ctx.get();
-  p.offer = offer;
-  p.tls13 = is_tls13(s.kind);
-  p.limits.timeout_ms = o.timeout_ms;
-  p.limits.idle_ms = probe_options{}.idle_ms;
-  p.limits.max_response_bytes = probe_options{}.max_response_bytes;
-  p.limits.max_tickets = probe_options{}.max_tickets_per_connection;
-  p.limits.http = o.request;
-  p.limits.stop_after_handshake = true;
-  p.limits.abortive_close = true;
+// The phase's clock, launch cap and stop rules, as `o` says; just before its threads start.
+void start_phase(phase_run& p, const load_options& o) {
   p.stop = o.stop;
   p.stopped_after = std::chrono::milliseconds(server_stopped_after_ms);
   if (o.max_rate) {
@@ -441,31 +490,22 @@ load_phase_result run_phase(const endpoint& e, const phase_spec& s, SSL_SESSION*
     p.stopped_after = std::max(p.stopped_after, std::chrono::duration_cast<clock_type::duration>(
                                                     std::chrono::duration<double>(quiet_s)));
   }
-  double cpu_before = cpu_seconds();
   p.start = clock_type::now();
   p.end = p.start + std::chrono::seconds(o.duration_s);
   p.server.last_ok.store(p.start.time_since_epoch().count());
-  int n = std::max(1, std::min(threads, o.concurrency));
-  std::vector<tally> tallies(static_cast<std::size_t>(n));
-  {
-    std::atomic<int> running{n};
-    std::vector<std::jthread> pool;
-    for (int i = 0; i < n; ++i) {
-      int slots = o.concurrency / n + (i < o.concurrency % n ? 1 : 0);
-      pool.emplace_back([&p, &tallies, &running, i, slots] {
-        event_loop(p, slots, tallies[static_cast<std::size_t>(i)]);
-        running.fetch_sub(1);
-      });
-    }
-    if (o.on_tick) tick_while_running(p, running, phase_label(s.kind, s.key), o);
-  }
+}
+
+// The phase's figures from its threads' tallies. The client's CPU share is over `cpu_threads`
+// (the client cores the phase could use), whatever the number of threads.
+load_phase_result summarize(const phase_run& p, const phase_spec& s, std::vector<tally>& tallies,
+                            double cpu_before, int cpu_threads) {
   auto done = clock_type::now();
   double wall_s = std::chrono::duration<double>(done - p.start).count();
   load_phase_result r;
   r.kind = s.kind;
   r.key = s.key;
   r.elapsed_s = std::chrono::duration<double>(std::min(done, p.end) - p.start).count();
-  if (o.stop != nullptr && o.stop->load()) {
+  if (p.stop != nullptr && p.stop->load()) {
     r.state = load_phase_state::interrupted;
   } else if (p.server.stopped.load()) {
     r.state = load_phase_state::server_stopped;
@@ -493,9 +533,94 @@ load_phase_result run_phase(const endpoint& e, const phase_spec& s, SSL_SESSION*
   r.connect_ms = summarize_ms(std::move(all.connect_ms));
   r.handshake_ms = summarize_ms(std::move(all.handshake_ms));
   r.first_byte_ms = summarize_ms(std::move(all.first_byte_ms));
-  if (wall_s > 0) r.client_cpu_share = std::min(1.0, (cpu_seconds() - cpu_before) / (wall_s * n));
+  if (wall_s > 0)
+    r.client_cpu_share = std::min(1.0, (cpu_seconds() - cpu_before) / (wall_s * cpu_threads));
   r.client_bound = r.client_cpu_share >= client_bound_share;
   return r;
+}
+
+// Runs phase `s`: `workers` threads, thread i running body(i, its tally) until the phase ends,
+// while o.on_tick is told how it stands; then its figures.
+template <class Body>
+load_phase_result run_workers(phase_run& p, const phase_spec& s, const load_options& o, int workers,
+                              int cpu_threads, Body body) {
+  double cpu_before = cpu_seconds();
+  start_phase(p, o);
+  std::vector<tally> tallies(static_cast<std::size_t>(workers));
+  {
+    std::atomic<int> running{workers};
+    std::vector<std::jthread> pool;
+    for (int i = 0; i < workers; ++i)
+      pool.emplace_back([&tallies, &running, &body, i] {
+        body(i, tallies[static_cast<std::size_t>(i)]);
+        running.fetch_sub(1);
+      });
+    if (o.on_tick) tick_while_running(p, running, phase_label(s.kind, s.key), o);
+  }
+  return summarize(p, s, tallies, cpu_before, cpu_threads);
+}
+
+load_phase_result run_phase(const endpoint& e, const phase_spec& s, SSL_SESSION* offer,
+                            const load_options& o, int threads) {
+  auto ctx = phase_context(s, o.request, o.max_cert_list_bytes);
+  phase_run p;
+  p.e = &e;
+  p.ctx = ctx.get();
+  p.offer = offer;
+  p.tls13 = is_tls13(s.kind);
+  p.limits.timeout_ms = o.timeout_ms;
+  p.limits.idle_ms = probe_options{}.idle_ms;
+  p.limits.max_response_bytes = probe_options{}.max_response_bytes;
+  p.limits.max_tickets = probe_options{}.max_tickets_per_connection;
+  p.limits.http = o.request;
+  p.limits.stop_after_handshake = true;
+  p.limits.abortive_close = true;
+  int n = std::max(1, std::min(threads, o.concurrency));
+  return run_workers(p, s, o, n, n, [&p, n, &o](int i, tally& t) {
+    int slots = o.concurrency / n + (i < o.concurrency % n ? 1 : 0);
+    event_loop(p, slots, t);
+  });
+}
+
+void record_quic(const phase_run& p, const quic_connection_result& c, tally& t) {
+  if (!note_end(p, c.error, c.handshake_ok, t)) return;
+  if (c.resumed) ++t.resumed;
+  t.handshake_ms.push_back(c.handshake_ms);
+  if (c.http_status) t.first_byte_ms.push_back(c.first_byte_ms);
+}
+
+// One QUIC worker: one connection at a time (run_quic_connection waits for it) until the phase
+// ends, each launched when the phase's pacer allows it.
+void quic_worker(const phase_run& p, const quic_connection_options& c, tally& out) {
+  for (;;) {
+    if ((p.stop != nullptr && p.stop->load()) || p.server.stopped.load()) return;
+    auto now = clock_type::now();
+    if (now >= p.end) return;
+    const double elapsed_s = std::chrono::duration<double>(now - p.start).count();
+    if (!p.pacer.take(elapsed_s)) {
+      // At most 100 ms between looks at the stop flag.
+      const double wait_s = std::clamp(p.pacer.next_s() - elapsed_s, 0.001, 0.1);
+      std::this_thread::sleep_for(std::chrono::duration<double>(wait_s));
+      continue;
+    }
+    auto r = run_quic_connection(p.e->quic_addr, p.e->quic_addr_len, c);
+    // Ctrl-C ends the connection in flight: not a failure of the server's.
+    if (p.stop != nullptr && p.stop->load()) return;
+    record_quic(p, r, out);
+  }
+}
+
+load_phase_result run_quic_phase(const endpoint& e, const phase_spec& s,
+                                 const std::optional<quic_session>& offer, const load_options& o,
+                                 int threads) {
+  phase_run p;
+  p.e = &e;
+  auto c = quic_load_connection(e, o);
+  if (offer) c.offer = &*offer;
+  const int workers = quic_load_workers(o.concurrency);
+  const int cpu_threads = std::max(1, std::min(threads, o.concurrency));
+  return run_workers(p, s, o, workers, cpu_threads,
+                     [&p, &c](int, tally& t) { quic_worker(p, c, t); });
 }
 
 const load_phase_result* measured(const load_result& l, load_phase_kind k,
@@ -518,21 +643,24 @@ double resumed_capacity(const load_phase_result& r, double full_per_s) {
 
 void price(load_result& l, const target_result& probed) {
   using enum load_phase_kind;
-  auto add = [&](load_phase_kind full, load_phase_kind resumed) {
+  // `rate`: the resumption rate the ordinary probe (or the QUIC probe) measured.
+  auto add_at = [&](load_phase_kind full, load_phase_kind resumed, double rate) {
     const auto* f = measured(l, full);
     const auto* r = measured(l, resumed);
-    const run_result* run = resuming_run(probed, resumed);
-    if (f == nullptr || r == nullptr || run == nullptr) return;
+    if (f == nullptr || r == nullptr) return;
     resumption_price p;
     p.full = full;
     p.resumed = resumed;
-    p.resumption_rate = run->rate;
+    p.resumption_rate = rate;
     p.full_per_s = f->connections_per_s;
     p.resumed_per_s = resumed_capacity(*r, p.full_per_s);
     p.today_per_s = capacity_at(p.resumption_rate, p.full_per_s, p.resumed_per_s);
     p.full_resumption_per_s = capacity_at(1.0, p.full_per_s, p.resumed_per_s);
     p.gain = p.today_per_s > 0 ? p.full_resumption_per_s / p.today_per_s - 1 : 0;
     l.prices.push_back(p);
+  };
+  auto add = [&](load_phase_kind full, load_phase_kind resumed) {
+    if (const run_result* run = resuming_run(probed, resumed)) add_at(full, resumed, run->rate);
   };
   add(full_tls13, psk_tls13);
   // TLS 1.2: the mechanism that resumes best in the ordinary probe is what clients get.
@@ -542,28 +670,32 @@ void price(load_result& l, const target_result& probed) {
     add(full_tls12, ticket_tls12);
   else if (i != nullptr)
     add(full_tls12, session_id_tls12);
+  if (probed.quic && probed.quic->resumed > 0) add_at(full_quic, resumed_quic, probed.quic->rate);
+}
+
+// The UDP socket the QUIC probe of `probed` dialled, into `e`; false when it made no handshake.
+bool quic_endpoint(const target& t, const target_result& probed, endpoint& e) {
+  if (!probed.quic || !probed.quic->handshake_ok) return false;
+  e.authority = http_authority(t);
+  // The numeric "ip:port" it reported: no name to resolve again.
+  try {
+    return !resolve_target(parse_target(probed.quic->address), e.quic_addr, e.quic_addr_len);
+  } catch (const std::exception&) {
+    return false;
+  }
 }
 
 }  // namespace
 
-load_result run_load(const target& t, const target_result& probed, const load_options& o) {
-  load_result l;
-  l.duration_s = o.duration_s;
-  l.concurrency = o.concurrency;
-  l.max_rate = o.max_rate;
-  l.request = o.request;
-  int threads = o.threads > 0 ? o.threads : static_cast<int>(std::thread::hardware_concurrency());
-  l.client_threads = std::max(1, std::min(threads, o.concurrency));
-  auto stopped = [&] { return o.stop != nullptr && o.stop->load(); };
-  endpoint e;
-  bool resolved = !resolve_target(t, e.addr, e.addr_len);
-  e.address = probed.address;
-  e.sni = t.sni;
-  if (o.request) e.request = http_request(t);
+namespace {
 
+// The plan: the TCP phases the ordinary probe saw work, the full TLS phase again per key type
+// where the server offers both, then the QUIC phases.
+std::vector<phase_spec> plan_phases(const endpoint& e, bool resolved, const target_result& probed,
+                                    const load_options& o, bool stopped) {
   auto plan = base_phases(probed);
   // Both key types offered: a handshake restricted to each gets a leaf of that type.
-  if (!plan.empty() && resolved && !stopped()) {
+  if (!plan.empty() && resolved && !stopped) {
     phase_spec full = plan.front();  // TLS 1.3 when spoken
     auto probe_key = [&](certificate_key key) {
       auto ctx = phase_context({full.kind, key}, false, o.max_cert_list_bytes);
@@ -576,14 +708,33 @@ load_result run_load(const target& t, const target_result& probed, const load_op
       plan.push_back({full.kind, certificate_key::rsa});
     }
   }
-  if (o.on_plan) {
-    std::vector<std::string> names;
-    for (const auto& s : plan) names.push_back(phase_label(s.kind, s.key));
-    o.on_plan(names);
-  }
+  if (e.quic_addr_len > 0) add_quic_phases(probed, plan);
+  return plan;
+}
 
-  // Once the server stopped answering, a phase runs only after one handshake succeeds.
-  bool server_answers = resolved;
+void price_certificate(load_result& l, const std::vector<phase_spec>& plan) {
+  for (const auto& s : plan) {
+    if (s.key != certificate_key::ecdsa) continue;
+    const auto* pe = measured(l, s.kind, certificate_key::ecdsa);
+    const auto* pr = measured(l, s.kind, certificate_key::rsa);
+    if (pe != nullptr && pr != nullptr) {
+      certificate_price c;
+      c.phase = s.kind;
+      c.ecdsa_per_s = pe->connections_per_s;
+      c.rsa_per_s = pr->connections_per_s;
+      c.gain = c.rsa_per_s > 0 ? c.ecdsa_per_s / c.rsa_per_s - 1 : 0;
+      l.certificate = c;
+    }
+  }
+}
+
+// Runs the planned phases in order into `l.phases`. Once the server stopped answering (over
+// TCP, or over QUIC: each transport on its own), a phase runs only after one handshake
+// succeeds; a resumed phase offers the session of one handshake just before it.
+void run_plan(const target& t, const endpoint& e, bool resolved,
+              const std::vector<phase_spec>& plan, const load_options& o, load_result& l) {
+  auto stopped = [&] { return o.stop != nullptr && o.stop->load(); };
+  bool tcp_answers = resolved, quic_answers = true;
   auto not_run = [&](const phase_spec& s, load_phase_state why, const std::string& error) {
     load_phase_result r;
     r.kind = s.kind;
@@ -600,48 +751,65 @@ load_result run_load(const target& t, const target_result& probed, const load_op
       not_run(s, load_phase_state::not_run_interrupted, "");
       continue;
     }
-    session_ptr offer;
-    if (is_resumed(s.kind) || !server_answers) {
-      auto ctx = phase_context(s, false, o.max_cert_list_bytes);
-      auto first = resolved ? one_handshake(e, ctx.get(), is_tls13(s.kind), o.timeout_ms)
-                            : single_handshake{false, nullptr, EVP_PKEY_NONE,
-                                               "cannot resolve " + t.connect_host};
+    const bool quic = is_quic(s.kind);
+    bool& answers = quic ? quic_answers : tcp_answers;
+    single_handshake first;
+    if (is_resumed(s.kind) || !answers) {
+      if (quic) {
+        first = one_quic_handshake(e, o);
+      } else if (resolved) {
+        auto ctx = phase_context(s, false, o.max_cert_list_bytes);
+        first = one_handshake(e, ctx.get(), is_tls13(s.kind), o.timeout_ms);
+      } else {
+        first.error = "cannot resolve " + t.connect_host;
+      }
       if (stopped()) {
         not_run(s, load_phase_state::not_run_interrupted, "");
         continue;
       }
+      answers = first.ok;
       if (!first.ok) {
-        server_answers = false;
         not_run(s, load_phase_state::not_run_unanswered, first.error);
         continue;
       }
-      server_answers = true;
-      if (is_resumed(s.kind)) {
-        if (!first.session) {
-          not_run(s, load_phase_state::not_run_no_session, "");
-          continue;
-        }
-        offer = std::move(first.session);
+      if (is_resumed(s.kind) && !(quic ? first.quic.has_value() : first.session != nullptr)) {
+        not_run(s, load_phase_state::not_run_no_session, "");
+        continue;
       }
     }
     if (o.on_phase) o.on_phase(phase_label(s.kind, s.key));
-    l.phases.push_back(run_phase(e, s, offer.get(), o, l.client_threads));
-    if (l.phases.back().state == load_phase_state::server_stopped) server_answers = false;
+    l.phases.push_back(quic ? run_quic_phase(e, s, first.quic, o, l.client_threads)
+                            : run_phase(e, s, first.session.get(), o, l.client_threads));
+    if (l.phases.back().state == load_phase_state::server_stopped) answers = false;
   }
-  for (const auto& s : plan) {
-    if (s.key != certificate_key::ecdsa) continue;
-    const auto* pe = measured(l, s.kind, certificate_key::ecdsa);
-    const auto* pr = measured(l, s.kind, certificate_key::rsa);
-    if (pe != nullptr && pr != nullptr) {
-      certificate_price c;
-      c.phase = s.kind;
-      c.ecdsa_per_s = pe->connections_per_s;
-      c.rsa_per_s = pr->connections_per_s;
-      c.gain = c.rsa_per_s > 0 ? c.ecdsa_per_s / c.rsa_per_s - 1 : 0;
-      l.certificate = c;
-    }
+}
+
+}  // namespace
+
+load_result run_load(const target& t, const target_result& probed, const load_options& o) {
+  load_result l;
+  l.duration_s = o.duration_s;
+  l.concurrency = o.concurrency;
+  l.max_rate = o.max_rate;
+  l.request = o.request;
+  int threads = o.threads > 0 ? o.threads : static_cast<int>(std::thread::hardware_concurrency());
+  l.client_threads = std::max(1, std::min(threads, o.concurrency));
+  endpoint e;
+  bool resolved = !resolve_target(t, e.addr, e.addr_len);
+  e.address = probed.address;
+  e.sni = t.sni;
+  if (o.request) e.request = http_request(t);
+  if (quic_endpoint(t, probed, e)) l.quic_concurrency = quic_load_workers(o.concurrency);
+
+  auto plan = plan_phases(e, resolved, probed, o, o.stop != nullptr && o.stop->load());
+  if (o.on_plan) {
+    std::vector<std::string> names;
+    for (const auto& s : plan) names.push_back(phase_label(s.kind, s.key));
+    o.on_plan(names);
   }
-  l.interrupted = stopped();
+  run_plan(t, e, resolved, plan, o, l);
+  price_certificate(l, plan);
+  l.interrupted = o.stop != nullptr && o.stop->load();
   price(l, probed);
   return l;
 }

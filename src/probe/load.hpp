@@ -29,6 +29,17 @@ struct load_tick {
 /// and the phase's rate so far, for a progress line.
 std::string tick_text(const load_tick& t);
 
+/// Most QUIC connections in flight in a QUIC phase (each waits on a thread of its own): -c, up
+/// to this many.
+inline constexpr int max_quic_load_connections = 64;
+
+/// QUIC connections in flight for `-c` `concurrency`.
+inline int quic_load_workers(int concurrency) {
+  return concurrency < 1
+             ? 1
+             : (concurrency > max_quic_load_connections ? max_quic_load_connections : concurrency);
+}
+
 /// Interval between two load_options::on_tick calls, ms.
 inline constexpr int load_tick_ms = 250;
 
@@ -60,8 +71,10 @@ inline constexpr int server_stopped_after_ms = 1000;
 /// Loads `t` after its ordinary probe `probed`. The plan: full handshakes per protocol the
 /// server speaks, each resumption mechanism that resumed in `probed`, and, where two
 /// handshakes restricted to each key type show the server offers both RSA and ECDSA
-/// certificates, full handshakes restricted to each. Then prices resumption and the
-/// certificate choice from the phases measured. Every planned phase is in the result with its
+/// certificates, full handshakes restricted to each; then, where `probed`'s QUIC probe made a
+/// handshake, full QUIC handshakes on its UDP socket, and resumed ones where it resumed. Then
+/// prices resumption (per protocol, and QUIC) and the certificate choice from the phases
+/// measured. Every planned phase is in the result with its
 /// state: each ends `duration_s` after it started (connections still in flight then are given
 /// their timeout and counted as failures when they fail); at once when `*stop` is set
 /// (`interrupted`, the phases after it not run); or when the server stopped answering (no

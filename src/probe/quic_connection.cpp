@@ -617,7 +617,7 @@ void on_handshake(quic_state& st) {
       st.request_queued = false;
     }
   }
-  if (st.o->http && !st.o->stop_after_handshake && !st.request_queued) queue_request(st);
+  if (st.o->http && !st.request_queued) queue_request(st);
 }
 
 // The connection ends: CONNECTION_CLOSE with no error (H3_NO_ERROR after a request).
@@ -643,7 +643,7 @@ quic_clock::duration quiet_time(const quic_state& st) {
 }
 
 bool finished_after_handshake(const quic_state& st, quic_clock::time_point now) {
-  if (st.o->stop_after_handshake) return true;
+  if (st.o->stop_after_handshake) return !st.o->http || st.response_seen;
   bool quiet = now - st.last_data >= quiet_time(st);
   if (!st.o->http) return quiet;
   return st.response_seen && quiet;
@@ -670,11 +670,17 @@ void event_loop(quic_state& st) {
       st.res.error = timeout_text(st);
       return;
     }
+    if (st.o->stop != nullptr && st.o->stop->load()) {
+      st.res.error = "stopped by Ctrl-C or SIGTERM";
+      return;
+    }
     auto wake = st.deadline;
     ngtcp2_tstamp expiry = ngtcp2_conn_get_expiry(st.conn), ts = ngtcp2_now();
     if (expiry != UINT64_MAX)
       wake = std::min(wake, now + std::chrono::nanoseconds(expiry > ts ? expiry - ts : 0));
     if (st.res.handshake_ok) wake = std::min(wake, st.last_data + quiet_time(st));
+    // At most 100 ms between looks at the stop flag.
+    if (st.o->stop != nullptr) wake = std::min(wake, now + std::chrono::milliseconds(100));
     auto wait_ms =
         std::chrono::ceil<std::chrono::milliseconds>(std::max(wake - now, quic_clock::duration{}));
     pollfd p{st.fd, POLLIN, 0};

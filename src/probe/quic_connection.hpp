@@ -8,6 +8,7 @@
 
 #include <sys/socket.h>
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -47,8 +48,11 @@ struct quic_connection_options {
   std::vector<unsigned char> token;     ///< a NEW_TOKEN token to send in the Initial (empty: none)
   std::size_t max_tickets = 64;         ///< more NewSessionTicket messages fail the connection
   std::size_t max_datagrams = 4096;     ///< datagrams read before the connection gives up
-  /// End at the handshake (the load driver): no request, no waiting for tickets.
+  /// The load driver: end at the handshake, or with `http` at the response's HEADERS, without
+  /// waiting for tickets.
   bool stop_after_handshake = false;
+  /// Set (from a signal handler) to end the connection at once, with an error (may be null).
+  const std::atomic<bool>* stop = nullptr;
 };
 
 /// The largest UDP datagram a connection reads; a bigger one is truncated and refused.

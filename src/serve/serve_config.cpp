@@ -78,6 +78,17 @@ probe_module parse_module(const std::string& file, const std::string& name, cons
       o.ocsp = as_bool(file, v, k);
     } else if (k == "http") {
       o.http = as_bool(file, v, k);
+    } else if (k == "quic") {
+      // As probe's --quic / --no-quic: the QUIC figures are exported when this asks for them.
+      const std::string q = as_string(file, v, k);
+      if (q == "always")
+        o.quic = probe::quic_mode::always;
+      else if (q == "alt_svc")
+        o.quic = probe::quic_mode::alt_svc;
+      else if (q == "never")
+        o.quic = probe::quic_mode::never;
+      else
+        fail(file, v, "\"quic\" must be \"always\", \"alt_svc\" or \"never\"");
     } else if (k == "timeout_ms") {
       o.timeout_ms = static_cast<int>(as_int(file, v, k, 1, 600000));
     } else {

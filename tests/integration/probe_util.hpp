@@ -29,6 +29,22 @@ inline std::string tls_server(int port, const tls::pki_paths& pki, const std::st
          "\n  location / { return 200 \"ok\\n\"; }\n}\n";
 }
 
+/// A `server` block with one listen socket pair on `port`, TCP TLS and QUIC (nginx built with
+/// --with-http_v3_module), as tls_server otherwise.
+inline std::string quic_server(int port, const tls::pki_paths& pki, const std::string& extra) {
+  return "server {\n  listen 127.0.0.1:" + std::to_string(port) +
+         " ssl;\n  listen 127.0.0.1:" + std::to_string(port) +
+         " quic;\n  server_name localhost;\n  ssl_protocols TLSv1.2 TLSv1.3;\n" +
+         "  ssl_certificate " + pki.chain + ";\n  ssl_certificate_key " + pki.leaf_key + ";\n  " +
+         extra + "\n  location / { return 200 \"ok\\n\"; }\n}\n";
+}
+
+/// True when nginx `binary` was built with --with-http_v3_module.
+inline bool has_http_v3(const std::string& binary) {
+  auto r = run({binary, "-V"}, "", 10);
+  return (r.out + r.err).find("--with-http_v3_module") != std::string::npos;
+}
+
 /// Probes 127.0.0.1:`port` with SNI localhost through the library.
 inline probe::target_result probe_port(int port, probe::probe_options o) {
   auto t = probe::parse_target("127.0.0.1:" + std::to_string(port), std::string("localhost"));

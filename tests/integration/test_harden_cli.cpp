@@ -198,6 +198,16 @@ TEST_CASE("ngxtls harden --upstream: bad NAME, ADDRESS or HOST exits 2 naming th
       {{"--upstream", "api=10.0.0.5:443", "--upstream-ssl-name", "api=a b"},
        "HOST `a b` must be a host name"},
       {{"--upstream", "api=10.0.0.5:443", "--upstream-keepalive", "0"}, "--upstream-keepalive"},
+      // nginx -t on 1.26.3: `invalid IPv6 address in upstream "[zz]:443"`, `host not found in
+      // upstream "999.1.1.1:443"`, `too long path in the unix domain socket` from 108 bytes.
+      {{"--upstream", "api=[zz]:443"}, "`[zz]` is not an IPv6 address"},
+      {{"--upstream", "api=[fe80::1%eth0]:443"}, "is not an IPv6 address"},
+      {{"--upstream", "api=999.1.1.1:443"}, "`999.1.1.1` is not an IPv4 address"},
+      {{"--upstream", "api=unix:/" + std::string(107, 's')}, "the socket path is 108 bytes"},
+      // The block options without a block to shape.
+      {{"--upstream-ca", "/etc/nginx/backend-ca.pem"}, "give --upstream too"},
+      {{"--upstream-keepalive", "8"}, "give --upstream too"},
+      {{"--upstream-ssl-name", "api=api.internal"}, "give --upstream too"},
   };
   for (const auto& c : cases) {
     auto args = c.args;
@@ -241,4 +251,43 @@ TEST_CASE("ngxtls harden --upstream writes the upstream block and the location, 
   CHECK(r.out.find("location / {") != std::string::npos);
   CHECK(r.out.find("proxy_ssl_name api;") != std::string::npos);  // nginx's default name
   CHECK(r.out.find("WARNING: proxy_ssl_trusted_certificate is a placeholder") != std::string::npos);
+}
+
+TEST_CASE("ngxtls harden --upstream takes what nginx takes and warns of a CA nginx will not find") {
+  // nginx -t (1.26.3) accepts a 107-byte socket path and 1.2.3 (glibc reads it as 1.2.0.3).
+  for (const std::string& address : {"unix:/" + std::string(106, 's'), std::string("1.2.3:443"),
+                                     std::string("[::ffff:1.2.3.4]:443")}) {
+    CAPTURE(address);
+    const auto r = harden({"--nginx-version", "1.26.3", "--upstream", "api=" + address,
+                           "--upstream-ca", "/etc/ssl/certs"});
+    CHECK_MESSAGE(r.exit_code == 0, r.err);
+    CHECK(r.out.find("server " + address + ";") != std::string::npos);
+    // /etc/ssl/certs is a directory: nginx wants a file.
+    CHECK(r.out.find("WARNING: --upstream-ca /etc/ssl/certs is not a file on this machine") !=
+          std::string::npos);
+  }
+  // A relative CA is read from nginx.conf's directory (measured: -c D/conf/nginx.conf with
+  // `proxy_ssl_trusted_certificate ca.pem` fails on D/conf/ca.pem, 1.26.3 and 1.30.6).
+  auto r = harden({"--nginx-version", "1.26.3", "--upstream", "api=10.0.0.5:443", "--upstream-ca",
+                   "backend-ca.pem"});
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.out.find("WARNING: --upstream-ca backend-ca.pem is a relative path") !=
+        std::string::npos);
+  // A CA that is a file here: no warning about it.
+  temp_dir d;
+  d.write("ca.pem", "not read by harden\n");
+  r = harden({"--nginx-version", "1.26.3", "--upstream", "api=10.0.0.5:443", "--upstream-ca",
+              (d.path() / "ca.pem").string()});
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.out.find("WARNING: --upstream-ca") == std::string::npos);
+  CHECK(r.out.find("WARNING: proxy_ssl_trusted_certificate") == std::string::npos);
+  // Two host names in one block: the one proxy_ssl_name is checked against both.
+  r = harden({"--nginx-version", "1.26.3", "--upstream", "api=a.internal:443", "--upstream",
+              "api=b.internal:443"});
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.out.find("proxy_ssl_name a.internal;") != std::string::npos);
+  CHECK(r.out.find("is checked against every server of api, b.internal too") != std::string::npos);
+  r = harden({"--nginx-version", "1.26.3", "--upstream", "api=a.internal:443", "--upstream",
+              "api=b.internal:443", "--upstream-ssl-name", "api=api.internal"});
+  CHECK(r.out.find("is checked against every server") == std::string::npos);
 }

@@ -57,20 +57,6 @@ int free_udp_port() {
   return ntohs(reinterpret_cast<sockaddr_in*>(&addr)->sin_port);
 }
 
-bool has_http_v3(const std::string& binary) {
-  auto r = run({binary, "-V"}, "", 10);
-  return (r.out + r.err).find("--with-http_v3_module") != std::string::npos;
-}
-
-// One listen socket pair (TCP TLS and QUIC) per behaviour.
-std::string quic_server(int port, const tls::pki_paths& pki, const std::string& extra) {
-  return "server {\n  listen 127.0.0.1:" + std::to_string(port) +
-         " ssl;\n  listen 127.0.0.1:" + std::to_string(port) +
-         " quic;\n  server_name localhost;\n  ssl_protocols TLSv1.2 TLSv1.3;\n" +
-         "  ssl_certificate " + pki.chain + ";\n  ssl_certificate_key " + pki.leaf_key + ";\n  " +
-         extra + "\n  location / { return 200 \"ok\\n\"; }\n}\n";
-}
-
 // What QUIC measures on nginx `binary`, each against the TCP prober on the same server.
 // `quic_early_data`: the build's QUIC can do 0-RTT (OpenSSL's own QUIC API, 1.30.x here); nginx's
 // OpenSSL compatibility layer (1.26.3 on OpenSSL 3.0) issues QUIC tickets without early_data.

@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <sstream>
 
 #include "support/nginx_instance.hpp"
@@ -43,24 +44,31 @@ command_result nginx_test(const nginx_version_entry& v, const temp_dir& d,
   return run_nginx({v.binary, "-t", "-p", p, "-c", p + "nginx.conf"}, "", 30);
 }
 
-/// nginx's [emerg] line in `err` (its first line when there is none).
+/// nginx's [emerg] line in `err`, else its [crit] line, else its first line.
 std::string emerg_line(const std::string& err) {
-  const auto at = err.find("[emerg]");
+  auto at = err.find("[emerg]");
+  if (at == std::string::npos) at = err.find("[crit]");
   const auto start = at == std::string::npos ? 0 : at;
   return err.substr(start, err.find('\n', start) - start);
 }
 
 /// lint --format json of `conf` with the version's nginx (and OpenSSL) assumed:
 /// (rule, line, severity, message) of each finding.
+/// `extra` joins the arguments (`--strict-files`); `output`, when given, receives the whole
+/// JSON text.
 nlohmann::json lint_json(const nginx_version_entry& v, const std::filesystem::path& conf,
-                         const std::string& openssl, const std::string& select) {
+                         const std::string& openssl, const std::string& select,
+                         const std::vector<std::string>& extra = {},
+                         std::string* output = nullptr) {
   std::vector<std::string> argv = {ngxtls_binary(), "lint", "--nginx-version", v.version,
                                    "--select",      select, "--format",        "json",
                                    "--fail-on",     "never"};
   if (!openssl.empty()) argv.insert(argv.end(), {"--openssl-version", openssl});
+  argv.insert(argv.end(), extra.begin(), extra.end());
   argv.push_back(conf.string());
   auto r = run(argv);
   REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  if (output) *output = r.out + r.err;
   return nlohmann::json::parse(r.out)["findings"];
 }
 
@@ -193,6 +201,77 @@ void directives_known(const nginx_version_entry& v, const tls::pki_paths& pki) {
     CHECK_MESSAGE(t.exit_code == 0, t.err);
 }
 
+/// quic_host_key naming a missing file, an empty one, a directory, short keys and a 32-byte one
+/// (relative names resolve against the configuration's directory, as nginx's conf prefix):
+/// nginx -t's verdict and quic-host-key-missing's, whose output never holds the key's bytes.
+void host_key_files(const nginx_version_entry& v, const tls::pki_paths& pki) {
+  if (v.slot == "1.22") return;  // no QUIC: directives_known measured the refusal
+  struct key_case {
+    const char* what;
+    std::optional<std::string> content;  // nullopt: no file; "/" a directory
+    const char* nginx_says;              // in nginx -t's stderr; "" when it accepts the key
+    const char* severity;                // of the finding at the directive; "" for none
+    const char* lint_says;
+  };
+  const std::vector<key_case> cases = {
+      {"missing", std::nullopt, "failed (2: No such file or directory)", "error",
+       "is not on this machine: nginx refuses to start (open() "},
+      {"empty", std::string(), "zero key size", "error", "zero key size: nginx refuses to start"},
+      {"a directory", std::string("/"), "failed (21: Is a directory)", "error",
+       "is not a regular file"},
+      {"1 byte", std::string("S"), "", "warning", "holds 1 byte: nginx takes it"},
+      {"15 bytes", std::string("SECRET-15-BYTES"), "", "warning", "holds 15 bytes"},
+      {"16 bytes", std::string("SECRET-16-BYTES!"), "", "", ""},
+      {"32 bytes", std::string("SECRET-32-BYTES-SECRET-32-BYTES!"), "", "", ""}};
+  for (const auto& c : cases) {
+    temp_dir d;
+    if (c.content && *c.content == "/")
+      std::filesystem::create_directory(d.path() / "quic_host.key");
+    else if (c.content)
+      d.write("quic_host.key", *c.content);
+    const std::string conf = nginx_conf(
+        1, server_block(pki, "    listen 127.0.0.1:8443 ssl;\n    listen 127.0.0.1:8443 quic;\n",
+                        "    quic_host_key quic_host.key;\n"));
+    const auto t = nginx_test(v, d, conf);
+    std::cout << "nginx " << v.version << " -t, quic_host_key " << c.what << ": exit "
+              << t.exit_code << (t.exit_code ? ": " + emerg_line(t.err) : "") << std::endl;
+    INFO(c.what << ": " << t.err);
+    const std::string key_path = (d.path() / "quic_host.key").string();
+    if (*c.nginx_says) {
+      CHECK(t.exit_code != 0);
+      CHECK(t.err.find("\"" + key_path + "\"") != std::string::npos);
+      CHECK(t.err.find(c.nginx_says) != std::string::npos);
+      CHECK(t.err.find("nginx.conf:" + std::to_string(line_of(conf, "quic_host_key"))) !=
+            std::string::npos);
+    } else {
+      CHECK(t.exit_code == 0);
+    }
+    std::string output;
+    const auto findings = lint_json(v, d.path() / "nginx.conf", "", "quic-host-key-missing",
+                                    {"--strict-files"}, &output);
+    const auto* f = finding_at(findings, "quic-host-key-missing", line_of(conf, "quic_host_key"));
+    CHECK(findings.size() == (*c.severity ? 1u : 0u));
+    if (*c.severity) {
+      REQUIRE(f);
+      CHECK((*f)["severity"] == c.severity);
+      CHECK((*f)["message"].get<std::string>().find(c.lint_says) != std::string::npos);
+      CHECK((*f)["message"].get<std::string>().find(key_path) != std::string::npos);
+    }
+    // The key's bytes, as text or in hex, appear nowhere in the output.
+    if (c.content && c.content->size() > 1) {
+      CHECK(output.find(*c.content) == std::string::npos);
+      CHECK(output.find(c.content->substr(0, 8)) == std::string::npos);
+      std::string hex;
+      for (unsigned char ch : c.content->substr(0, 6)) {
+        constexpr const char* digits = "0123456789abcdef";
+        hex += digits[ch >> 4];
+        hex += digits[ch & 15];
+      }
+      CHECK(output.find(hex) == std::string::npos);
+    }
+  }
+}
+
 void verdicts(const nginx_version_entry& v) {
   temp_dir keys;
   tls::pki_options o;
@@ -202,6 +281,7 @@ void verdicts(const nginx_version_entry& v) {
   reuseport_twice(v, pki);
   quic_default_without_certificate(v, pki);
   directives_known(v, pki);
+  host_key_files(v, pki);
 }
 
 /// One HTTP/3 request with ngtcp2's client: its output (stderr and stdout joined).
@@ -316,6 +396,115 @@ void live(const nginx_version_entry& v) {
     // 1.30.6 lost 2 of 480 such requests, on a loaded machine (docs/nginx-facts.md#quic): not
     // all, but far from 1.26.3's one in two or three.
     CHECK(shared_socket >= requests - 2);
+}
+
+/// The response headers of `GET uri` over TCP TLS to 127.0.0.1:`port`, lowercased.
+std::string tcp_head(int port, const std::string& name, const std::string& uri) {
+  auto tcp = run({"openssl", "s_client", "-connect", "127.0.0.1:" + std::to_string(port),
+                  "-servername", name, "-quiet", "-ign_eof"},
+                 "GET " + uri + " HTTP/1.0\r\nHost: " + name + "\r\n\r\n", 30);
+  std::string head = tcp.out.substr(0, tcp.out.find("\r\n\r\n"));
+  for (auto& c : head) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return head;
+}
+
+/// Alt-Svc as add_header inheritance and `always` send it, and what the QUIC socket does for
+/// `http3 off` under an Alt-Svc that advertises h3: measured over TCP (openssl s_client) and
+/// QUIC (ngtcp2's client), against quic-not-advertised's findings on the same file.
+void alt_svc_live(const nginx_version_entry& v) {
+  if (v.slot == "1.22" || !std::filesystem::exists(quic_client)) {
+    std::cout << "nginx " << v.version << ": no QUIC or no " << quic_client << std::endl;
+    return;
+  }
+  temp_dir keys;
+  tls::pki_options o;
+  o.dns_names = {"quic.test", "off.test", "default-off.test"};
+  const auto pki = tls::make_pki((keys.path() / "pki").string(), o);
+  const int port = free_port(), off_port = free_port();
+  const std::string p = std::to_string(port), q = std::to_string(off_port);
+  auto listens = [](const std::string& at) {
+    return "    listen 127.0.0.1:" + at + " ssl;\n    listen 127.0.0.1:" + at + " quic;\n";
+  };
+  const std::string cert =
+      "    ssl_certificate " + pki.chain + ";\n    ssl_certificate_key " + pki.leaf_key + ";\n";
+  const std::string conf =
+      nginx_conf(1, "  add_header Alt-Svc 'h3=\":" + p +
+                        "\"; ma=60';\n"
+                        "  server {\n" +
+                        listens(p) + "    server_name quic.test;\n" + cert +
+                        "    location / { return 200 ok; }\n"
+                        "    location /drop { add_header X-Drop 1; return 200 ok; }  # drop\n"
+                        "    location /gone { return 404; }  # gone\n"
+                        "    location /gone-always { add_header Alt-Svc 'h3=\":" +
+                        p +
+                        "\"; ma=60' always; "
+                        "return 404; }\n"
+                        "  }\n"
+                        "  server {\n" +
+                        listens(p) + "    server_name off.test;\n" + cert +
+                        "    http3 off;  # name-based off\n    location / { return 200 ok; }\n  }\n"
+                        "  server {\n" +
+                        listens(q) + "    server_name default-off.test;\n" + cert +
+                        "    add_header Alt-Svc 'h3=\":" + q +
+                        "\"; ma=60' always;\n"
+                        "    http3 off;  # default off\n    location / { return 200 ok; }\n  }\n");
+  nginx_options opts;
+  opts.binary = v.binary;
+  opts.wait_ports = {port, off_port};
+  nginx_instance ngx(conf, opts);
+
+  // add_header inheritance and `always`, over TCP.
+  const bool root = tcp_head(port, "quic.test", "/").find("\nalt-svc: h3=") != std::string::npos;
+  const bool drop = tcp_head(port, "quic.test", "/drop").find("\nalt-svc:") != std::string::npos;
+  const bool gone = tcp_head(port, "quic.test", "/gone").find("\nalt-svc:") != std::string::npos;
+  const bool gone_always =
+      tcp_head(port, "quic.test", "/gone-always").find("\nalt-svc:") != std::string::npos;
+  std::cout << "nginx " << v.version << ": Alt-Svc on / " << root << ", on /drop (own add_header) "
+            << drop << ", on a 404 without always " << gone << ", with always " << gone_always
+            << std::endl;
+  CHECK(root);
+  CHECK_FALSE(drop);
+  CHECK_FALSE(gone);
+  CHECK(gone_always);
+
+  // http3 off, over QUIC: the default server's refuses the handshake, a name-based one's 421.
+  const std::string on = h3_request(port, {});
+  const auto n = run({quic_client, "--exit-on-all-streams-close", "--timeout=3s", "127.0.0.1", p,
+                      "https://off.test/"},
+                     "", 10);
+  const std::string name_based = n.out + n.err;
+  const auto r = run({quic_client, "--exit-on-all-streams-close", "--timeout=3s", "127.0.0.1", q,
+                      "https://default-off.test/"},
+                     "", 10);
+  const std::string default_off = r.out + r.err;
+  const bool refused = default_off.find("CONNECTION_CLOSE") != std::string::npos &&
+                       default_off.find("CRYPTO_ERROR(0x178)") != std::string::npos;
+  const bool misdirected = name_based.find("[:status: 421]") != std::string::npos;
+  std::cout << "nginx " << v.version << ": http3 on answered " << answered(on)
+            << "; http3 off on a name-based server: 421 " << misdirected
+            << "; on the default server: handshake closed with CRYPTO_ERROR 0x178 "
+               "(no_application_protocol) "
+            << refused << std::endl;
+  CHECK(answered(on));
+  CHECK(misdirected);
+  CHECK(refused);
+  CHECK_FALSE(answered(default_off));
+
+  // What the rule says about the same file: each of the four, nothing else.
+  const auto findings = lint_json(v, ngx.conf_path(), "", "quic-not-advertised");
+  INFO(findings.dump(1));
+  const auto message_at = [&](const std::string& marker) {
+    const auto* f = finding_at(findings, "quic-not-advertised", line_of(conf, marker));
+    return f ? (*f)["severity"].get<std::string>() + ": " + (*f)["message"].get<std::string>()
+             : std::string();
+  };
+  CHECK(message_at("# drop").rfind("note: add_header in location /drop replaces", 0) == 0);
+  CHECK(message_at("# gone").rfind("note: Alt-Svc without always", 0) == 0);
+  CHECK(message_at("# gone").find("is not sent with the 404") != std::string::npos);
+  CHECK(message_at("# name-based off").find("421 Misdirected Request") != std::string::npos);
+  CHECK(message_at("# default off").find("the QUIC handshake there fails for every name") !=
+        std::string::npos);
+  CHECK(findings.size() == 4);
 }
 
 /// `check --sandbox` of a server on TCP and QUIC: the QUIC socket runs on a UDP loopback port
@@ -485,4 +674,6 @@ NGINX_VERSION_CASES("check --sandbox judges quic_host_key across reloads and ins
                     check_quic)
 NGINX_VERSION_CASES("check --sandbox serves QUIC listens on UDP loopback ports", sandbox_quic)
 NGINX_VERSION_CASES("QUIC configurations get nginx's verdicts and the QUIC rules agree", verdicts)
+NGINX_VERSION_CASES(
+    "Alt-Svc through add_header inheritance and http3 off measured over TCP and QUIC", alt_svc_live)
 NGINX_VERSION_CASES("HTTP/3 handshake and 0-RTT and Alt-Svc and workers measured with ngtcp2", live)

@@ -314,8 +314,43 @@ void check_judges_upstream_findings(const nginx_version_entry& v) {
         load.at("configured_upstream_connections").get<int>());
 }
 
+/// A finding made for another nginx than the sandbox runs: lint assumes 1.26.3, where an upstream
+/// block without `keepalive` keeps no connection; the sandbox's 1.30.x keeps them by default, so
+/// the stand-in sees one connection for all requests and the judge refutes the finding.
+void check_refutes_a_finding_nginx_disagrees_with(const nginx_version_entry& v) {
+  if (v.slot != "1.30") {
+    std::cout << "nginx " << v.version << ": keeps no upstream connection without keepalive, "
+              << "as 1.26.3 does: nothing to refute" << std::endl;
+    return;
+  }
+  temp_dir dir;
+  tls::pki_options po;
+  po.dns_names = {"front.test"};
+  const auto pki = tls::make_pki((dir.path() / "pki").string(), po);
+  const auto conf =
+      dir.write("nginx.conf",
+                "events {}\nhttp {\n  upstream be { server backend.example.com:443; }\n"
+                "  server {\n    listen 443 ssl; server_name front.test;\n"
+                "    ssl_certificate " +
+                    pki.chain + "; ssl_certificate_key " + pki.leaf_key +
+                    ";\n    location / { proxy_http_version 1.1; proxy_set_header Connection "
+                    "\"\"; proxy_pass https://be; }\n  }\n}\n");
+  const auto r = run({ngxtls_binary(), "check", conf.string(), "--sandbox", "--nginx", v.binary,
+                      "--nginx-version", "1.26.3", "-n", "2", "--no-ocsp", "--format", "json",
+                      "--fail-on", "never", "--select", "upstream-tls-per-request"},
+                     "", 120);
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  CHECK(verdict_of(j, "upstream-tls-per-request", "/ of front.test") ==
+        "refuted: 50 requests through / opened 1 upstream TLS connection: 1 full handshake, 0 "
+        "resumed, no SNI: nginx kept its upstream connections");
+}
+
 }  // namespace
 
+NGINX_VERSION_CASES("check --sandbox refutes an upstream finding the sandbox nginx disagrees with",
+                    check_refutes_a_finding_nginx_disagrees_with)
 NGINX_VERSION_CASES("check --sandbox judges the upstream findings by the stand-ins' counts",
                     check_judges_upstream_findings)
 NGINX_VERSION_CASES("sandbox stand-in upstreams count nginx's upstream TLS handshakes",

@@ -31,6 +31,9 @@ void make_fixture_material(const fs::path& dir) {
   tls::write_ticket_key_file((dir / "keys/k48.key").string(), 48);
   write_random(dir / "keys/short.key", 50, 0600);
   write_random(dir / "keys/open.key", 80, 0644);
+  // QUIC host keys (not .key: the ticket key files are those).
+  write_random(dir / "keys/k8.quic", 8, 0600);     // too short to stay secret
+  write_random(dir / "keys/empty.quic", 0, 0600);  // nginx: "zero key size"
 
   tls::pki_options none;
   auto noocsp = tls::make_pki((dir / "pki/noocsp").string(), none);

@@ -8,6 +8,7 @@ namespace ngxtls::test {
 /// Writes under `dir`:
 ///   keys/k1.key k2.key k3.key  80-byte ticket keys (0600); keys/k1-copy.key same bytes as k1
 ///   keys/k48.key  48 bytes; keys/short.key  50 bytes (invalid); keys/open.key  80 bytes, mode 0644
+///   keys/k8.quic  8 bytes; keys/empty.quic  0 bytes (QUIC host keys nginx takes and refuses)
 ///   pki/noocsp/   root -> intermediate -> leaf without OCSP URL (+ ocsp.der, a good response;
 ///                 leaf-world.key 0644 and leaf-group.key 0640 copies of leaf.key;
 ///                 password-world.txt, 16 random bytes, 0644)

@@ -118,6 +118,7 @@ class load final : public measurement {
           << l.client_threads << (l.client_threads == 1 ? " client thread" : " client threads");
     if (l.max_rate) s.out << ", at most " << per_s(*l.max_rate) << " connections/s";
     if (l.request) s.out << ", one HEAD / per connection";
+    if (l.quic_concurrency > 0) s.out << "; QUIC " << l.quic_concurrency << " in flight";
     if (l.interrupted) s.out << " (interrupted)";
     s.out << "\n";
     for (const auto& p : l.phases) {
@@ -132,8 +133,10 @@ class load final : public measurement {
       if (is_resumed(p.kind)) s.out << ", " << p.resumed << " resumed";
       s.out << ", " << p.failures << (p.failures == 1 ? " failure" : " failures") << ")";
       if (p.handshake_ms.count > 0) {
-        s.out << "; " << quantiles_text("connect", p.connect_ms) << ", "
-              << quantiles_text("handshake", p.handshake_ms);
+        s.out << "; ";
+        // QUIC has no connect of its own: its handshake starts with the first Initial.
+        if (p.connect_ms.count > 0) s.out << quantiles_text("connect", p.connect_ms) << ", ";
+        s.out << quantiles_text("handshake", p.handshake_ms);
         if (p.first_byte_ms.count > 0)
           s.out << ", " << quantiles_text("first byte", p.first_byte_ms);
         s.out << " (median/p90/p99)";
@@ -161,6 +164,7 @@ class load final : public measurement {
                         {"max_rate_per_s", l.max_rate ? nlohmann::json(*l.max_rate) : nullptr},
                         {"request", l.request},
                         {"client_threads", l.client_threads},
+                        {"quic_concurrency", l.quic_concurrency},
                         {"interrupted", l.interrupted}};
     j["phases"] = nlohmann::json::array();
     for (const auto& p : l.phases)

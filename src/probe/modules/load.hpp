@@ -1,8 +1,9 @@
 #pragma once
 // The load module's part of a target's result: handshake capacity measured by the load driver
-// (probe/load.hpp) with fresh TCP connections for a bounded time, per phase (full handshakes,
-// TLS 1.3 PSK, TLS 1.2 ticket, TLS 1.2 session ID), and what resumption and the certificate
-// choice are worth in handshakes per second.
+// (probe/load.hpp) with fresh TCP connections, and QUIC connections where the QUIC probe made
+// one, for a bounded time, per phase (full handshakes, TLS 1.3 PSK, TLS 1.2 ticket, TLS 1.2
+// session ID, full and resumed QUIC), and what resumption and the certificate choice are worth
+// in handshakes per second.
 
 #include <optional>
 #include <string>
@@ -19,8 +20,11 @@ enum class load_phase_kind {
   psk_tls13,         ///< TLS 1.3 resumed by PSK (a ticket from one full handshake)
   ticket_tls12,      ///< TLS 1.2 resumed by session ticket
   session_id_tls12,  ///< TLS 1.2 resumed by session ID (ticket extension off)
+  full_quic,         ///< QUIC (TLS 1.3, ALPN h3) full handshakes on the QUIC probe's UDP port
+  resumed_quic,      ///< QUIC resumed (a session from one full QUIC handshake)
 };
-/// "full_tls13", "full_tls12", "psk_tls13", "ticket_tls12" or "session_id_tls12".
+/// "full_tls13", "full_tls12", "psk_tls13", "ticket_tls12", "session_id_tls12", "full_quic" or
+/// "resumed_quic".
 std::string to_string(load_phase_kind k);
 /// True for the phases that offer a session.
 bool is_resumed(load_phase_kind k);
@@ -47,7 +51,7 @@ enum class load_phase_state {
 /// "not_run_no_session".
 std::string to_string(load_phase_state s);
 
-/// One phase: fresh TCP connections of one kind for the load's duration.
+/// One phase: fresh TCP (or QUIC) connections of one kind for the load's duration.
 struct load_phase_result {
   load_phase_kind kind = load_phase_kind::full_tls13;
   certificate_key key = certificate_key::any;
@@ -56,12 +60,13 @@ struct load_phase_result {
   /// stopped answering, until its last completed connection.
   double elapsed_s = 0;
   int connections = 0;  ///< connections that completed (handshake, and the request)
-  int resumed = 0;      ///< of those, SSL_session_reused() == 1
+  int resumed = 0;      ///< of those, resumed (SSL_session_reused(), QUIC: GnuTLS's)
   int failures = 0;     ///< connections that ended in an error (timeouts included)
   std::optional<std::string> last_error;  ///< text of the last failure
   double connections_per_s = 0;           ///< connections / elapsed_s
-  timing_ms connect_ms;                   ///< connect() until TCP connected
-  timing_ms handshake_ms;                 ///< TCP connected until the TLS handshake completed
+  timing_ms connect_ms;                   ///< connect() until TCP connected (QUIC: count 0)
+  /// TCP connected until the TLS handshake completed; QUIC: first Initial until complete.
+  timing_ms handshake_ms;
   timing_ms first_byte_ms;      ///< request written until the first byte (count 0 without request)
   double client_cpu_share = 0;  ///< client CPU time / (elapsed time * client threads), 0..1
   bool client_bound = false;    ///< the client's threads were busy: the client was the limit
@@ -72,12 +77,12 @@ struct load_phase_result {
 struct resumption_price {
   load_phase_kind full = load_phase_kind::full_tls13;    ///< the phase giving F
   load_phase_kind resumed = load_phase_kind::psk_tls13;  ///< the phase giving R
-  double resumption_rate = 0;                            ///< r, from the ordinary probe
-  double full_per_s = 0;                                 ///< F
-  double resumed_per_s = 0;                              ///< R
-  double today_per_s = 0;                                ///< at rate r
-  double full_resumption_per_s = 0;                      ///< at rate 1 (= R)
-  double gain = 0;  ///< full_resumption_per_s / today_per_s - 1
+  double resumption_rate = 0;        ///< r, from the ordinary probe (QUIC: the QUIC probe's)
+  double full_per_s = 0;             ///< F
+  double resumed_per_s = 0;          ///< R
+  double today_per_s = 0;            ///< at rate r
+  double full_resumption_per_s = 0;  ///< at rate 1 (= R)
+  double gain = 0;                   ///< full_resumption_per_s / today_per_s - 1
 };
 
 /// What the certificate choice is worth: full-handshake capacity with each key type.
@@ -95,7 +100,9 @@ struct load_result {
   std::optional<double> max_rate;  ///< connections/s cap, when asked
   bool request = false;            ///< one HTTP request per connection
   int client_threads = 0;          ///< event loops, one per client core
-  bool interrupted = false;        ///< stopped early (SIGINT): the figures are partial
+  /// QUIC connections in flight in the QUIC phases (min(-c, 64)); 0 without QUIC phases.
+  int quic_concurrency = 0;
+  bool interrupted = false;  ///< stopped early (SIGINT): the figures are partial
   std::vector<load_phase_result> phases;
   std::vector<resumption_price> prices;          ///< per protocol where both F and R were measured
   std::optional<certificate_price> certificate;  ///< when the server offers RSA and ECDSA

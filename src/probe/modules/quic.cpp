@@ -141,25 +141,64 @@ class quic_measurement final : public measurement {
   }
 
   void declare_metrics(metric_set& m) const override {
+    m.declare("ngxtls_quic_probe_success",
+              "1 when a QUIC handshake completed, 0 when none did (the QUIC probe ran)");
     m.declare("ngxtls_quic_resumption_ratio",
               "QUIC resumption attempts that resumed, 0..1 (the QUIC probe)");
+    m.declare("ngxtls_quic_resumption_attempts", "QUIC resumption attempts made");
+    m.declare("ngxtls_quic_resumption_resumed", "QUIC resumption attempts that resumed");
+    m.declare("ngxtls_quic_failed_connections", "QUIC connections that ended with an error");
     m.declare("ngxtls_quic_handshake_seconds",
-              "Median QUIC handshake time, first Initial until complete, by kind (full, resumed)");
+              "QUIC handshake time, first Initial until complete, by kind (full, resumed) and "
+              "stat (median, p90)");
     m.declare("ngxtls_quic_ticket_key_names", "Distinct ticket key names seen over QUIC");
+    m.declare("ngxtls_quic_ticket_lifetime_seconds",
+              "ticket_lifetime of the first NewSessionTicket received over QUIC");
+    m.declare("ngxtls_quic_retry_sent",
+              "1 when the server answered a connection without a token with a Retry");
+    m.declare("ngxtls_quic_new_token_received", "1 when a connection got a NEW_TOKEN frame");
+    m.declare("ngxtls_quic_new_token_validated",
+              "1 when a NEW_TOKEN token spared the next connection its Retry, 0 when it did not");
+    m.declare("ngxtls_quic_early_data_accepted",
+              "With --early-data: 1 when the server accepted 0-RTT on the ticket's first use");
+    m.declare("ngxtls_quic_early_data_replay_answered",
+              "With --early-data: 1 when the replayed 0-RTT request was accepted and answered");
   }
 
   void target_metrics(const target_result& t, const label_set& labels,
                       metric_set& m) const override {
-    if (!t.quic || t.quic->error) return;
+    if (!t.quic) return;
     const auto& q = *t.quic;
-    if (q.attempts > 0) m.add("ngxtls_quic_resumption_ratio", labels, q.rate);
-    if (q.full_handshake_ms.count > 0)
-      m.add("ngxtls_quic_handshake_seconds", with_label(labels, "kind", "full"),
-            q.full_handshake_ms.median / 1000.0);
-    if (q.resumed_handshake_ms.count > 0)
-      m.add("ngxtls_quic_handshake_seconds", with_label(labels, "kind", "resumed"),
-            q.resumed_handshake_ms.median / 1000.0);
+    m.add("ngxtls_quic_probe_success", labels, q.handshake_ok && !q.error ? 1 : 0);
+    m.add("ngxtls_quic_failed_connections", labels, q.failed_connections);
+    if (!q.handshake_ok) return;
+    if (q.attempts > 0) {
+      m.add("ngxtls_quic_resumption_ratio", labels, q.rate);
+      m.add("ngxtls_quic_resumption_attempts", labels, q.attempts);
+      m.add("ngxtls_quic_resumption_resumed", labels, q.resumed);
+    }
+    handshake_metrics(m, with_label(labels, "kind", "full"), q.full_handshake_ms);
+    handshake_metrics(m, with_label(labels, "kind", "resumed"), q.resumed_handshake_ms);
     m.add("ngxtls_quic_ticket_key_names", labels, static_cast<double>(q.ticket_key_names.size()));
+    if (q.ticket_lifetime_hint_s)
+      m.add("ngxtls_quic_ticket_lifetime_seconds", labels, *q.ticket_lifetime_hint_s);
+    m.add("ngxtls_quic_retry_sent", labels, q.retry ? 1 : 0);
+    m.add("ngxtls_quic_new_token_received", labels, q.new_token_received ? 1 : 0);
+    // Only where there was a Retry to skip and the token's connection completed.
+    if (q.retry && q.retry_with_token)
+      m.add("ngxtls_quic_new_token_validated", labels, *q.retry_with_token ? 0 : 1);
+    if (q.early_data_tried) {
+      m.add("ngxtls_quic_early_data_accepted", labels,
+            q.early_first.outcome == early_data_outcome::accepted ? 1 : 0);
+      m.add("ngxtls_quic_early_data_replay_answered", labels, q.early_replay_answered ? 1 : 0);
+    }
+  }
+
+ private:
+  static void handshake_metrics(metric_set& m, const label_set& l, const timing_ms& t) {
+    if (t.count == 0) return;
+    m.add("ngxtls_quic_handshake_seconds", with_label(l, "stat", "median"), t.median / 1000.0);
+    m.add("ngxtls_quic_handshake_seconds", with_label(l, "stat", "p90"), t.p90 / 1000.0);
   }
 };
 
