@@ -579,6 +579,7 @@ std::pair<std::string, std::string> verdict_of(const nlohmann::json& doc, const 
 
 /// The `quic` record of the QUIC probe of the report's one QUIC socket.
 nlohmann::json quic_of(const nlohmann::json& doc) {
+  REQUIRE(doc.contains("quic_probe"));
   const auto& targets = doc["quic_probe"]["targets"];
   REQUIRE(targets.size() == 1);
   return targets[0]["quic"];
