@@ -267,6 +267,9 @@ void for_each_named_file(const config::config& cfg, Visit visit) {
 struct tls_files {
   std::vector<std::string> certificates;
   std::vector<std::string> keys;
+  /// Certificate and key paths stat() failed on, with its errno: file_facts learns them as
+  /// unreadable without a stat of its own.
+  std::vector<std::pair<std::string, int>> unstatable;
 };
 
 // check_named_files(), collecting the certificate and key files on the way: one walk of the
@@ -279,7 +282,12 @@ tls_files check_and_list_named_files(const model::model& m) {
   for_each_named_file(
       cfg, [&](const config::directive& d, std::string_view name, std::string path) {
         auto it = verdicts.find(path);
-        if (it == verdicts.end()) it = verdicts.emplace(path, tls::refused_file_reason(path)).first;
+        if (it == verdicts.end()) {
+          int stat_errno = 0;
+          it = verdicts.emplace(path, tls::refused_file_reason(path, stat_errno)).first;
+          if (stat_errno != 0 && (name == "ssl_certificate" || name == "ssl_certificate_key"))
+            out.unstatable.emplace_back(path, stat_errno);
+        }
         if (!it->second.empty())
           throw input_error(
               cfg.where(d),
@@ -312,6 +320,8 @@ run_result run_counted(const rule_catalog& catalog, const model::model& m, const
   context ctx(m, opts);
   // Every certificate and key decoded on the rule threads before the rules run: with a
   // thousand distinct files, decoding them one at a time as rules asked dominated the run.
+  for (const auto& [path, stat_errno] : named.unstatable)
+    ctx.files().learn_unstatable(path, stat_errno);
   ctx.files().prefetch(named.certificates, named.keys, threads);
   run_result result;
   std::vector<finding>& out = result.findings;

@@ -1,8 +1,11 @@
 #include "engine/file_facts.hpp"
 
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <cstring>
 #include <exception>
 #include <set>
 #include <thread>
@@ -20,10 +23,11 @@ struct file_facts::cache {
   std::mutex mu;  ///< guards `slots` only, never held while a file is read
   std::map<std::string, std::unique_ptr<slot>> slots;
 
-  // The lookup of `key`, made by read(key) on first use. Entries are never erased, so a
-  // reference stays valid; a second caller of the same key waits for the first.
+  // The lookup of `key`, filled by fill(key, lookup) on first use (fill may also throw; the
+  // error is kept then). Entries are never erased, so a reference stays valid; a second caller
+  // of the same key waits for the first.
   template <class F>
-  const lookup<T>& get(const std::string& key, F read) {
+  const lookup<T>& fill(const std::string& key, F fill) {
     slot* s = nullptr;
     {
       const std::lock_guard<std::mutex> lock(mu);
@@ -33,7 +37,7 @@ struct file_facts::cache {
     }
     std::call_once(s->once, [&] {
       try {
-        s->value.facts = read(key);
+        fill(key, s->value);
       } catch (const tls::file_error& e) {
         s->value.missing = e.missing();
         s->value.error = e.reason();
@@ -42,6 +46,11 @@ struct file_facts::cache {
       }
     });
     return s->value;
+  }
+  // The lookup of `key`, made by read(key) on first use.
+  template <class F>
+  const lookup<T>& get(const std::string& key, F read) {
+    return fill(key, [&](const std::string& k, lookup<T>& out) { out.facts = read(k); });
   }
 };
 
@@ -57,28 +66,64 @@ file_facts::~file_facts() = default;
 
 namespace {
 
-// Fails a lookup made from `from` for the same reason `from` failed.
-template <class U>
-[[noreturn]] void fail_like(const std::string& path, const lookup<U>& from) {
-  throw tls::file_error(path, from.error, from.missing ? ENOENT : 0);
+// Copies why `from` failed into `to`: a lookup that rests on another fails as it did. A config
+// naming thousands of certificate files this machine lacks fails each of them this way,
+// without an exception per lookup.
+template <class T, class U>
+void fail_like(lookup<T>& to, const lookup<U>& from) {
+  to.missing = from.missing;
+  to.error = from.error;
+}
+
+// False, with `out` failed as tls::read_file_bounded fails (the errno's text; missing for
+// ENOENT), when `path` cannot be stat()ed: the common case of a config linted without its
+// secrets, told apart without throwing.
+template <class T>
+void fail_unstatable(lookup<T>& out, int stat_errno) {
+  out.missing = stat_errno == ENOENT;
+  out.error = std::strerror(stat_errno);
+}
+
+template <class T>
+bool can_stat(const std::string& path, lookup<T>& out) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0) return true;
+  fail_unstatable(out, errno);
+  return false;
 }
 
 }  // namespace
 
 const lookup<std::vector<tls::x509_ptr>>& file_facts::x509s(const std::string& path) {
-  return x509s_->get(path, [](const std::string& p) { return tls::read_certificates(p); });
+  return x509s_->fill(path, [](const std::string& p, lookup<std::vector<tls::x509_ptr>>& out) {
+    if (can_stat(p, out)) out.facts = tls::read_certificates(p);
+  });
 }
 
 const lookup<tls::private_key_file>& file_facts::private_key(const std::string& path) {
-  return private_keys_->get(path, [](const std::string& p) { return tls::read_private_key(p); });
+  return private_keys_->fill(path, [](const std::string& p, lookup<tls::private_key_file>& out) {
+    if (can_stat(p, out)) out.facts = tls::read_private_key(p);
+  });
+}
+
+void file_facts::learn_unstatable(const std::string& path, int stat_errno) {
+  x509s_->fill(path, [&](const std::string&, lookup<std::vector<tls::x509_ptr>>& out) {
+    fail_unstatable(out, stat_errno);
+  });
+  private_keys_->fill(path, [&](const std::string&, lookup<tls::private_key_file>& out) {
+    fail_unstatable(out, stat_errno);
+  });
 }
 
 const lookup<std::vector<tls::certificate_info>>& file_facts::certificate(const std::string& path) {
-  return certs_->get(path, [this](const std::string& p) -> std::vector<tls::certificate_info> {
-    const auto& read = x509s(p);
-    if (!read.facts) fail_like(p, read);
-    return tls::inspect_certificates(*read.facts);
-  });
+  return certs_->fill(
+      path, [this](const std::string& p, lookup<std::vector<tls::certificate_info>>& out) {
+        const auto& read = x509s(p);
+        if (read.facts)
+          out.facts = tls::inspect_certificates(*read.facts);
+        else
+          fail_like(out, read);
+      });
 }
 
 const lookup<tls::ticket_key_info>& file_facts::ticket_key(const std::string& path) {
@@ -93,14 +138,15 @@ const lookup<int>& file_facts::dhparam(const std::string& path) {
 const lookup<std::optional<std::string>>& file_facts::key_match(const std::string& cert,
                                                                 const std::string& key) {
   // The cache key joins both paths; a NUL cannot occur in a path.
-  return key_matches_->get(cert + std::string(1, '\0') + key,
-                           [&](const std::string&) -> std::optional<std::string> {
-                             const auto& c = x509s(cert);
-                             if (!c.facts) fail_like(cert, c);
-                             const auto& k = private_key(key);
-                             if (!k.facts) fail_like(key, k);
-                             return tls::key_matches_certificate(c.facts->front().get(), *k.facts);
-                           });
+  return key_matches_->fill(cert + std::string(1, '\0') + key,
+                            [&](const std::string&, lookup<std::optional<std::string>>& out) {
+                              const auto& c = x509s(cert);
+                              if (!c.facts) return fail_like(out, c);
+                              const auto& k = private_key(key);
+                              if (!k.facts) return fail_like(out, k);
+                              out.facts =
+                                  tls::key_matches_certificate(c.facts->front().get(), *k.facts);
+                            });
 }
 
 std::optional<bool> file_facts::issuer_available(const std::string& chain,

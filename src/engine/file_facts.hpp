@@ -47,6 +47,9 @@ struct file_facts {
   /// first). Each file is read once, however many pairs name it.
   const lookup<std::optional<std::string>>& key_match(const std::string& cert,
                                                       const std::string& key);
+  /// Records that stat() of `path` failed with `stat_errno`: its certificate and private key
+  /// lookups fail as reading it would (missing for ENOENT), without another stat().
+  void learn_unstatable(const std::string& path, int stat_errno);
   /// Reads and decodes the certificate files `certificates` and the private key files `keys`
   /// on up to `threads` threads (at least one), so that later lookups find them decoded.
   void prefetch(const std::vector<std::string>& certificates, const std::vector<std::string>& keys,

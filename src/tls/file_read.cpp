@@ -39,8 +39,17 @@ struct fd_guard {
 }  // namespace
 
 std::string refused_file_reason(const std::string& path, std::size_t max_bytes) {
+  int stat_errno = 0;
+  return refused_file_reason(path, stat_errno, max_bytes);
+}
+
+std::string refused_file_reason(const std::string& path, int& stat_errno, std::size_t max_bytes) {
   struct stat sb {};
-  if (::stat(path.c_str(), &sb) != 0) return {};
+  stat_errno = 0;
+  if (::stat(path.c_str(), &sb) != 0) {
+    stat_errno = errno;
+    return {};
+  }
   return reason_for(sb, max_bytes);
 }
 

@@ -23,5 +23,9 @@ std::string read_file_bounded(const std::string& path, std::size_t max_bytes = m
 /// within `max_bytes`, a directory, or cannot be stat()ed (the read reports those).
 std::string refused_file_reason(const std::string& path,
                                 std::size_t max_bytes = max_tls_file_bytes);
+/// refused_file_reason(), also setting `stat_errno` to the errno of a failed stat() (0 when
+/// it succeeded): a caller that learns a file is missing needs not stat it again.
+std::string refused_file_reason(const std::string& path, int& stat_errno,
+                                std::size_t max_bytes = max_tls_file_bytes);
 
 }  // namespace ngxtls::tls
