@@ -44,8 +44,13 @@ proxy_set_header Early-Data $ssl_early_data;  # let the application answer 425 T
 or `ssl_early_data off;`.
 
 ## How the prober confirms it
-Not yet: `ngxtls probe --quic` measures QUIC resumption and 0-RTT by hand, but no judge holds
-this rule against it.
+`ngxtls check --sandbox` runs the QUIC probe on each QUIC socket of the server and sends `HEAD /`
+as 0-RTT with a ticket that allows it, then replays it. 0-RTT accepted confirms the finding
+that says the build accepts it (1.30.6 with OpenSSL 3.6: accepted, the replay answered 200) and
+refutes the one that says it has none; tickets that allow no 0-RTT (1.26.3 through the
+compatibility layer: `max_early_data` 0) or 0-RTT rejected the other way round.
+tests/integration/test_quic_nginx.cpp "check --sandbox judges quic_host_key across reloads and
+instances and 0-RTT".
 
 ## Source
 docs/nginx-facts.md#quic (measured with ngtcp2's example client: 0-RTT rejected by 1.26.3 with
@@ -107,7 +112,7 @@ engine::rule quic_early_data() {
                  "ssl_early_data on over QUIC: replayable 0-RTT, or none with the OpenSSL "
                  "compatibility layer",
                  doc, check};
-  r.confirmed_by = engine::probe_question::none;
+  r.confirmed_by = engine::probe_question::quic_early_data;
   r.costs_resumption = false;
   return r;
 }

@@ -161,6 +161,42 @@ bool judge_upstream(checked_finding& c, engine::probe_question q, const judge_op
   }
 }
 
+// The QUIC probes of the finding's QUIC sockets (by config port): under its server name, else
+// the ones without SNI, else all of them (the host key and 0-RTT settings of a QUIC socket are its
+// default server's, docs/nginx-facts.md#quic).
+std::vector<const probe::target_result*> relevant_quic(const engine::finding& f,
+                                                       const judge_options& o) {
+  std::vector<const probe::target_result*> byname, nosni, all;
+  for (const auto& r : o.quic) {
+    if (!r.quic) continue;
+    int port = judges::port_of(r.quic->address);
+    if (auto it = o.quic_port_map.find(port); it != o.quic_port_map.end()) port = it->second;
+    if (!f.ports.empty() && std::find(f.ports.begin(), f.ports.end(), port) == f.ports.end())
+      continue;
+    all.push_back(&r);
+    if (!f.server.empty() && judges::name_matches(f.server, r.sni)) byname.push_back(&r);
+    if (r.sni.empty()) nosni.push_back(&r);
+  }
+  if (!byname.empty()) return byname;
+  return nosni.empty() ? all : nosni;
+}
+
+// The QUIC questions, judged by the QUIC probes; false for every other question.
+bool judge_quic(checked_finding& c, engine::probe_question q, const judge_options& o) {
+  if (q != engine::probe_question::quic_tokens_kept && q != engine::probe_question::quic_early_data)
+    return false;
+  const auto rs = relevant_quic(c.finding, o);
+  if (rs.empty())
+    c.reason =
+        "no QUIC socket of this finding was probed (QUIC is probed in check --sandbox, with an "
+        "nginx built with HTTP/3)";
+  else if (q == engine::probe_question::quic_tokens_kept)
+    judges::quic_tokens_kept(c, rs, o);
+  else
+    judges::quic_early_data(c, rs);
+  return true;
+}
+
 }  // namespace
 
 engine::probe_question question_of(const engine::finding& f, const engine::rule_catalog* catalog) {
@@ -197,6 +233,8 @@ bool answers(engine::probe_question q) {
     case engine::probe_question::upstream_resumption:
     case engine::probe_question::upstream_sni:
     case engine::probe_question::upstream_verification:
+    case engine::probe_question::quic_tokens_kept:
+    case engine::probe_question::quic_early_data:
       return true;
   }
   return false;
@@ -230,6 +268,8 @@ std::vector<checked_finding> judge(const std::vector<engine::finding>& findings,
       judges::session_crosses_names(c, options);  // the crossing probes, not the main ones
     } else if (judge_upstream(c, q, options)) {
       // The stand-in upstreams' counts, not the probes of nginx's own sockets.
+    } else if (judge_quic(c, q, options)) {
+      // The QUIC probes of the finding's QUIC sockets.
     } else if (rs.empty()) {
       c.reason = f.ports.empty() ? "no target could be probed"
                                  : "no probed endpoint serves this finding's listen socket";
@@ -299,6 +339,8 @@ std::vector<checked_finding> judge(const std::vector<engine::finding>& findings,
         case engine::probe_question::upstream_resumption:
         case engine::probe_question::upstream_sni:
         case engine::probe_question::upstream_verification:
+        case engine::probe_question::quic_tokens_kept:
+        case engine::probe_question::quic_early_data:
         case engine::probe_question::none:
           c.reason = "no probe measures this rule";
           break;

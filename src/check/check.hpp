@@ -162,6 +162,12 @@ struct judge_options {
   /// Sandbox: the TLS upstreams measured through stand-ins (upstream findings' judges match
   /// them by the finding's *_pass fact).
   std::vector<upstream_measurement> upstreams;
+  /// Sandbox: the QUIC probe of each QUIC socket it serves, per server name (only
+  /// target_result::quic is set; with --reload, made after the reload, carrying what was taken
+  /// before it). The QUIC judges read these, never the TCP probes.
+  std::vector<probe::target_result> quic;
+  /// Sandbox: probed UDP port -> port of the linted config's QUIC listen socket.
+  std::map<int, int> quic_port_map;
   /// The catalog the findings' rules come from (their rule::confirmed_by); null: the built-in.
   const engine::rule_catalog* catalog = nullptr;
 };
@@ -211,6 +217,12 @@ bool answers(engine::probe_question q);
 ///   socket, or (a server written without ssl) by a TLS handshake under its name, unless the
 ///   sandbox added the ssl flag there (options.ssl_added_ports).
 /// - obsolete-directive: confirmed by a [warn] of nginx -t at the same line.
+/// - quic-host-key-missing (options.quic): with quic_retry on, confirmed when a NEW_TOKEN token
+///   offered after the reload (--reload) or to the other instance (--instances 2) is answered
+///   with a Retry, refuted when every offer is taken without one; not testable without
+///   quic_retry (nginx asks for no token) or on one instance without --reload.
+/// - quic-early-data (options.quic): 0-RTT over QUIC accepted or rejected, against what the
+///   finding says the build does.
 /// - a finding at a directive nginx -t rejected (options.rejected): confirmed by nginx's message.
 /// - a finding of a server the sandbox did not start (options.untested): not testable.
 /// - everything else: not testable.

@@ -14,6 +14,7 @@
 #include "check/upstreams.hpp"
 #include "config/values.hpp"
 #include "engine/engine.hpp"
+#include "probe/plan.hpp"
 #include "probe/target.hpp"
 #include "sandbox/sandbox.hpp"
 #include "sandbox/sandbox_process.hpp"
@@ -119,11 +120,66 @@ void aim_at_endpoints(session& s) {
     }
 }
 
+// One target per sandbox QUIC socket and server name, at most --max-names.
+std::vector<probe::target> quic_targets(const session& s) {
+  std::vector<probe::target> out;
+  for (const auto& sock : s.sb->quic_sockets())
+    for (const auto& n : sock.names) {
+      if (out.size() >= static_cast<std::size_t>(s.req.max_names)) return out;
+      const std::string addr = "127.0.0.1:" + std::to_string(sock.port);
+      out.push_back(n.empty() ? probe::parse_target(addr) : probe::parse_target(addr, n));
+    }
+  return out;
+}
+
+// The QUIC probe of one QUIC socket and name (its UDP port is the target's), offering `carried`
+// first when given.
+probe::target_result quic_probe_of(const session& s, const probe::target& t,
+                                   const probe::quic_credentials* carried) {
+  probe::target_result r;
+  r.target = t.text;
+  r.sni = t.sni;
+  auto po = s.po;
+  po.quic = probe::quic_mode::always;
+  po.quic_carried = carried;
+  probe::probe_quic(t, r, po);
+  if (r.quic) r.address = r.quic->address;
+  return r;
+}
+
+// "port SNI" of a target: what a session or token taken before a reload is offered to after it.
+std::string reload_key(const probe::target& t) {
+  return std::to_string(t.port) + " " + t.sni;
+}
+
+// Before a reload: what each QUIC socket and name gives a client to bring back.
+std::map<std::string, probe::quic_credentials> take_quic_credentials(const session& s) {
+  std::map<std::string, probe::quic_credentials> out;
+  for (const auto& t : quic_targets(s)) {
+    auto r = quic_probe_of(s, t, nullptr);
+    if (r.quic && !r.quic->error) out[reload_key(t)] = r.quic->credentials;
+  }
+  return out;
+}
+
+// The QUIC probes after the TCP ones (after the reload with --reload, offering `taken`).
+void probe_quic_sockets(session& s, const std::map<std::string, probe::quic_credentials>* taken) {
+  if (!s.sb || s.sb->quic_sockets().empty()) return;
+  step(s, "probing " + std::to_string(s.sb->quic_sockets().size()) + " QUIC socket" +
+              (s.sb->quic_sockets().size() == 1 ? "" : "s"));
+  for (const auto& t : quic_targets(s)) {
+    const probe::quic_credentials* carried = nullptr;
+    if (taken)
+      if (auto it = taken->find(reload_key(t)); it != taken->end()) carried = &it->second;
+    s.out.quic_probes.push_back(quic_probe_of(s, t, carried));
+  }
+}
+
 // Takes a session per target, reloads every master (into the new config with --baseline),
 // then offers it again (docs/nginx-facts.md#ticket-keys-per-instance; ticket key rotation).
 void probe_across_reload(session& s) {
   std::map<std::string, std::string> saved;  // "port SNI" -> session file
-  auto key = [](const probe::target& t) { return std::to_string(t.port) + " " + t.sni; };
+  const auto key = reload_key;
   for (std::size_t i = 0; i < s.targets.size(); ++i) {
     auto p1 = s.po;
     p1.sess_out = s.sb->run_dir() + "/session-" + std::to_string(i) + ".pem";
@@ -135,6 +191,7 @@ void probe_across_reload(session& s) {
                             " gave no session to save before the reload: " + e.what());
     }
   }
+  const auto quic_taken = take_quic_credentials(s);
   if (s.swap) {
     s.sb->reload_into(*s.out.lint.models.front());
     s.targets = sandbox_targets(s);
@@ -147,6 +204,7 @@ void probe_across_reload(session& s) {
     auto r = probe::run_probe({t}, p2);
     s.out.probes.insert(s.out.probes.end(), r.begin(), r.end());
   }
+  probe_quic_sockets(s, &quic_taken);
 }
 
 void probe_targets(session& s) {
@@ -169,6 +227,7 @@ void probe_targets(session& s) {
   else if (!s.targets.empty())
     s.out.probes = probe::run_probe(s.targets, s.po);
   s.po.on_progress = nullptr;
+  if (s.sb && !(s.req.reload || s.swap)) probe_quic_sockets(s, nullptr);
 }
 
 // A private directory for session files: the sandbox's run directory, else a new one removed
@@ -351,6 +410,9 @@ void judge_findings(session& s) {
   s.jo.several_endpoints = s.req.sandbox ? s.req.instances > 1 : s.dial_count > 1;
   s.jo.session_from_file = s.req.probe.sess_in.has_value() || s.swap;
   s.jo.reload = s.req.reload || s.swap;
+  s.jo.quic = s.out.quic_probes;
+  if (s.sb)
+    for (const auto& k : s.sb->quic_sockets()) s.jo.quic_port_map[k.port] = k.original_port;
   if (s.sb) sandbox_evidence(s);
   auto& findings = s.out.lint.findings.front();
   step(s, "judging the findings");

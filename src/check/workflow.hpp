@@ -90,8 +90,10 @@ struct check_run {
   /// The lint findings, then those only the probe made (probe_findings), each with its verdict.
   std::vector<checked_finding> checked;
   std::vector<probe::target_result> probes;  ///< every target probed
-  std::vector<std::string> key_names;        ///< which configured key file sealed the live tickets
-  std::vector<std::string> notes;            ///< what was not tested and why
+  /// --sandbox: the QUIC probe of each QUIC socket served, per server name (only `quic` set).
+  std::vector<probe::target_result> quic_probes;
+  std::vector<std::string> key_names;  ///< which configured key file sealed the live tickets
+  std::vector<std::string> notes;      ///< what was not tested and why
   /// What stops nginx and no lint finding predicted (nginx -t rejections).
   std::vector<std::string> errors;
   std::optional<sandbox_summary> sandbox;  ///< set by --sandbox

@@ -67,6 +67,7 @@ report::check_report report_of(check::check_run& run) {
   rep.errors = std::move(run.errors);
   rep.sandbox = std::move(run.sandbox);
   rep.upstreams = std::move(run.upstreams);
+  rep.quic_probes = std::move(run.quic_probes);
   rep.nginx_test = std::move(run.nginx_test);
   return rep;
 }

@@ -69,6 +69,10 @@ std::string to_string(probe_question q) {
       return "upstream_sni";
     case probe_question::upstream_verification:
       return "upstream_verification";
+    case probe_question::quic_tokens_kept:
+      return "quic_tokens_kept";
+    case probe_question::quic_early_data:
+      return "quic_early_data";
   }
   return "?";
 }
@@ -156,6 +160,21 @@ std::string describe(probe_question q) {
       return "`ngxtls check --sandbox` points a copy of the location at a stand-in TLS server "
              "whose certificate is issued for another name (wrong-name.ngxtls.invalid) and sends "
              "50 requests: nginx completing them confirms it, 502 Bad Gateway refutes it";
+    case probe_question::quic_tokens_kept:
+      return "`ngxtls check --sandbox` runs the QUIC probe on each QUIC socket it serves: with "
+             "`--reload` it takes a NEW_TOKEN token and a session before `nginx -s reload` and "
+             "offers them 8 times after it, with `--instances 2` it offers one instance's token "
+             "8 times, each from a new UDP port, so that both instances get it. With `quic_retry "
+             "on`, offers answered with a Retry although they carried the token confirm it, "
+             "offers taken without one refute it; without `quic_retry` nginx asks no client for "
+             "a token, so a token it cannot read costs nothing visible and the verdict is not "
+             "testable; one instance without `--reload` shows no second key (not testable)";
+    case probe_question::quic_early_data:
+      return "`ngxtls check --sandbox` runs the QUIC probe on each QUIC socket of the server "
+             "and sends `HEAD /` as 0-RTT with a ticket that allows it, then replays it: 0-RTT "
+             "accepted (and the replay answered) confirms a finding that says the build accepts "
+             "0-RTT over QUIC and refutes one that says it has none; 0-RTT rejected, or tickets "
+             "that allow none, the other way round";
   }
   return "?";
 }

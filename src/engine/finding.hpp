@@ -48,6 +48,9 @@ enum class probe_question {
   upstream_sni,                 ///< does nginx send SNI to the upstream?
   upstream_verification,        ///< does nginx complete requests to an upstream whose certificate
                                 ///< is for another name?
+  quic_tokens_kept,             ///< is a QUIC NEW_TOKEN token taken again by another instance, or
+                                ///< after a reload, without a Retry?
+  quic_early_data,              ///< is 0-RTT over QUIC accepted, and a replay answered?
 };
 /// "none", "nginx_t_verdict", ... (the enumerator's name).
 std::string to_string(probe_question q);

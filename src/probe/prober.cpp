@@ -699,6 +699,7 @@ void probe_quic(const target& t, target_result& r, const probe_options& options)
   o.total_timeout_ms = options.total_timeout_ms;
   o.http = options.http;
   o.early_data = options.early_data;
+  o.carried = options.quic_carried;
   o.sni = t.sni;
   o.authority = http_authority(t);
   o.stop = options.stop;

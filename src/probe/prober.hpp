@@ -66,6 +66,9 @@ struct probe_options {
   /// The QUIC probe (probe/quic_probe.hpp): its handshakes, resumption attempts (`attempts`),
   /// Retry and NEW_TOKEN, and 0-RTT with `early_data`.
   quic_mode quic = quic_mode::alt_svc;
+  /// A QUIC token and session taken earlier (check --sandbox --reload: before the reload),
+  /// offered before the QUIC probe's own connections (quic_probe_options::carried); null: none.
+  const quic_credentials* quic_carried = nullptr;
   bool ocsp = true;                        ///< ask for staples (--no-ocsp: don't)
   int ocsp_min_wait_ms = 2000;             ///< keep retrying at least this long before "absent", ms
   int ocsp_min_connections = 4;            ///< and at least this many connections

@@ -126,6 +126,37 @@ quic_connection_result connect_once(quic_plan& p, const quic_connection_options&
   return res;
 }
 
+// `creds` offered o->token_offers times, one connection after another (each from a new UDP
+// port: behind a shared reuseport socket they reach the instances in turn). The first completed
+// offer sets `first`'s retry_with_token and token_resumed when `first` is given.
+quic_token_offers offer_credentials(quic_plan& p, const quic_credentials& creds,
+                                    quic_result* first) {
+  quic_token_offers out;
+  auto c = connection_options(p);
+  c.token = creds.token;
+  c.offer = creds.session ? &*creds.session : nullptr;
+  for (int i = 0; i < p.o->token_offers && std::chrono::steady_clock::now() < p.deadline; ++i) {
+    auto t = connect_once(p, c, quic_role::attempt);
+    ++out.offered;
+    if (!t.handshake_ok) {
+      if (t.server_close && t.server_close->rfind("0xb ", 0) == 0) ++out.invalid_token;
+      const std::string why = t.error ? *t.error : "no QUIC handshake";
+      if (out.errors.size() < max_errors_kept &&
+          std::find(out.errors.begin(), out.errors.end(), why) == out.errors.end())
+        out.errors.push_back(why);
+      continue;
+    }
+    ++out.completed;
+    out.retried += t.retry_received ? 1 : 0;
+    out.resumed += t.resumed ? 1 : 0;
+    if (first && !first->retry_with_token) {
+      first->retry_with_token = t.retry_received;
+      first->token_resumed = t.resumed;
+    }
+  }
+  return out;
+}
+
 void fill_try(early_data_try& e, const quic_connection_result& c) {
   e = early_try_of(c.early, c.http_status, c.error, c.handshake_ok, "no QUIC handshake");
 }
@@ -159,12 +190,14 @@ quic_result run_quic_probe(const sockaddr_storage& addr, socklen_t addr_len,
   p.addr_len = addr_len;
   p.o = &o;
   if (o.total_timeout_ms > 0) p.deadline = started + std::chrono::milliseconds(o.total_timeout_ms);
+  if (o.carried) p.res.carried = offer_credentials(p, *o.carried, nullptr);
   auto first = connect_once(p, connection_options(p), quic_role::full);
   if (!first.handshake_ok) {
     // connect_once's own reason (the stop, the --total-timeout deadline) stands.
     if (!p.res.error) p.res.error = first.error ? *first.error : "no QUIC handshake";
   } else {
     for (int i = 0; i < o.samples; ++i) connect_once(p, connection_options(p), quic_role::full);
+    p.res.credentials.session = first.session;
     if (first.session) {
       const quic_session base = *first.session;
       auto c = connection_options(p);
@@ -175,17 +208,14 @@ quic_result run_quic_probe(const sockaddr_storage& addr, socklen_t addr_len,
         if (a.handshake_ok && a.resumed) ++p.res.resumed;
       }
       if (!p.token.empty()) {
-        c.token = p.token;
-        auto t = connect_once(p, c, quic_role::attempt);
-        if (t.handshake_ok) {
-          p.res.retry_with_token = t.retry_received;
-          p.res.token_resumed = t.resumed;
-        }
+        const quic_credentials own{p.token, base};
+        p.res.token_offers = offer_credentials(p, own, &p.res);
       }
     }
     if (o.early_data) early_data_runs(p);
   }
   auto& r = p.res;
+  r.credentials.token = p.token;
   r.rate = r.attempts > 0 ? static_cast<double>(r.resumed) / r.attempts : 0;
   r.full_handshake_ms = summarize_ms(std::move(p.full_ms));
   r.resumed_handshake_ms = summarize_ms(std::move(p.resumed_ms));

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "probe/modules/early_data.hpp"
+#include "probe/quic_connection.hpp"
 #include "probe/timing.hpp"
 
 namespace ngxtls::probe {
@@ -25,6 +26,26 @@ enum class quic_trigger {
 };
 /// "asked" or "alt_svc".
 std::string to_string(quic_trigger t);
+
+/// What an endpoint gave a client to bring back on its next connection: the newest NEW_TOKEN
+/// token (address validation) and the first connection's session (a session ticket).
+struct quic_credentials {
+  std::vector<unsigned char> token;     ///< empty: no NEW_TOKEN came
+  std::optional<quic_session> session;  ///< null: no session to resume
+};
+
+/// Connections that each offered one token and session (the NEW_TOKEN token and session ticket
+/// of an earlier connection): did the server take the token (no Retry) and resume the session?
+struct quic_token_offers {
+  int offered = 0;    ///< connections made with the token (and the session, when there is one)
+  int completed = 0;  ///< of them, handshakes completed
+  int retried = 0;    ///< of them, answered with a Retry although they sent the token
+  /// Connections the server closed with INVALID_TOKEN (0xb) before any handshake: nginx's
+  /// answer to a token sealed with another host key ("cannot decrypt token").
+  int invalid_token = 0;
+  int resumed = 0;                  ///< of them, resumed the session
+  std::vector<std::string> errors;  ///< the first few errors of those that failed, distinct
+};
 
 /// What the QUIC probe of one target measured (the target's `quic` in docs/probe-json.md).
 struct quic_result {
@@ -52,9 +73,19 @@ struct quic_result {
   /// (true: the token did not validate the address; null: not measured).
   std::optional<bool> retry_with_token;
   std::optional<bool> token_resumed;  ///< that connection (offering the session too) resumed
-  std::map<int, int> http_statuses;   ///< HTTP/3 :status -> connections
-  timing_ms full_handshake_ms;        ///< first Initial until handshake complete, full
-  timing_ms resumed_handshake_ms;     ///< the same, resumed attempts
+  /// The token and session of an earlier connection offered quic_probe_options::token_offers
+  /// times (repeated offers reach every instance behind a shared reuseport socket); null when no
+  /// NEW_TOKEN came. retry_with_token and token_resumed are its first offer's.
+  std::optional<quic_token_offers> token_offers;
+  /// quic_probe_options::carried (taken before a reload, or from another endpoint) offered
+  /// before this probe's own first connection; null when none was given.
+  std::optional<quic_token_offers> carried;
+  /// What this endpoint gave to bring back (its newest token, its first session), for a later
+  /// probe's `carried`. Not part of the JSON: a session is a secret.
+  quic_credentials credentials;
+  std::map<int, int> http_statuses;  ///< HTTP/3 :status -> connections
+  timing_ms full_handshake_ms;       ///< first Initial until handshake complete, full
+  timing_ms resumed_handshake_ms;    ///< the same, resumed attempts
   /// --early-data: the request as 0-RTT with a ticket that allows it, once and replayed.
   bool early_data_tried = false;
   early_data_try early_first;               ///< the ticket's first 0-RTT use
@@ -78,6 +109,11 @@ struct quic_probe_options {
   /// Set by Ctrl-C or SIGTERM: the connection in flight ends within 100 ms and no other starts
   /// (the result's error says the probe was interrupted); null: never stopped.
   const std::atomic<bool>* stop = nullptr;
+  /// Connections offering the NEW_TOKEN token (with the first session) after the attempts.
+  int token_offers = 8;
+  /// Credentials from elsewhere (before a reload, another instance), offered `token_offers`
+  /// times before anything else; null: none.
+  const quic_credentials* carried = nullptr;
 };
 
 /// Probes QUIC on `addr` (a UDP address) as `o` says. Never throws for what the server does.

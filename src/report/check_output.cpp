@@ -203,6 +203,7 @@ void write_check_json(const check_report& r, std::ostream& out) {
   if (r.sandbox) add.top.emplace_back("sandbox", sandbox_json(*r.sandbox));
   if (r.nginx_test) add.top.emplace_back("nginx_test", nginx_test_json(*r.nginx_test));
   if (r.sandbox) add.top.emplace_back("upstreams", upstreams_json(r.upstreams));
+  if (r.sandbox) add.top.emplace_back("quic_probe", probe_json(r.quic_probes));
   add.finding = [&](std::size_t i) {
     json_additions::fields f;
     if (i >= r.checked.size()) return f;

@@ -33,6 +33,8 @@ struct check_report {
   std::optional<sandbox_summary> sandbox;  ///< set by `check --sandbox`
   /// `check --sandbox`: the TLS upstreams measured through stand-ins (and priced with --load).
   std::vector<check::upstream_measurement> upstreams;
+  /// `check --sandbox`: the QUIC probe of each QUIC socket served (only `quic` set per target).
+  std::vector<probe::target_result> quic_probes;
   /// Set by `check --sandbox` when the sandbox ran: shown before the findings.
   std::optional<nginx_test_summary> nginx_test;
 };
@@ -48,9 +50,10 @@ void write_check_text(const check_report& r, bool color, std::ostream& out);
 /// ("confirmed" / "refuted" / "not_testable"), `verdict_reason` and `probe_evidence`
 /// ([{name, value, target}]); plus `probe` (the probe record of docs/probe-json.md),
 /// `key_names`, `notes`, `errors`, with --sandbox `nginx_test` ({verdict, location, message,
-/// reason}), `upstreams` (docs/check-json.md) and `sandbox` ({nginx_binary, nginx_version,
-/// instances, workers, pid_namespace, reload, sockets: [{configured, sandbox}], notes: [{server,
-/// text}], untested: [{server, reason}]}).
+/// reason}), `upstreams` (docs/check-json.md), `quic_probe` (the probe record of the QUIC
+/// sockets served, each target's `quic` as docs/probe-json.md has it) and `sandbox` ({nginx_binary,
+/// nginx_version, instances, workers, pid_namespace, reload, sockets: [{configured, sandbox}],
+/// notes: [{server, text}], untested: [{server, reason}]}).
 std::string render_check_json(const check_report& r);
 /// render_check_json() written to `out` a finding at a time (lint's streamed record with the
 /// check's fields merged in: report/lint_output.hpp, json_additions).

@@ -570,8 +570,133 @@ void sandbox_quic(const nginx_version_entry& v) {
   CHECK(sockets.size() == 2);
 }
 
+/// `check --sandbox ARGS` of `conf` (written to DIR/NAME): the JSON report.
+nlohmann::json check_json(const nginx_version_entry& v, const temp_dir& d, const std::string& name,
+                          const std::string& conf, const std::vector<std::string>& args) {
+  d.write(name, conf);
+  std::vector<std::string> argv = {ngxtls_binary(),
+                                   "check",
+                                   (d.path() / name).string(),
+                                   "--sandbox",
+                                   "--nginx",
+                                   v.binary,
+                                   "-n",
+                                   "3",
+                                   "--no-ocsp",
+                                   "--format",
+                                   "json",
+                                   "--fail-on",
+                                   "never"};
+  argv.insert(argv.end(), args.begin(), args.end());
+  auto r = run(argv, "", 120);
+  INFO(r.err);
+  REQUIRE(!r.out.empty());
+  return nlohmann::json::parse(r.out);
+}
+
+/// The verdict and reason of the finding of `rule`: {"", ""} when there is none.
+std::pair<std::string, std::string> verdict_of(const nlohmann::json& doc, const std::string& rule) {
+  for (const auto& f : doc["findings"])
+    if (f["rule"] == rule) return {f["verdict"], f["verdict_reason"]};
+  return {"", ""};
+}
+
+/// The `quic` record of the QUIC probe of the report's one QUIC socket.
+nlohmann::json quic_of(const nlohmann::json& doc) {
+  REQUIRE(doc.contains("quic_probe"));
+  const auto& targets = doc["quic_probe"]["targets"];
+  REQUIRE(targets.size() == 1);
+  return targets[0]["quic"];
+}
+
+/// `check --sandbox` judges quic-host-key-missing and quic-early-data with the QUIC probe of
+/// the socket it serves: a NEW_TOKEN token (and session) taken before `--reload` and offered
+/// after it, or one instance's token offered to both of `--instances 2`; quic_host_key set, the
+/// token survives the reload; quic_retry off, nginx sends no token at all; 0-RTT as the build
+/// does it (docs/nginx-facts.md#quic).
+void check_quic(const nginx_version_entry& v) {
+  if (v.slot == "1.22") return;  // no QUIC: sandbox_quic shows the socket is not served
+  temp_dir d;
+  tls::pki_options o;
+  o.dns_names = {"quic.test"};
+  const auto pki = tls::make_pki((d.path() / "pki").string(), o);
+  const std::string host_key = (d.path() / "quic_host.key").string();
+  d.write("quic_host.key", std::string(32, 'k'));
+  auto conf = [&](const std::string& extra) {
+    return nginx_conf(1, server_block(pki, "    listen 443 ssl;\n    listen 443 quic reuseport;\n",
+                                      "    http3 on;\n    ssl_early_data on;\n" + extra));
+  };
+  constexpr int offers = 8;  // quic_probe_options::token_offers
+
+  // No quic_host_key, quic_retry on, across a reload: every token from before it is refused
+  // (nginx closes the connection with INVALID_TOKEN), and the session ticket does not resume.
+  const auto reload = check_json(v, d, "reload.conf", conf("    quic_retry on;\n"), {"--reload"});
+  const auto carried = quic_of(reload)["carried"];
+  INFO(carried.dump());
+  std::cout << "nginx " << v.version << " --reload, no quic_host_key: " << carried.dump()
+            << std::endl;
+  CHECK(carried["offered"] == offers);
+  CHECK(carried["invalid_token"] == offers);
+  CHECK(carried["completed"] == 0);
+  const auto [reload_verdict, reload_reason] = verdict_of(reload, "quic-host-key-missing");
+  INFO(reload_reason);
+  CHECK(reload_verdict == "confirmed");
+  CHECK(reload_reason.find("8/8 connections offering it were closed with INVALID_TOKEN") !=
+        std::string::npos);
+
+  // quic_host_key set: the token from before the reload is taken after it; no finding.
+  const auto keyed =
+      check_json(v, d, "keyed.conf",
+                 conf("    quic_retry on;\n    quic_host_key " + host_key + ";\n"), {"--reload"});
+  const auto kept = quic_of(keyed)["carried"];
+  INFO(kept.dump());
+  std::cout << "nginx " << v.version << " --reload, quic_host_key set: " << kept.dump()
+            << std::endl;
+  CHECK(kept["completed"] == offers);
+  CHECK(kept["invalid_token"] == 0);
+  CHECK(kept["retried"] == 0);
+  CHECK(verdict_of(keyed, "quic-host-key-missing").first.empty());
+
+  // Two instances on one reuseport socket, no quic_host_key: the other instance refuses the
+  // token (the kernel spreads the 8 offers' UDP ports over both).
+  const auto two = check_json(v, d, "two.conf", conf("    quic_retry on;\n"), {"--instances", "2"});
+  const auto across = quic_of(two)["token_offers"];
+  INFO(across.dump());
+  std::cout << "nginx " << v.version << " --instances 2, no quic_host_key: " << across.dump()
+            << std::endl;
+  CHECK(across["offered"] == offers);
+  CHECK(across["invalid_token"].get<int>() > 0);
+  CHECK(verdict_of(two, "quic-host-key-missing").first == "confirmed");
+
+  // quic_retry off: nginx sends no NEW_TOKEN, so there is no token to refuse.
+  const auto plain = check_json(v, d, "plain.conf", conf(""), {"--reload"});
+  CHECK(quic_of(plain)["new_token"] == false);
+  const auto [plain_verdict, plain_reason] = verdict_of(plain, "quic-host-key-missing");
+  CHECK(plain_verdict == "not_testable");
+  CHECK(plain_reason.find("nginx sent no NEW_TOKEN") != std::string::npos);
+
+  // 0-RTT over QUIC: 1.26.3's compatibility layer issues tickets that allow none, 1.30.6
+  // accepts it and answers a replay; quic-early-data says so for each build.
+  const auto q = quic_of(reload);
+  const auto [early_verdict, early_reason] = verdict_of(reload, "quic-early-data");
+  INFO(early_reason);
+  std::cout << "nginx " << v.version << " quic-early-data: " << early_verdict << ": "
+            << early_reason << std::endl;
+  CHECK(early_verdict == "confirmed");
+  if (v.slot == "1.26") {
+    CHECK(q["max_early_data"] == 0);
+    CHECK(q["early_data"].is_null());
+  } else {
+    CHECK(q["max_early_data"] == 4294967295u);
+    CHECK(q["early_data"]["first"]["outcome"] == "accepted");
+    CHECK(q["early_data"]["replay_answered"] == true);
+  }
+}
+
 }  // namespace
 
+NGINX_VERSION_CASES("check --sandbox judges quic_host_key across reloads and instances and 0-RTT",
+                    check_quic)
 NGINX_VERSION_CASES("check --sandbox serves QUIC listens on UDP loopback ports", sandbox_quic)
 NGINX_VERSION_CASES("QUIC configurations get nginx's verdicts and the QUIC rules agree", verdicts)
 NGINX_VERSION_CASES(

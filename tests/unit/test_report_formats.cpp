@@ -67,6 +67,8 @@ std::string check_json_reference(const report::check_report& r) {
   if (r.sandbox) doc["sandbox"] = sandbox_reference(*r.sandbox);
   // A sandbox run lists its upstream measurements (none in these samples).
   if (r.sandbox) doc["upstreams"] = json::array();
+  // And the QUIC probes of the QUIC sockets it served (none in these samples).
+  if (r.sandbox) doc["quic_probe"] = report::probe_json({});
   if (r.nginx_test) doc["nginx_test"] = nginx_test_reference(*r.nginx_test);
   return doc.dump(2, ' ', false, json::error_handler_t::replace) + '\n';
 }

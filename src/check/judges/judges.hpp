@@ -65,6 +65,12 @@ bool nginx_t_warning(checked_finding& c, engine::probe_question q, const judge_o
 /// handshake_under_name: a TLS handshake under the name of a server written without ssl.
 void handshake_under_name(checked_finding& c, const results& rs, const judge_options& o);
 
+/// quic_tokens_kept: NEW_TOKEN tokens offered across a reload or to the other instances, in
+/// `quic` (the QUIC probes of the finding's QUIC sockets).
+void quic_tokens_kept(checked_finding& c, const results& quic, const judge_options& o);
+/// quic_early_data: 0-RTT over QUIC accepted or rejected, in `quic`, against the finding's word.
+void quic_early_data(checked_finding& c, const results& quic);
+
 /// upstream_connections: a new upstream TLS connection per request through the location.
 void upstream_connections(checked_finding& c, const judge_options& o);
 /// upstream_resumption: whether nginx's new upstream TLS connections were resumed.

@@ -16,6 +16,13 @@ nlohmann::json timing_json(const timing_ms& t) {
   return {{"count", t.count}, {"median", t.median}, {"p90", t.p90}};
 }
 
+nlohmann::json offers_json(const std::optional<quic_token_offers>& o) {
+  if (!o) return nullptr;
+  return {{"offered", o->offered}, {"completed", o->completed},
+          {"retried", o->retried}, {"invalid_token", o->invalid_token},
+          {"resumed", o->resumed}, {"errors", o->errors}};
+}
+
 std::string ms_text(double v) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.2f ms", v);
@@ -124,6 +131,8 @@ class quic_measurement final : public measurement {
         {"new_token", q.new_token_received},
         {"retry_with_token", optional_json(q.retry_with_token)},
         {"token_resumed", optional_json(q.token_resumed)},
+        {"token_offers", offers_json(q.token_offers)},
+        {"carried", offers_json(q.carried)},
         {"http_statuses", statuses},
         {"full_handshake_ms", timing_json(q.full_handshake_ms)},
         {"resumed_handshake_ms", timing_json(q.resumed_handshake_ms)},
