@@ -44,8 +44,9 @@ Only the file's size is reported, never its bytes.
 nginx seals QUIC address validation tokens (the `NEW_TOKEN` a client presents on its next
 connection, the Retry token of `quic_retry on`) and stateless reset tokens with the host key.
 Without `quic_host_key` it is random and made again at every start and reload: tokens issued
-before a reload are refused after it (the client is validated again: with `quic_retry on`, one
-more round trip), and a stateless reset sent for a connection of the old key does not match,
+before a reload are refused after it (nginx closes the connection of a client that offers one
+with INVALID_TOKEN, and the client starts over without it; without `quic_retry on` nginx issues
+no NEW_TOKEN), and a stateless reset sent for a connection of the old key does not match,
 so a client whose connection was lost waits for its idle timeout. Behind one name, instances
 with different keys refuse each other's tokens in the same way.
 
@@ -202,7 +203,10 @@ void check(const engine::context& ctx, engine::finding_list& out) {
             " seals address validation and stateless reset tokens with a random key made at "
             "each start and reload (no quic_host_key): tokens issued before a reload are refused "
             "after it" +
-            (retry ? " (quic_retry on: one more round trip for every returning client)" : "") +
+            (retry ? " (quic_retry on: nginx closes the connection of a client that offers one "
+                     "with INVALID_TOKEN, and the client starts over without it)"
+                   : " (without quic_retry nginx issues no NEW_TOKEN: the stateless reset "
+                     "tokens change)") +
             (fleet ? ", and no other instance of the fleet accepts this one's tokens" : ""),
         quic_listen_of(d, k));
     f.facts.push_back(setting_evidence(ctx, d, "quic_host_key"));

@@ -163,7 +163,7 @@ TEST_CASE("probe --load with QUIC on nginx 1.26.3: full and resumed QUIC phases,
   quic_load_on("1.26");
 }
 
-TEST_CASE("a stop (Ctrl-C) ends a QUIC load phase at once; the phases after it are not run") {
+TEST_CASE("a stop (Ctrl-C) ends a QUIC load phase at once, and the phases after it are not run") {
   auto v = quic_nginx("1.30");
   if (!v) return;
   quic_site s(v->binary, {""});
