@@ -258,23 +258,29 @@ std::string verdict_of(const nlohmann::json& j, const std::string& rule, const s
   return "";
 }
 
+/// `dir`/nginx.conf: http with `http_extra`, then one TLS server front.test (a certificate made
+/// for it in `dir`) holding `locations`.
+std::filesystem::path front_config(temp_dir& dir, const std::string& http_extra,
+                                   const std::string& locations) {
+  tls::pki_options po;
+  po.dns_names = {"front.test"};
+  const auto pki = tls::make_pki((dir.path() / "pki").string(), po);
+  return dir.write("nginx.conf", "events {}\nhttp {\n" + http_extra +
+                                     "  server {\n    listen 443 ssl; server_name front.test;\n"
+                                     "    ssl_certificate " +
+                                     pki.chain + "; ssl_certificate_key " + pki.leaf_key + ";\n" +
+                                     locations + "  }\n}\n");
+}
+
 /// `ngxtls check --sandbox` judges the upstream rules' findings by the stand-ins' counts, and
 /// with --load prices the keepalive fix.
 void check_judges_upstream_findings(const nginx_version_entry& v) {
   temp_dir dir;
-  tls::pki_options po;
-  po.dns_names = {"front.test"};
-  const auto pki = tls::make_pki((dir.path() / "pki").string(), po);
   const auto conf =
-      dir.write("nginx.conf",
-                "events {}\nhttp {\n  server {\n    listen 443 ssl; server_name front.test;\n"
-                "    ssl_certificate " +
-                    pki.chain + "; ssl_certificate_key " + pki.leaf_key +
-                    ";\n"
-                    "    location /per-request/ { proxy_pass https://backend.example.com; }\n"
-                    "    location /reuse-off/ { proxy_pass https://backend.example.com;\n"
-                    "      proxy_ssl_session_reuse off; proxy_ssl_server_name on; }\n"
-                    "  }\n}\n");
+      front_config(dir, "",
+                   "    location /per-request/ { proxy_pass https://backend.example.com; }\n"
+                   "    location /reuse-off/ { proxy_pass https://backend.example.com;\n"
+                   "      proxy_ssl_session_reuse off; proxy_ssl_server_name on; }\n");
   const auto r = run({ngxtls_binary(), "check", conf.string(), "--sandbox", "--nginx", v.binary,
                       "-n", "2", "--no-ocsp", "--format", "json", "--fail-on", "never", "--load",
                       "--duration", "1", "--select",
@@ -324,17 +330,9 @@ void check_refutes_a_finding_nginx_disagrees_with(const nginx_version_entry& v) 
     return;
   }
   temp_dir dir;
-  tls::pki_options po;
-  po.dns_names = {"front.test"};
-  const auto pki = tls::make_pki((dir.path() / "pki").string(), po);
-  const auto conf =
-      dir.write("nginx.conf",
-                "events {}\nhttp {\n  upstream be { server backend.example.com:443; }\n"
-                "  server {\n    listen 443 ssl; server_name front.test;\n"
-                "    ssl_certificate " +
-                    pki.chain + "; ssl_certificate_key " + pki.leaf_key +
-                    ";\n    location / { proxy_http_version 1.1; proxy_set_header Connection "
-                    "\"\"; proxy_pass https://be; }\n  }\n}\n");
+  const auto conf = front_config(dir, "  upstream be { server backend.example.com:443; }\n",
+                                 "    location / { proxy_http_version 1.1; proxy_set_header "
+                                 "Connection \"\"; proxy_pass https://be; }\n");
   const auto r = run({ngxtls_binary(), "check", conf.string(), "--sandbox", "--nginx", v.binary,
                       "--nginx-version", "1.26.3", "-n", "2", "--no-ocsp", "--format", "json",
                       "--fail-on", "never", "--select", "upstream-tls-per-request"},
