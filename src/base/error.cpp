@@ -2,8 +2,18 @@
 
 namespace ngxtls {
 
+file_path::file_path(std::string s)
+    : p_(s.empty() ? nullptr : std::make_shared<const std::string>(std::move(s))) {}
+file_path::file_path(std::string_view s) : file_path(std::string(s)) {}
+file_path::file_path(const char* s) : file_path(std::string(s ? s : "")) {}
+
+const std::string& file_path::empty_path() noexcept {
+  static const std::string empty;
+  return empty;
+}
+
 std::string to_string(const source_location& where) {
-  std::string out = where.file;
+  std::string out = where.file.str();
   if (where.line != 0) {
     out += ':' + std::to_string(where.line);
     if (where.column != 0) out += ':' + std::to_string(where.column);

@@ -3,16 +3,72 @@
 
 #include <compare>
 #include <cstdint>
+#include <memory>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace ngxtls {
 
+/// A file's path as places name it, shared rather than copied: the places of one file all
+/// hold the one string its source_file holds (a 20 MB config's findings name ~400,000 places
+/// in 14,000 files; a copy of the path per place was a third of the findings' memory).
+/// Used like a `const std::string&`; immutable.
+class file_path {
+ public:
+  file_path() = default;
+  file_path(std::string s);       // NOLINT: implicit, as the std::string it replaces
+  file_path(std::string_view s);  // NOLINT: implicit
+  file_path(const char* s);       // NOLINT: implicit
+  /// The path ("" when none).
+  const std::string& str() const noexcept { return p_ ? *p_ : empty_path(); }
+  operator const std::string&() const noexcept { return str(); }  // NOLINT: implicit
+  operator std::string_view() const noexcept { return str(); }    // NOLINT: implicit
+  bool empty() const noexcept { return str().empty(); }
+  std::size_t size() const noexcept { return str().size(); }
+  const char* c_str() const noexcept { return str().c_str(); }
+  const char* data() const noexcept { return str().data(); }
+  /// True when both hold the one shared string: equal without comparing bytes.
+  bool same_string(const file_path& o) const noexcept { return p_ == o.p_; }
+  /// The shared string's address (null when empty): a key for maps of paths that come from
+  /// one config (equal paths there share a string).
+  const void* identity() const noexcept { return p_.get(); }
+
+  friend bool operator==(const file_path& a, const file_path& b) noexcept {
+    return a.p_ == b.p_ || a.str() == b.str();
+  }
+  friend std::strong_ordering operator<=>(const file_path& a, const file_path& b) noexcept {
+    if (a.p_ == b.p_) return std::strong_ordering::equal;
+    return a.str() <=> b.str();
+  }
+  friend bool operator==(const file_path& a, std::string_view b) noexcept { return a.str() == b; }
+  friend bool operator==(const file_path& a, const std::string& b) noexcept { return a.str() == b; }
+  friend bool operator==(const file_path& a, const char* b) noexcept { return a.str() == b; }
+  friend std::string operator+(const file_path& a, std::string_view b) {
+    std::string out = a.str();
+    out += b;
+    return out;
+  }
+  friend std::string operator+(const file_path& a, char b) { return a.str() + b; }
+  friend std::string operator+(std::string_view a, const file_path& b) {
+    std::string out(a);
+    out += b.str();
+    return out;
+  }
+  friend std::string operator+(const char* a, const file_path& b) {
+    return std::string_view(a) + b;
+  }
+
+ private:
+  static const std::string& empty_path() noexcept;
+  std::shared_ptr<const std::string> p_;
+};
+
 /// A place in a configuration file: path as given or resolved, 1-based line and column (bytes).
 /// line == 0 means "the whole file" (e.g. it could not be opened).
 struct source_location {
-  std::string file;
+  file_path file;
   std::uint32_t line = 0;
   std::uint32_t column = 0;
 
@@ -73,3 +129,11 @@ class target_error : public std::runtime_error {
 };
 
 }  // namespace ngxtls
+
+/// Hashes a file_path as its string (equal paths, shared or not, hash alike).
+template <>
+struct std::hash<ngxtls::file_path> {
+  std::size_t operator()(const ngxtls::file_path& p) const noexcept {
+    return std::hash<std::string>{}(p.str());
+  }
+};

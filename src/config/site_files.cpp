@@ -576,7 +576,7 @@ config load_directory(const std::string& dir, const load_options& options, direc
     // Files under the tree that nginx.conf does not reach are not what nginx runs.
     std::set<std::string> read;
     for (const auto& f : cfg.files)
-      read.insert(std::filesystem::path(f.path).lexically_normal().string());
+      read.insert(std::filesystem::path(f.path.str()).lexically_normal().string());
     directory_plan listing;
     dir_walk walk{o, listing};
     walk.prefer_enabled = false;

@@ -278,8 +278,7 @@ std::vector<include_frame> config::chain_frames(std::uint32_t chain) const {
 std::vector<source_location> config::chain_of(const directive& d) const {
   std::vector<source_location> out;
   for (const auto& f : chain_frames(d.chain)) {
-    out.push_back(
-        {f.file < files.size() ? files[f.file].path : std::string("?"), f.line, f.column});
+    out.push_back({f.file < files.size() ? files[f.file].path : file_path("?"), f.line, f.column});
   }
   return out;
 }

@@ -258,13 +258,17 @@ inline constexpr std::string_view suppression_marker = "ngxtls: ignore";
 
 /// One source file as read.
 struct source_file {
-  std::string path;  ///< absolute or as given on the command line; "-" never appears (stdin dumps
-                     ///< use the dump's paths)
+  file_path path;  ///< absolute or as given on the command line; "-" never appears (stdin dumps
+                   ///< use the dump's paths); shared by every source_location of the file
   std::string_view content;  ///< the bytes read (kept in the config's storage)
   list<directive> parsed;    ///< this file's own tree: include directives kept
   /// The file holds suppression_marker: one scan at load time spares the suppression pass a
   /// scan of every file that has none (the usual case).
   bool suppressions = false;
+  /// st_dev and st_ino of the file as it was read; 0 when it was not read from disk here (a
+  /// dump, stdin, a memory source). `-o` is refused over a file read (cli), without a stat()
+  /// per file of a fleet.
+  std::uint64_t device = 0, inode = 0;
   /// For each `include` directive of `parsed`: the files it named (config::files indices).
   std::unordered_map<const directive*, std::vector<std::uint32_t>> includes;
 };

@@ -504,10 +504,17 @@ TEST_CASE(
   differ.location = {"/etc/nginx/nginx.conf", 5, 5};
   const std::vector<probe::target_result> rs = {target("a.example", 10, 20)};
   check::judge_options o;
-  o.warnings = {
-      {{"/etc/nginx/nginx.conf", 12, 5},
-       443,
-       "the \"listen ... http2\" directive is deprecated, use the \"http2\" directive instead"}};
+  // Made one by one: GCC 12 takes a braced list of these for uninitialized (-Wmaybe-uninitialized).
+  auto warning = [](std::uint32_t line, int port, std::string message) {
+    check::nginx_warning w;
+    w.where = source_location{"/etc/nginx/nginx.conf", line, 5};
+    w.port = port;
+    w.message = std::move(message);
+    return w;
+  };
+  o.warnings.push_back(warning(
+      12, 443,
+      "the \"listen ... http2\" directive is deprecated, use the \"http2\" directive instead"));
   auto v = check::judge({obsolete, differ}, rs, o);
   CHECK(v[0].result == check::verdict::confirmed);
   CHECK(v[0].evidence[0].value ==
@@ -515,14 +522,14 @@ TEST_CASE(
         "instead");
   // No "protocol options redefined", and http2 is not visible to a probe.
   CHECK(v[1].result == check::verdict::not_testable);
-  o.warnings.push_back(
-      {{"/etc/nginx/nginx.conf", 13, 5}, 443, "protocol options redefined for *:443"});
+  o.warnings.push_back(warning(13, 443, "protocol options redefined for *:443"));
   CHECK(check::judge({differ}, rs, o)[0].result == check::verdict::confirmed);
   // On another port it says nothing about this socket.
   o.warnings.back().port = 8443;
   CHECK(check::judge({differ}, rs, o)[0].result == check::verdict::not_testable);
   // A warning at another line does not confirm the obsolete directive.
-  o.warnings = {{{"/etc/nginx/nginx.conf", 13, 5}, 443, "the \"ssl\" directive is deprecated"}};
+  o.warnings.clear();
+  o.warnings.push_back(warning(13, 443, "the \"ssl\" directive is deprecated"));
   CHECK(check::judge({obsolete}, rs, o)[0].result == check::verdict::not_testable);
 }
 
