@@ -118,8 +118,13 @@ name_check check_name(const std::string& name, const std::vector<std::string>& s
   if (name[0] == '~') {
     // The certificate covers the expression when one name it lists is a name the expression
     // accepts. A wildcard SAN stands for names the expression may or may not accept: unknown.
+    // The wildcard test first: it needs no compiled expression (a fleet has 10,000s).
+    if (any_san([](const std::string& san) { return san.rfind("*.", 0) == 0; })) {
+      r.known = false;
+      return r;
+    }
     auto re = server_name_regex(name.substr(1));
-    if (!re || any_san([](const std::string& san) { return san.rfind("*.", 0) == 0; })) {
+    if (!re) {
       r.known = false;
       return r;
     }

@@ -137,22 +137,36 @@ bool line_suppresses(std::string_view line, const std::string& rule) {
 using suppression_use = std::tuple<std::string, std::uint32_t, std::string>;
 
 // The first config::files index of each path: findings are matched to their file by path, and
-// a scan of every file per finding was quadratic on configs of thousands of files.
-using file_index = std::unordered_map<std::string_view, std::size_t>;
+// a scan of every file per finding was quadratic on configs of thousands of files. A finding's
+// path is most often its file's own shared string, found by its address without hashing it.
+struct file_index {
+  std::unordered_map<std::string_view, std::size_t> by_path;
+  std::unordered_map<const void*, std::size_t> by_identity;
+
+  std::optional<std::size_t> find(const file_path& p) const {
+    if (auto it = by_identity.find(p.identity()); it != by_identity.end()) return it->second;
+    if (auto it = by_path.find(p.str()); it != by_path.end()) return it->second;
+    return std::nullopt;
+  }
+};
 
 file_index index_files(const model::model& m) {
   file_index out;
   if (!m.cfg) return out;
-  out.reserve(m.cfg->files.size());
-  for (std::size_t i = 0; i < m.cfg->files.size(); ++i) out.emplace(m.cfg->files[i].path, i);
+  out.by_path.reserve(m.cfg->files.size());
+  for (std::size_t i = 0; i < m.cfg->files.size(); ++i) {
+    const auto [at, fresh] = out.by_path.emplace(m.cfg->files[i].path.str(), i);
+    if (!m.cfg->files[i].path.empty())
+      out.by_identity.emplace(m.cfg->files[i].path.identity(), at->second);
+  }
   return out;
 }
 
 bool suppressed(const model::model& m, const finding& f, std::set<suppression_use>& used,
                 std::map<std::size_t, line_index>& lines, const file_index& files) {
   if (!m.cfg || f.location.line == 0) return false;
-  if (const auto at = files.find(f.location.file); at != files.end()) {
-    const std::size_t i = at->second;
+  if (const auto at = files.find(f.location.file)) {
+    const std::size_t i = *at;
     const auto& file = m.cfg->files[i];
     // No comment to look for: the file's bytes (maybe a mapping whose pages were dropped
     // after the parse) are not read back.
@@ -238,7 +252,7 @@ bool suppressed_inline(const model::model& m, const finding& f) {
 
 namespace {
 
-// Calls visit(directive, its name as listed in file_directives, resolved path) for each
+// Calls visit(directive, its name as listed in file_directives, its first argument) for each
 // directive of `cfg` that names a file lint reads: data: certificates, engine: keys and
 // paths with variables name no file here.
 template <class Visit>
@@ -249,7 +263,7 @@ void for_each_named_file(const config::config& cfg, Visit visit) {
     todo.pop_back();
     for (const config::directive& d : run) {
       if (d.has_block) todo.push_back(d.block);
-      if (d.args.empty() || d.lua) continue;
+      if (d.args.empty() || d.lua || !d.name.starts_with("ssl_")) continue;
       const std::string_view* named = nullptr;
       for (const auto& n : file_directives)
         if (d.name == n) named = &n;
@@ -258,7 +272,7 @@ void for_each_named_file(const config::config& cfg, Visit visit) {
       if (arg.empty() || arg.substr(0, 5) == "data:" || arg.substr(0, 7) == "engine:" ||
           arg.find('$') != std::string_view::npos)
         continue;
-      visit(d, *named, config::resolve_file(cfg.conf_prefix, arg));
+      visit(d, *named, arg);
     }
   }
 }
@@ -279,24 +293,34 @@ tls_files check_and_list_named_files(const model::model& m) {
   if (!m.cfg) return out;
   const config::config& cfg = *m.cfg;
   std::map<std::string, std::string> verdicts;  // resolved path -> refusal ("" when fine)
+  // Thousands of servers name the same few files by the same words: each argument is
+  // resolved and looked up once (argument views live as long as the config).
+  std::unordered_map<std::string_view, decltype(verdicts)::const_iterator> by_argument;
   for_each_named_file(
-      cfg, [&](const config::directive& d, std::string_view name, std::string path) {
-        auto it = verdicts.find(path);
-        if (it == verdicts.end()) {
-          int stat_errno = 0;
-          it = verdicts.emplace(path, tls::refused_file_reason(path, stat_errno)).first;
-          if (stat_errno != 0 && (name == "ssl_certificate" || name == "ssl_certificate_key"))
-            out.unstatable.emplace_back(path, stat_errno);
+      cfg, [&](const config::directive& d, std::string_view name, std::string_view arg) {
+        auto [seen, fresh] = by_argument.try_emplace(arg);
+        if (fresh) {
+          std::string path = config::resolve_file(cfg.conf_prefix, arg);
+          auto it = verdicts.find(path);
+          if (it == verdicts.end()) {
+            int stat_errno = 0;
+            std::string refusal = tls::refused_file_reason(path, stat_errno);
+            if (stat_errno != 0 && (name == "ssl_certificate" || name == "ssl_certificate_key"))
+              out.unstatable.emplace_back(path, stat_errno);
+            it = verdicts.emplace(std::move(path), std::move(refusal)).first;
+          }
+          seen->second = it;
         }
-        if (!it->second.empty())
+        const auto& [path, refusal] = *seen->second;
+        if (!refusal.empty())
           throw input_error(
               cfg.where(d),
-              std::string(name) + " \"" + std::string(d.args[0].value()) + "\": " + it->second,
+              std::string(name) + " \"" + std::string(d.args[0].value()) + "\": " + refusal,
               cfg.chain_of(d));
         if (name == "ssl_certificate")
-          out.certificates.push_back(std::move(path));
+          out.certificates.push_back(path);
         else if (name == "ssl_certificate_key")
-          out.keys.push_back(std::move(path));
+          out.keys.push_back(path);
       });
   return out;
 }
@@ -389,11 +413,57 @@ run_result run_counted(const rule_catalog& catalog, const model::model& m, const
   for (const auto& [id, n] : result.dropped_per_rule) result.dropped += n;
   auto key = [](const finding& f) { return std::tie(f.location, f.rule, f.message); };
   // Sort positions, then move each finding once: a stable sort of the records themselves
-  // moved every one several times and took a buffer of half of them.
+  // moved every one several times and took a buffer of half of them. Files are ranked once
+  // (thousands of findings share one file, whose path would be compared byte by byte each
+  // time) and rules by their id: the message breaks ties only.
   std::vector<std::size_t> order(out.size());
   for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
-  std::stable_sort(order.begin(), order.end(),
-                   [&](std::size_t a, std::size_t b) { return key(out[a]) < key(out[b]); });
+  std::vector<std::uint64_t> rank(out.size());  // file rank << 32 | rule rank
+  {
+    // Findings of one file share its path's string (file_path), and findings of one rule
+    // come together: each distinct one is ranked once, by its bytes.
+    std::unordered_map<const void*, std::uint32_t> file_of;  // shared path -> distinct index
+    std::vector<const std::string*> files;
+    std::vector<const std::string*> rules;
+    std::vector<std::uint32_t> file_index(out.size()), rule_index(out.size());
+    for (std::size_t i = 0; i < out.size(); ++i) {
+      const finding& f = out[i];
+      auto [at, fresh] =
+          file_of.try_emplace(f.location.file.identity(), static_cast<std::uint32_t>(files.size()));
+      if (fresh) files.push_back(&f.location.file.str());
+      file_index[i] = at->second;
+      if (rules.empty() || *rules.back() != f.rule) rules.push_back(&f.rule);
+      rule_index[i] = static_cast<std::uint32_t>(rules.size() - 1);
+    }
+    // The rank of each distinct string: its place among the sorted distinct strings, equal
+    // strings (two paths made apart, a rule met twice) ranked alike.
+    auto ranks = [](const std::vector<const std::string*>& strings) {
+      std::vector<std::uint32_t> by(strings.size());
+      for (std::uint32_t k = 0; k < by.size(); ++k) by[k] = k;
+      std::sort(by.begin(), by.end(),
+                [&](std::uint32_t a, std::uint32_t b) { return *strings[a] < *strings[b]; });
+      std::vector<std::uint32_t> rank_of(strings.size());
+      std::uint32_t r = 0;
+      for (std::size_t k = 0; k < by.size(); ++k) {
+        if (k > 0 && *strings[by[k]] != *strings[by[k - 1]]) ++r;
+        rank_of[by[k]] = r;
+      }
+      return rank_of;
+    };
+    const std::vector<std::uint32_t> file_rank = ranks(files), rule_rank = ranks(rules);
+    for (std::size_t i = 0; i < out.size(); ++i)
+      rank[i] = std::uint64_t{file_rank[file_index[i]]} << 32 | rule_rank[rule_index[i]];
+  }
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    const finding& x = out[a];
+    const finding& y = out[b];
+    const std::uint64_t fx = rank[a] >> 32, fy = rank[b] >> 32;
+    if (fx != fy) return fx < fy;
+    if (x.location.line != y.location.line) return x.location.line < y.location.line;
+    if (x.location.column != y.location.column) return x.location.column < y.location.column;
+    if (rank[a] != rank[b]) return rank[a] < rank[b];
+    return x.message < y.message;
+  });
   // Position k takes the finding at order[k]: follow each cycle of the permutation once.
   for (std::size_t start = 0; start < order.size(); ++start) {
     if (order[start] == start) continue;

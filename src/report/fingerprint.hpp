@@ -21,7 +21,7 @@ inline constexpr const char* fingerprint_key = "ngxtlsPlace/v1";
 /// enclosing block's name and arguments, a `server` named by its `server_name`s) and the
 /// directive's name and arguments, separated by single spaces, e.g.
 /// `http > server(a.example) > ssl_protocols TLSv1 TLSv1.2`. Line numbers are not part of it,
-/// so a place keeps its text while lines move.
+/// so a place keeps its text while lines move. Filled by one thread; once filled, read by any.
 class place_index {
  public:
   /// Marks the line of `loc` as one whose place will be asked for: add() keeps the places of
@@ -43,10 +43,35 @@ class place_index {
     std::uint32_t column;
     std::string text;
   };
+  using file_lines = std::unordered_map<std::uint32_t, std::vector<entry>>;
+
+ public:
+  /// Looks places up for one thread, keeping the last file's lines: asked in place order,
+  /// most places are in the previous one's file, whose shared path compares without its bytes.
+  class cursor {
+   public:
+    explicit cursor(const place_index& index) : index_(index) {}
+    /// place_index::append_place(loc, out).
+    void append_place(const source_location& loc, std::string& out);
+
+   private:
+    const place_index& index_;
+    file_path file_;
+    const file_lines* lines_ = nullptr;
+    bool looked_ = false;
+  };
+
+ private:
   /// file path -> line -> directives starting there, by column.
-  std::unordered_map<std::string, std::unordered_map<std::uint32_t, std::vector<entry>>> files_;
+  std::unordered_map<std::string, file_lines> files_;
   /// file path -> the lines want() marked.
   std::unordered_map<std::string, std::unordered_set<std::uint32_t>> wanted_;
+  /// The file the last want() named, and its lines (see cursor).
+  file_path last_wanted_file_;
+  std::unordered_set<std::uint32_t>* last_wanted_ = nullptr;
+  /// The entry among `lines` (one file's) for loc: the directive on its line at the greatest
+  /// column not after its column; null when none starts on that line.
+  static const entry* best_entry(const file_lines& lines, const source_location& loc);
 };
 
 /// The path code scanning knows `file` by: relative to `project_root` with '/' separators

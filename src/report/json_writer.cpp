@@ -6,18 +6,54 @@
 namespace ngxtls::report {
 
 void append_json_string(std::string& out, std::string_view s) {
-  // Most strings are plain ASCII with nothing to escape; the rest go through nlohmann::json,
-  // so that both writers escape alike.
-  for (const char ch : s) {
-    const auto c = static_cast<unsigned char>(ch);
-    if (c < 0x20 || c == '"' || c == '\\' || c >= 0x7f) {
+  // ASCII is escaped here, as nlohmann::json escapes it (\b \t \n \f \r \" \\, other control
+  // characters as \u00xx, DEL as it is); a string with any other byte goes through
+  // nlohmann::json, which checks its UTF-8. Fix snippets hold newlines: most strings of a
+  // report need some escape, and a json value made per string cost a tenth of the report.
+  for (const char ch : s)
+    if (static_cast<unsigned char>(ch) >= 0x80) {
       out += nlohmann::json(std::string(s))
                  .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
       return;
     }
-  }
+  out.reserve(out.size() + s.size() + 2);
   out += '"';
-  out += s;
+  std::size_t run = 0;  // start of the bytes not yet appended
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    if (c >= 0x20 && c != '"' && c != '\\') continue;
+    out.append(s.data() + run, i - run);
+    run = i + 1;
+    switch (c) {
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\b':
+        out += "\\b";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\f':
+        out += "\\f";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      default: {
+        static constexpr char hex[] = "0123456789abcdef";
+        const char esc[] = {'\\', 'u', '0', '0', hex[c >> 4], hex[c & 0xf]};
+        out.append(esc, sizeof esc);
+      }
+    }
+  }
+  out.append(s.data() + run, s.size() - run);
   out += '"';
 }
 

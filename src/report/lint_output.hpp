@@ -2,9 +2,12 @@
 // Lint reports: human text and the JSON record documented in docs/lint-json.md.
 
 #include <algorithm>
+#include <condition_variable>
 #include <cstddef>
+#include <exception>
 #include <functional>
 #include <map>
+#include <mutex>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <ostream>
@@ -140,23 +143,25 @@ inline constexpr std::size_t write_batch_items = 512;
 inline constexpr std::size_t write_batch_weight = 8192;
 
 /// Writes item 0 ... n - 1 to `out` in order, the items rendered on up to 4 threads a batch at
-/// a time (a report's text is the last serial step of a lint run). `weight(i)` estimates item
-/// i's text in units of about 100 bytes; `item(i, text, spill)` appends item i's text to
-/// `text`, and when `spill` is not null may write what `text` holds so far to `*spill` and
-/// clear it (json_writer does, so that an item is never held whole). A batch ends at
-/// write_batch_items items or write_batch_weight; an item heavier than a batch is rendered
-/// alone with `spill` set to `out`. `item` must be safe to call concurrently with spill null.
+/// a time while the calling thread writes the batches already rendered (a report's text is the
+/// last serial step of a lint run). `weight(i)` estimates item i's text in units of about 100
+/// bytes; `item(i, text, spill)` appends item i's text to `text`, and when `spill` is not null
+/// may write what `text` holds so far to `*spill` and clear it (json_writer does, so that an
+/// item is never held whole). A batch ends at write_batch_items items or write_batch_weight;
+/// an item heavier than a batch is rendered alone, by the calling thread, with `spill` set to
+/// `out`. `item` must be safe to call concurrently with itself. At most twice as many batches
+/// as threads are held rendered at once. An exception from `item` or `out` is rethrown here
+/// after the threads have stopped.
 template <typename Weight, typename Item>
 void write_in_order(std::size_t n, std::ostream& out, Weight&& weight, Item&& item) {
-  const std::size_t threads = std::clamp<std::size_t>(std::thread::hardware_concurrency(), 1, 4);
-  std::vector<std::string> text(threads);
-  std::string alone;
+  struct batch {
+    std::size_t begin, end;
+    bool alone;  ///< one item heavier than a batch: rendered by the writer, spilling to `out`
+  };
+  std::vector<batch> batches;
   for (std::size_t b = 0; b < n;) {
     if (weight(b) > write_batch_weight) {
-      alone.clear();
-      item(b, alone, &out);
-      out << alone;
-      std::string().swap(alone);
+      batches.push_back({b, b + 1, true});
       ++b;
       continue;
     }
@@ -166,20 +171,81 @@ void write_in_order(std::size_t n, std::ostream& out, Weight&& weight, Item&& it
       if (w > write_batch_weight || held + w > write_batch_weight) break;
       held += w;
     }
-    const std::size_t parts = e - b < 64 ? 1 : threads;
-    auto render = [&](std::size_t t) {
-      text[t].clear();
-      for (std::size_t i = b + (e - b) * t / parts; i < b + (e - b) * (t + 1) / parts; ++i)
-        item(i, text[t], nullptr);
-    };
-    {
-      std::vector<std::jthread> pool;
-      for (std::size_t t = 1; t < parts; ++t) pool.emplace_back(render, t);
-      render(0);
-    }
-    for (std::size_t t = 0; t < parts; ++t) out << text[t];
+    batches.push_back({b, e, false});
     b = e;
   }
+  const std::size_t threads = std::clamp<std::size_t>(std::thread::hardware_concurrency(), 1, 4);
+  const std::size_t window = 2 * threads;
+  std::vector<std::string> text(window);
+  std::vector<char> ready(window, 0);
+  std::mutex mu;
+  std::condition_variable changed;
+  std::size_t claimed = 0, written = 0;
+  bool stop = false;
+  std::exception_ptr failure;
+  auto render = [&] {
+    std::unique_lock lock(mu);
+    for (;;) {
+      changed.wait(lock,
+                   [&] { return stop || claimed == batches.size() || claimed < written + window; });
+      if (stop || claimed == batches.size()) return;
+      const std::size_t k = claimed++;
+      if (!batches[k].alone) {
+        lock.unlock();
+        try {
+          std::string& t = text[k % window];
+          t.clear();
+          for (std::size_t i = batches[k].begin; i < batches[k].end; ++i) item(i, t, nullptr);
+        } catch (...) {
+          lock.lock();
+          if (!failure) failure = std::current_exception();
+          stop = true;
+          changed.notify_all();
+          return;
+        }
+        lock.lock();
+      }
+      ready[k % window] = 1;
+      changed.notify_all();
+    }
+  };
+  {
+    std::vector<std::jthread> pool;
+    // Stops the renderers before they are joined, however the writer leaves.
+    struct stopper {
+      std::mutex& mu;
+      std::condition_variable& changed;
+      bool& stop;
+      ~stopper() {
+        const std::lock_guard lock(mu);
+        stop = true;
+        changed.notify_all();
+      }
+    };
+    for (std::size_t t = 0; t < threads; ++t) pool.emplace_back(render);
+    const stopper at_end{mu, changed, stop};
+    std::string alone;
+    for (std::size_t k = 0; k < batches.size(); ++k) {
+      {
+        std::unique_lock lock(mu);
+        changed.wait(lock, [&] { return stop || ready[k % window]; });
+        if (stop && !ready[k % window]) break;
+      }
+      if (batches[k].alone) {
+        alone.clear();
+        item(batches[k].begin, alone, &out);
+        out << alone;
+        std::string().swap(alone);
+      } else {
+        out << text[k % window];
+      }
+      const std::lock_guard lock(mu);
+      ready[k % window] = 0;
+      ++written;
+      changed.notify_all();
+    }
+  }
+  if (failure) std::rethrow_exception(failure);
 }
 
 /// `value` pretty-printed by nlohmann::json with indent `step` as it appears nested `level`

@@ -4,13 +4,16 @@
 
 #include <doctest/doctest.h>
 
+#include <filesystem>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <string>
 #include <vector>
 
 #include "report/check_output.hpp"
+#include "report/fingerprint.hpp"
 #include "report/format.hpp"
+#include "report/json_writer.hpp"
 #include "report/probe_output.hpp"
 #include "report/sarif_output.hpp"
 
@@ -154,7 +157,11 @@ TEST_CASE("check JSON streamed is the lint record patched with the verdicts") {
     sb.notes = {{"", "whole"}};
     sb.untested = {{"b.example", "why"}};
     r.sandbox = sb;
-    r.nginx_test = report::nginx_test_summary{"rejected", {"/etc/nginx/nginx.conf", 3, 2}, "m", ""};
+    report::nginx_test_summary rejected;  // field by field: see test_check_judge's warning()
+    rejected.verdict = "rejected";
+    rejected.where = source_location{"/etc/nginx/nginx.conf", 3, 2};
+    rejected.message = "m";
+    r.nginx_test = rejected;
     CHECK(report::render_check_json(r) == check_json_reference(r));
     r.nginx_test->where = {};
     CHECK(report::render_check_json(r) == check_json_reference(r));
@@ -194,4 +201,74 @@ TEST_CASE("the registry names each format once and serves the commands' formats"
   CHECK_THROWS_AS(report::format_for(command::check, "csv"), usage_error);
   CHECK(report::format_for(command::parse, "crossplane").parse_error);
   CHECK_FALSE(report::format_for(command::parse, "json").parse_error);
+}
+
+namespace {
+
+// What project_path answers, by std::filesystem alone (its definition): the normal absolute
+// path, relative to the normal root when under it.
+std::string project_path_by_filesystem(const std::string& file, const std::string& root) {
+  namespace fs = std::filesystem;
+  const fs::path abs = fs::absolute(file).lexically_normal();
+  if (!root.empty()) {
+    const fs::path rel = abs.lexically_relative(fs::path(root).lexically_normal());
+    if (!rel.empty() && rel.native().rfind("..", 0) != 0) return rel.generic_string();
+  }
+  return abs.generic_string();
+}
+
+}  // namespace
+
+TEST_CASE("project_path: relative under the project root, absolute outside it") {
+  CHECK(report::project_path("/srv/app/nginx.conf", "/srv/app") == "nginx.conf");
+  CHECK(report::project_path("/srv/app/conf.d/a.conf", "/srv/app") == "conf.d/a.conf");
+  CHECK(report::project_path("/srv/application/x.conf", "/srv/app") == "/srv/application/x.conf");
+  CHECK(report::project_path("/srv/app", "/srv/app") == ".");
+  CHECK(report::project_path("/etc/nginx/x.conf", "/srv/app") == "/etc/nginx/x.conf");
+  CHECK(report::project_path("/srv/app/./x.conf", "/srv/app") == "x.conf");
+  CHECK(report::project_path("/srv/app//x.conf", "/srv/app") == "x.conf");
+  CHECK(report::project_path("/srv/app/sub/../x.conf", "/srv/app") == "x.conf");
+  CHECK(report::project_path("/srv/app/x.conf", "/srv/app/") == "x.conf");
+  CHECK(report::project_path("/srv/app/x.conf", "") == "/srv/app/x.conf");
+  CHECK(report::project_path("/x.conf", "/") == "x.conf");
+  CHECK(report::project_path("", "/srv/app") == "");
+  // Every pairing of these files and roots answers as std::filesystem does.
+  const std::vector<std::string> files = {"/srv/app/a.conf",    "/srv/app/b/c.conf",
+                                          "/srv/app/../app/a",  "/srv/appx/a.conf",
+                                          "/srv/a.conf",        "/srv/app",
+                                          "/srv/app/",          "/srv/app/b/./c",
+                                          "/srv//app/a.conf",   "/srv/app/..",
+                                          "/srv/app/.hidden/a", "/srv/app/..x/a",
+                                          "relative/a.conf",    "/"};
+  const std::vector<std::string> roots = {"",          "/",          "/srv",      "/srv/app",
+                                          "/srv/app/", "/srv/./app", "/srv/appx", "/other"};
+  for (const auto& f : files)
+    for (const auto& r : roots) {
+      CAPTURE(f);
+      CAPTURE(r);
+      CHECK(report::project_path(f, r) == project_path_by_filesystem(f, r));
+    }
+}
+
+TEST_CASE("append_json_string escapes as nlohmann::json dumps") {
+  auto by_nlohmann = [](const std::string& text) {
+    return json(text).dump(-1, ' ', false, json::error_handler_t::replace);
+  };
+  std::vector<std::string> texts = {"",
+                                    "plain",
+                                    "two\nlines\n",
+                                    "tab\tquote\" back\\slash",
+                                    "\r\f\b",
+                                    std::string("nul\0in", 6),
+                                    "del\x7f",
+                                    "caf\xc3\xa9",
+                                    "bad \xff byte",
+                                    "\xe2\x80\x94 dash"};
+  for (int c = 0; c < 0x80; ++c) texts.push_back("a" + std::string(1, static_cast<char>(c)) + "b");
+  for (const auto& t : texts) {
+    CAPTURE(t);
+    std::string out = "prefix:";
+    report::append_json_string(out, t);
+    CHECK(out == "prefix:" + by_nlohmann(t));
+  }
 }
