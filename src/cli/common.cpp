@@ -298,8 +298,14 @@ void refuse_output_over_config(const std::string& output,
   for (const config::config* c : configs) {
     if (c == nullptr) continue;
     for (const auto& f : c->files) {
+      // A file read from disk is known by what its read saw; the rest (a dump's, stdin's
+      // main file) are looked up.
       struct stat in {};
-      if (::stat(f.path.c_str(), &in) == 0 && in.st_dev == out.st_dev && in.st_ino == out.st_ino)
+      const bool same = f.inode != 0 ? f.device == static_cast<std::uint64_t>(out.st_dev) &&
+                                           f.inode == static_cast<std::uint64_t>(out.st_ino)
+                                     : ::stat(f.path.c_str(), &in) == 0 &&
+                                           in.st_dev == out.st_dev && in.st_ino == out.st_ino;
+      if (same)
         throw usage_error("-o " + output + " is the configuration file " + f.path +
                           " being read: refusing to replace it with the report");
     }

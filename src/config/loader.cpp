@@ -14,11 +14,13 @@
 #include <filesystem>
 #include <set>
 #include <stdexcept>
+#include <tuple>
 #include <unordered_set>
 #include <utility>
 
 #include "config/parse_internal.hpp"
 #include "config/paths.hpp"
+#include "config/read_ahead.hpp"
 
 namespace ngxtls::config {
 
@@ -141,6 +143,16 @@ class disk_source final : public file_source {
 
   std::string_view read(const std::string& path, const source_location& from,
                         storage& store) override {
+    if (ahead_) {
+      if (auto got = ahead_->take(path)) {
+        regular_.erase(path);
+        const std::size_t size = got->bytes.size();
+        char* out = store.allocate<char>(std::max<std::size_t>(size, 1));
+        std::memcpy(out, got->bytes.data(), size);
+        last_identity_ = {got->device, got->inode};
+        return {out, size};
+      }
+    }
     // A glob match just seen as a regular file is opened at once (fstat() below checks it
     // again): one stat() less per file of a fleet of site files.
     if (regular_.erase(path) == 0) {
@@ -159,11 +171,14 @@ class disk_source final : public file_source {
     if (fd < 0) throw input_error(from, syscall_failed("open()", path, errno));
     std::size_t got = 0;
     char* out = nullptr;
+    last_identity_ = {0, 0};
     try {
       struct stat fb {};
       if (::fstat(fd, &fb) != 0 || !S_ISREG(fb.st_mode)) {
         throw input_error(from, "\"" + path + "\" is not a regular file");
       }
+      last_identity_ = {static_cast<std::uint64_t>(fb.st_dev),
+                        static_cast<std::uint64_t>(fb.st_ino)};
       const auto size = static_cast<std::size_t>(fb.st_size);
       if (size > max_bytes_) throw too_big(path, from);
       // nginx reads st_size bytes and no more: a procfs or sysfs file (size 0, such as
@@ -189,6 +204,23 @@ class disk_source final : public file_source {
     return {out, got};
   }
 
+  std::pair<std::uint64_t, std::uint64_t> last_read_identity() const override {
+    return last_identity_;
+  }
+
+  bool start_read_ahead(const std::vector<std::string>& paths) override {
+    // A few files are not worth a thread; a nested glob is read as it comes. Only what the
+    // walk saw as regular files is opened ahead: opening a device can act on it.
+    if (ahead_ || paths.size() < 8) return false;
+    std::vector<std::string> regular;
+    for (const auto& p : paths)
+      if (regular_.count(p)) regular.push_back(p);
+    if (regular.size() < 8) return false;
+    ahead_ = std::make_unique<read_ahead>(std::move(regular), max_bytes_);
+    return true;
+  }
+  void stop_read_ahead() override { ahead_.reset(); }
+
   glob_result glob(const std::string& pattern, std::size_t max_matches,
                    std::size_t max_entries) override {
     glob_walk walk{pattern, max_matches, max_entries, regular_};
@@ -203,7 +235,9 @@ class disk_source final : public file_source {
                                  std::to_string(max_bytes_) + " bytes (max_file_bytes)");
   }
   std::size_t max_bytes_;
-  std::unordered_set<std::string> regular_;  ///< see glob_walk::regular
+  std::unordered_set<std::string> regular_;                      ///< see glob_walk::regular
+  std::pair<std::uint64_t, std::uint64_t> last_identity_{0, 0};  ///< last_read_identity()
+  std::unique_ptr<read_ahead> ahead_;  ///< the glob being read ahead, if any
 };
 
 /// Files held in memory: copies it owns (copied into the loader's storage when read), or
@@ -260,9 +294,17 @@ class overlay_source final : public file_source {
       : name_(std::move(name)), content_(content), base_(base) {}
   std::string_view read(const std::string& path, const source_location& from,
                         storage& store) override {
-    if (path == name_) return content_;
+    overlaid_ = path == name_;
+    if (overlaid_) return content_;
     return base_.read(path, from, store);
   }
+  std::pair<std::uint64_t, std::uint64_t> last_read_identity() const override {
+    return overlaid_ ? std::pair<std::uint64_t, std::uint64_t>{0, 0} : base_.last_read_identity();
+  }
+  bool start_read_ahead(const std::vector<std::string>& paths) override {
+    return base_.start_read_ahead(paths);
+  }
+  void stop_read_ahead() override { base_.stop_read_ahead(); }
   glob_result glob(const std::string& pattern, std::size_t max_matches,
                    std::size_t max_entries) override {
     return base_.glob(pattern, max_matches, max_entries);
@@ -272,6 +314,7 @@ class overlay_source final : public file_source {
   std::string name_;
   std::string_view content_;
   file_source& base_;
+  bool overlaid_ = false;  ///< the last read() was of name_
 };
 
 /// Builds a config: reads each file once, expands includes at every site.
@@ -353,6 +396,7 @@ class loader {
     source_file f;
     f.path = path;
     f.content = source_.read(path, from, *cfg_.store);
+    std::tie(f.device, f.inode) = source_.last_read_identity();
     if (f.content.size() > options_.max_file_bytes) {
       throw input_error(from, "\"" + path + "\" is larger than the limit of " +
                                   std::to_string(options_.max_file_bytes) +
@@ -511,6 +555,14 @@ class loader {
                             std::to_string(options_.max_include_depth) + " (max_include_depth)",
                         site_chain());
     }
+    // A glob's files are read ahead while each is parsed and expanded (a source may decline).
+    struct read_ahead_scope {
+      file_source& source;
+      bool on;
+      ~read_ahead_scope() {
+        if (on) source.stop_read_ahead();
+      }
+    } ahead{source_, paths.size() > 1 && source_.start_read_ahead(paths)};
     std::vector<std::uint32_t> indices;
     for (const auto& path : paths) {
       std::uint32_t index;

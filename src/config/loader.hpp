@@ -39,6 +39,19 @@ class file_source {
   /// over a huge or self-linked tree stops early.
   virtual glob_result glob(const std::string& pattern, std::size_t max_matches,
                            std::size_t max_entries) = 0;
+  /// st_dev and st_ino of the file the last read() opened (source_file::device, inode);
+  /// zeros when it opened none (text held in memory).
+  virtual std::pair<std::uint64_t, std::uint64_t> last_read_identity() const { return {0, 0}; }
+  /// Says the next reads will most likely be of `paths`, in that order (a glob's matches), so
+  /// that a source may read them ahead; read() answers as it would have. False when the source
+  /// does not (it has none to do, or is reading ahead already); then stop_read_ahead() is not
+  /// called.
+  virtual bool start_read_ahead(const std::vector<std::string>& paths) {
+    (void)paths;
+    return false;
+  }
+  /// Ends what a start_read_ahead() that returned true began.
+  virtual void stop_read_ahead() {}
 };
 
 /// The real filesystem.

@@ -9,6 +9,7 @@
 
 #include "base/error.hpp"
 #include "config/loader.hpp"
+#include "config/read_ahead.hpp"
 #include "support/process.hpp"
 
 namespace cfgns = ngxtls::config;
@@ -376,4 +377,90 @@ TEST_CASE("a file read at the top level and included as well gets chain 0 where 
   CHECK(alone.chain == 0);
   REQUIRE(alone.block.size() == 1);
   CHECK(alone.block[0].chain == 0);
+}
+
+TEST_CASE("read_ahead serves regular files in order, skips ahead, and serves nothing else") {
+  temp_dir t;
+  std::vector<std::string> paths;
+  for (int i = 0; i < 12; ++i)
+    paths.push_back(
+        t.write("f" + std::to_string(i) + ".conf", "# file " + std::to_string(i)).string());
+  const auto fifo = t.path() / "fifo.conf";
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  paths.insert(paths.begin() + 3, fifo.string());                      // a FIFO: never served
+  paths.insert(paths.begin() + 5, (t.path() / "gone.conf").string());  // missing
+  const auto big = t.write("big.conf", std::string(100, 'x'));
+  paths.insert(paths.begin() + 7, big.string());  // over max_bytes below
+  // Two files held at most: the window moves as files are taken.
+  cfgns::read_ahead ahead(paths, 64, 2, 1 << 20);
+  auto content = [&](const std::string& p) {
+    auto got = ahead.take(p);
+    return got ? got->bytes : std::string("(not served)");
+  };
+  CHECK(content(paths[0]) == "# file 0");
+  CHECK(content(paths[1]) == "# file 1");
+  CHECK(content(paths[3]) == "(not served)");  // the FIFO (paths[2] skipped)
+  CHECK(content(paths[2]) == "(not served)");  // before the last one taken
+  CHECK(content(paths[5]) == "(not served)");  // missing
+  CHECK(content(paths[7]) == "(not served)");  // too big
+  CHECK(content(paths[8]) == "# file 5");
+  CHECK(content((t.path() / "other.conf").string()) == "(not served)");  // never listed
+  // A jump far ahead of what was read is served too.
+  CHECK(content(paths.back()) == "# file 11");
+  CHECK(content(paths[9]) == "(not served)");
+  struct stat sb {};
+  REQUIRE(::stat(paths[0].c_str(), &sb) == 0);
+  cfgns::read_ahead again({paths[0]}, 64);
+  const auto first = again.take(paths[0]);
+  REQUIRE(first);
+  CHECK(first->inode == static_cast<std::uint64_t>(sb.st_ino));
+  CHECK(first->device == static_cast<std::uint64_t>(sb.st_dev));
+  // Destroyed with files not taken: stops, does not hang.
+  { cfgns::read_ahead unused(paths, 64, 1, 1); }
+}
+
+TEST_CASE("a glob of many files loads as it did one file at a time, errors included") {
+  temp_dir t;
+  std::string expect;
+  for (int i = 0; i < 40; ++i) {
+    char name[32];
+    std::snprintf(name, sizeof name, "sites/%03d.conf", i);
+    t.write(name, "server { server_name s" + std::to_string(i) + "; }\n");
+  }
+  const auto main = t.write("nginx.conf", "http { include sites/*.conf; }\n");
+  auto cfg = cfgns::load_file(main.string());
+  REQUIRE(cfg.root.size() == 1);
+  const auto& http = cfg.root[0].block;
+  REQUIRE(http.size() == 40);
+  for (int i = 0; i < 40; ++i) {
+    CAPTURE(i);
+    const auto& server = http[static_cast<std::size_t>(i)];
+    REQUIRE(server.block.size() == 1);
+    CHECK(server.block[0].args[0].value() == "s" + std::to_string(i));
+    char name[32];
+    std::snprintf(name, sizeof name, "/sites/%03d.conf", i);
+    CHECK(cfg.files[server.file].path == t.path().string() + name);
+    struct stat sb {};
+    REQUIRE(::stat(cfg.files[server.file].path.c_str(), &sb) == 0);
+    CHECK(cfg.files[server.file].inode == static_cast<std::uint64_t>(sb.st_ino));
+  }
+  // A FIFO among them is refused, as without reading ahead; a syntax error in the 30th file
+  // is reported there, with its include.
+  const auto fifo = t.path() / "sites/015.conf";
+  std::filesystem::remove(fifo);
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  CHECK(error_of([&] {
+          cfgns::load_file(main.string());
+        }).find("015.conf\" is not a regular file") != std::string::npos);
+  std::filesystem::remove(fifo);
+  t.write("sites/015.conf", "server { }\n");
+  t.write("sites/030.conf", "server { server_name s30 }\n");
+  CHECK(error_of([&] { cfgns::load_file(main.string()); }) ==
+        t.path().string() + "/sites/030.conf:1:26: unexpected \"}\"");
+  // A symlink to a device among them reads as empty, as nginx reads it.
+  t.write("sites/030.conf", "server { }\n");
+  std::filesystem::create_symlink("/dev/null", t.path() / "sites/020.conf.dev");
+  std::filesystem::rename(t.path() / "sites/020.conf.dev", t.path() / "sites/020.conf");
+  auto with_device = cfgns::load_file(main.string());
+  CHECK(with_device.root[0].block.size() == 39);
 }
