@@ -89,6 +89,21 @@ TEST_CASE("missing certificate and key files are one summary note listing every 
   CHECK(results[3]["locations"][0]["physicalLocation"]["region"]["startColumn"] == 79);
   CHECK(results[0]["properties"]["places"] == 4);
   CHECK_FALSE(results[0].contains("occurrenceCount"));
+  // Each place's result carries the file named there, not all four: a CI config of 25,000
+  // missing files made a log of 25,000 results each listing 25,000 files (130 GB).
+  const std::vector<std::string> named = {"/nope/a.pem", "/nope/a.key", "/nope/b.pem",
+                                          "/nope/b.key"};
+  for (std::size_t i = 0; i < results.size(); ++i) {
+    CAPTURE(i);
+    const auto& ev = results[i]["properties"]["evidence"];
+    REQUIRE(ev.size() == 1);
+    CHECK(ev[0]["value"] == named[i]);
+    CHECK(ev[0]["origin"] == "missing");
+    const auto& region = results[i]["locations"][0]["physicalLocation"]["region"];
+    CHECK(ev[0]["location"].get<std::string>().ends_with(
+        ":" + std::to_string(region["startLine"].get<int>()) + ":" +
+        std::to_string(region["startColumn"].get<int>())));
+  }
 
   // --strict-files: each directive is an error of its own (nginx stops at the first).
   auto strict = lint(conf, {"--select", "file-not-inspected", "--strict-files"});
