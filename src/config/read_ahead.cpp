@@ -8,8 +8,8 @@
 
 namespace ngxtls::config {
 
-read_ahead::read_ahead(std::vector<std::string> paths, std::size_t max_bytes,
-                       std::size_t max_files, std::size_t max_held_bytes)
+read_ahead::read_ahead(std::vector<std::string> paths, std::size_t max_bytes, std::size_t max_files,
+                       std::size_t max_held_bytes)
     : paths_(std::move(paths)),
       max_bytes_(max_bytes),
       max_files_(max_files == 0 ? 1 : max_files),
