@@ -14,6 +14,7 @@
 #include <filesystem>
 #include <set>
 #include <stdexcept>
+#include <system_error>
 #include <tuple>
 #include <unordered_set>
 #include <utility>
@@ -216,7 +217,11 @@ class disk_source final : public file_source {
     for (const auto& p : paths)
       if (regular_.count(p)) regular.push_back(p);
     if (regular.size() < 8) return false;
-    ahead_ = std::make_unique<read_ahead>(std::move(regular), max_bytes_);
+    try {
+      ahead_ = std::make_unique<read_ahead>(std::move(regular), max_bytes_);
+    } catch (const std::system_error&) {
+      return false;  // no thread to be had: read them one at a time
+    }
     return true;
   }
   void stop_read_ahead() override { ahead_.reset(); }
